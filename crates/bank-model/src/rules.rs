@@ -1,86 +1,172 @@
 //! The rules the model implements, and where each was measured.
 //!
 //! Shared memory is 32 banks, each 4 bytes wide; a 32-bit word at byte address `a` lives in bank
-//! `(a / 4) % 32`. One *wavefront* serves at most one distinct word per bank. The hardware splits
-//! an instruction into *pass groups* of lanes; a group needs as many wavefronts as the most
-//! distinct words any one bank must deliver to it (lanes asking for the same word share it), and
-//! the instruction needs the sum over its groups.
+//! `(a / 4) % 32`. One *wavefront* reads or writes at most one distinct word per bank. The
+//! hardware serves an instruction in *pass groups* of lanes; a group needs as many wavefronts as
+//! the most distinct words any one bank must deliver to it (lanes asking for the same word share
+//! it), and the instruction needs the sum over its groups.
 //!
 //! | instruction | pass groups |
 //! |---|---|
 //! | load or store, 1, 2 or 4 bytes | the whole warp |
-//! | load, 8 bytes | the whole warp |
-//! | load, 16 bytes | each half-warp (lanes 0-15, 16-31) on its own; a half whose words need more than one wavefront is split into its two quarter-warps |
-//! | store, 8 bytes | each half-warp |
+//! | store, 8 bytes | each half-warp (lanes 0-15, 16-31) |
 //! | store, 16 bytes | each quarter-warp (lanes 0-7, 8-15, 16-23, 24-31) |
+//! | load, 8 bytes | each half-warp; but when every wavefront of one half carries a single address, those wavefronts also serve the other half's lanes that want the same address |
+//! | load, 16 bytes | each quarter-warp |
 //!
-//! Consequences a textbook rule misses, each measured on the H100:
-//! - an 8-byte load where all 32 lanes read one address is **1** wavefront (no half-warp split),
-//!   and lanes `i` and `i + 16` reading the same address share it (`ld 8 stride128`: 16, not 32);
-//! - a 16-byte load where all lanes read one address is **2** wavefronts (one per half-warp),
-//!   a 16-byte store of one address is 4, an 8-byte store is 2: stores never merge across groups;
-//! - a 16-byte load whose half-warp conflicts is served quarter by quarter, so the same address in
-//!   lanes `i` and `i + 8` is *not* shared (`ld 16 stride128`: 32 wavefronts, not 16).
+//! One more rule for 8- and 16-byte loads: when every half-warp (8 bytes) or quarter-warp (16
+//! bytes) reads a single address, the whole warp is one broadcast: as many wavefronts as its
+//! bytes need at 256 per wavefront, or as the most distinct words in one bank, whichever is more.
+//!
+//! Consequences that the textbook half-/quarter-warp rule misses, each measured on the H100:
+//! - an 8-byte load of one address by all 32 lanes is **1** wavefront, not 2 (`ld 8 stride0`);
+//! - an 8-byte load where lanes `i` and `i + 16` read the same address and all addresses share a
+//!   bank takes 16 wavefronts, not 32 (`ld 8 stride128`), yet with addresses spread over several
+//!   banks the halves do not share (`halves_repeat`: 6, not 3);
+//! - an 8-byte load of 16 random addresses inside one 128-byte row is 2 wavefronts, although no
+//!   bank holds two words (`random_span128`): the halves are served apart;
+//! - a 16-byte load of one address by all lanes is 2 wavefronts, by two lanes 1; two addresses
+//!   spread over the warp cost 4 (one per quarter), not 2 (`partial_broadcast_2`);
+//! - stores never share across groups: 16-byte stores of one address take 4 wavefronts, 8-byte 2.
+//!
+//! Not yet modelled exactly, and flagged by [`verified`]: an 8- or 16-byte load in which one
+//! address is read by lanes of different half-/quarter-warps while some half/quarter reads several
+//! addresses. The hardware multicasts such patterns in ways no simple rule above captures (a
+//! 16-byte load of `A` by lanes 0-30 and `B` by lane 31 takes 3 wavefronts; `A` and `B`
+//! alternating takes 2). Of the 1,074 instructions measured, every disagreement with the model is
+//! in this flagged class (the tests check it), so an unflagged prediction has always been exact.
 //!
 //! Where measured: NVIDIA H100 80GB HBM3 (sm_90), driver 580.159.04, Nsight Compute 2025.3.1,
-//! counters `sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_{ld,st}.sum` per single-warp
-//! instruction. The regular patterns are `tests/data/h100-wavefronts.tsv` (420 rows: strides,
-//! pitched tile columns, XOR swizzles, every width, loads and stores); the irregular ones (random
-//! addresses, partial broadcasts, inactive lanes) are `tests/data/h100-irregular.tsv`, made with
+//! counters `sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_{ld,st}.sum` of one warp
+//! executing one instruction. The regular patterns are `tests/data/h100-wavefronts.tsv` (420
+//! rows: strides, pitched tile columns, XOR swizzles, every width, loads and stores); the
+//! irregular ones (random addresses, partial broadcasts, inactive lanes, lanes sharing addresses
+//! across halves and quarters) are `tests/data/h100-irregular.tsv`, measured with
 //! `cargo xtask probe`. The crate's tests replay both files.
 
-use std::ops::Range;
+use crate::{BANKS, LaneSet, Op, Request, WARP_SIZE, WAVEFRONT_BYTES, Width};
 
-use crate::{BANKS, Op, Request, WARP_SIZE, Width};
-
-/// Lanes the hardware serves together.
+/// Lanes the hardware serves together, and the wavefronts they take.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PassGroup {
-    pub lanes: Range<usize>,
+    pub lanes: LaneSet,
+    pub wavefronts: u32,
 }
 
-impl PassGroup {
-    /// Wavefronts this group needs: the most distinct words one bank must deliver.
-    pub fn wavefronts_for(&self, request: &Request) -> u32 {
-        max_words_per_bank(request, self.lanes.clone())
+/// The pass groups of an instruction, in lane order of their first lane; every active lane is
+/// in exactly one group.
+pub fn pass_groups(request: &Request) -> Vec<PassGroup> {
+    let active = LaneSet(
+        request.lanes.iter().enumerate().filter(|(_, a)| a.is_some()).fold(0, |set, (lane, _)| set | 1 << lane),
+    );
+    if active.is_empty() {
+        return Vec::new();
+    }
+    match (request.op, request.width) {
+        (_, Width::W1 | Width::W2 | Width::W4) => vec![group(request, active)],
+        (Op::Store, Width::W8) => split(request, active, 2),
+        (Op::Store, Width::W16) => split(request, active, 4),
+        (Op::Load, Width::W8 | Width::W16) if every_group_reads_one_address(request, active) => {
+            let bytes = active.len() * request.width.bytes();
+            let wavefronts = bytes.div_ceil(2 * WAVEFRONT_BYTES).max(max_words_per_bank(request, active));
+            vec![PassGroup { lanes: active, wavefronts }]
+        }
+        (Op::Load, Width::W8) => half_warps_sharing_single_address_wavefronts(request, active),
+        (Op::Load, Width::W16) => split(request, active, 4),
     }
 }
 
-/// The pass groups of an instruction, in lane order. Groups with no active lane are left out.
-pub fn pass_groups(request: &Request) -> impl Iterator<Item = PassGroup> + '_ {
-    let size = match (request.op, request.width) {
-        (_, Width::W1 | Width::W2 | Width::W4) | (Op::Load, Width::W8) => WARP_SIZE,
-        (Op::Load, Width::W16) | (Op::Store, Width::W8) => WARP_SIZE / 2,
-        (Op::Store, Width::W16) => WARP_SIZE / 4,
-    };
-    (0..WARP_SIZE).step_by(size).flat_map(move |start| {
-        let group = start..start + size;
-        let split = request.op == Op::Load
-            && request.width == Width::W16
-            && max_words_per_bank(request, group.clone()) > 1;
-        let groups = if split {
-            let middle = start + size / 2;
-            vec![start..middle, middle..group.end]
-        } else {
-            vec![group]
-        };
-        groups
-            .into_iter()
-            .filter(|lanes| request.lanes[lanes.clone()].iter().any(Option::is_some))
-            .map(|lanes| PassGroup { lanes })
+/// Lanes per group for 8-byte (half-warp) and 16-byte (quarter-warp) loads.
+fn wide_load_group_size(width: Width) -> usize {
+    if width == Width::W8 { WARP_SIZE / 2 } else { WARP_SIZE / 4 }
+}
+
+fn every_group_reads_one_address(request: &Request, active: LaneSet) -> bool {
+    let size = wide_load_group_size(request.width);
+    (0..WARP_SIZE).step_by(size).all(|start| {
+        distinct_addresses(request, LaneSet(active.0 & range_mask(start, size))).len() <= 1
     })
 }
 
+/// `false` for the one class of instructions whose measured cost the rules do not always match
+/// (see the module docs): an 8- or 16-byte load where an address is read by lanes of different
+/// groups, and not every group reads a single address.
+pub fn verified(request: &Request) -> bool {
+    if request.op == Op::Store || request.width.bytes() < 8 {
+        return true;
+    }
+    let size = wide_load_group_size(request.width);
+    let active = LaneSet(request.lanes.iter().enumerate().filter(|(_, a)| a.is_some()).fold(0, |s, (l, _)| s | 1 << l));
+    let shared_across_groups = active.iter().any(|lane| {
+        active.iter().any(|other| other / size != lane / size && request.lanes[other] == request.lanes[lane])
+    });
+    !shared_across_groups || every_group_reads_one_address(request, active)
+}
+
+fn group(request: &Request, lanes: LaneSet) -> PassGroup {
+    PassGroup { lanes, wavefronts: max_words_per_bank(request, lanes) }
+}
+
+/// `parts` equal lane ranges, each its own group.
+fn split(request: &Request, active: LaneSet, parts: usize) -> Vec<PassGroup> {
+    let size = WARP_SIZE / parts;
+    (0..parts)
+        .map(|part| LaneSet(active.0 & range_mask(part * size, size)))
+        .filter(|lanes| !lanes.is_empty())
+        .map(|lanes| group(request, lanes))
+        .collect()
+}
+
+fn range_mask(start: usize, len: usize) -> u32 {
+    (((1u64 << len) - 1) << start) as u32
+}
+
+/// 8-byte loads: each half-warp on its own, except that a half whose every wavefront carries one
+/// address (all its addresses conflict, or it has just one) also serves the other half's lanes
+/// that want those addresses. The hardware takes the cheaper of the two orders.
+fn half_warps_sharing_single_address_wavefronts(request: &Request, active: LaneSet) -> Vec<PassGroup> {
+    let halves = [LaneSet(active.0 & range_mask(0, 16)), LaneSet(active.0 & range_mask(16, 16))];
+    let mut best: Option<Vec<PassGroup>> = None;
+    for (first, second) in [(0, 1), (1, 0)] {
+        let leader = group(request, halves[first]);
+        let addresses = distinct_addresses(request, halves[first]);
+        let served = if !leader.lanes.is_empty() && leader.wavefronts as usize == addresses.len() {
+            LaneSet(halves[second].iter().filter(|&lane| addresses.contains(&request.lanes[lane])).fold(0, |s, l| s | 1 << l))
+        } else {
+            LaneSet(0)
+        };
+        let rest = LaneSet(halves[second].0 & !served.0);
+        let groups: Vec<PassGroup> = [PassGroup { lanes: LaneSet(leader.lanes.0 | served.0), ..leader }, group(request, rest)]
+            .into_iter()
+            .filter(|g| !g.lanes.is_empty())
+            .collect();
+        let total = |gs: &[PassGroup]| gs.iter().map(|g| g.wavefronts).sum::<u32>();
+        if best.as_ref().is_none_or(|b| total(&groups) < total(b)) {
+            best = Some(groups);
+        }
+    }
+    let mut groups = best.expect("two orders tried");
+    groups.sort_by_key(|g| g.lanes.0.trailing_zeros());
+    groups
+}
+
+fn distinct_addresses(request: &Request, lanes: LaneSet) -> Vec<Option<u32>> {
+    let mut addresses: Vec<Option<u32>> = lanes.iter().map(|lane| request.lanes[lane]).collect();
+    addresses.sort_unstable();
+    addresses.dedup();
+    addresses
+}
+
 /// The most distinct 32-bit words that any one bank holds among the given lanes' accesses.
-fn max_words_per_bank(request: &Request, lanes: Range<usize>) -> u32 {
+fn max_words_per_bank(request: &Request, lanes: LaneSet) -> u32 {
     // A lane's words are consecutive and at most 4, so each bank gets at most one word per lane.
     let mut words = [[0u32; WARP_SIZE]; BANKS as usize];
     let mut counts = [0usize; BANKS as usize];
-    for address in request.lanes[lanes].iter().flatten() {
-        for word in request.width.words(*address) {
+    for lane in lanes.iter() {
+        let Some(address) = request.lanes[lane] else { continue };
+        for word in request.width.words(address) {
             let bank = (word % BANKS) as usize;
-            let seen = &mut words[bank][..counts[bank]];
-            if !seen.contains(&word) {
+            if !words[bank][..counts[bank]].contains(&word) {
                 words[bank][counts[bank]] = word;
                 counts[bank] += 1;
             }

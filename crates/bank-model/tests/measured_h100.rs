@@ -1,28 +1,51 @@
-//! Replays every instruction measured on the H100 and demands the model's exact count.
+//! Replays every instruction measured on the H100 and demands the model's exact count, except
+//! for instructions the model itself flags as not verified.
 
 use bank_model::batch;
 
-fn check_file(name: &str, text: &str) -> usize {
-    let mut mismatches = Vec::new();
-    let mut rows = 0;
+struct Replay {
+    rows: usize,
+    /// Flagged as not verified, and the measured count differed.
+    unverified_misses: usize,
+}
+
+fn replay(name: &str, text: &str) -> Replay {
+    let mut wrong = Vec::new();
+    let (mut rows, mut unverified_misses) = (0, 0);
     for line in batch::parse(text) {
         let line = line.unwrap_or_else(|e| panic!("{name}: {e}"));
         let measured: u32 = line.extra[2].parse().expect("wavefronts column");
-        let predicted = line.request.analyze().wavefronts;
-        if predicted != measured {
-            mismatches.push(format!(
-                "{name}:{} {} {}B {}: measured {measured}, model {predicted}",
-                line.line, line.request.op, line.request.width, line.extra[0]
-            ));
+        let analysis = line.request.analyze();
+        match (analysis.wavefronts == measured, analysis.verified) {
+            (true, _) => {}
+            (false, false) => unverified_misses += 1,
+            (false, true) => wrong.push(format!(
+                "{name}:{} {} {}B {}: measured {measured}, model {}",
+                line.line, line.request.op, line.request.width, line.extra[0], analysis.wavefronts
+            )),
         }
         rows += 1;
     }
-    assert!(mismatches.is_empty(), "{} mismatches:\n{}", mismatches.len(), mismatches.join("\n"));
-    rows
+    assert!(wrong.is_empty(), "{} verified predictions were wrong:\n{}", wrong.len(), wrong.join("\n"));
+    Replay { rows, unverified_misses }
 }
 
 #[test]
 fn model_matches_all_420_regular_patterns_measured_on_h100() {
-    let rows = check_file("h100-wavefronts.tsv", include_str!("data/h100-wavefronts.tsv"));
-    assert_eq!(rows, 420);
+    let replay = replay("h100-wavefronts.tsv", include_str!("data/h100-wavefronts.tsv"));
+    assert_eq!((replay.rows, replay.unverified_misses), (420, 0));
+}
+
+#[test]
+fn model_matches_random_broadcast_and_inactive_lane_patterns_measured_on_h100() {
+    let replay = replay("h100-irregular.tsv", include_str!("data/h100-irregular.tsv"));
+    assert_eq!((replay.rows, replay.unverified_misses), (504, 0));
+}
+
+#[test]
+fn every_miss_on_the_multicast_probes_is_flagged_unverified() {
+    let replay = replay("h100-targeted.tsv", include_str!("data/h100-targeted.tsv"));
+    assert_eq!(replay.rows, 150);
+    // The flagged class is real: most of these probes were built to land in it.
+    assert!(replay.unverified_misses > 0);
 }

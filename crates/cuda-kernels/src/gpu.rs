@@ -1,0 +1,220 @@
+use std::{cell::RefCell, collections::HashMap, sync::Arc};
+
+use cudarc::{
+    driver::{
+        CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, DriverError,
+        ValidAsZeroBits, sys,
+    },
+    nvrtc::{CompileError, CompileOptions, compile_ptx_with_opts},
+};
+use serde::Serialize;
+use thiserror::Error;
+
+use crate::source::{self, Origin};
+
+/// Set to any value to skip GPU runs even where a GPU exists.
+pub const NO_GPU_VAR: &str = "BCM_NO_GPU";
+
+/// Why GPU runs cannot happen here: each case names what to do about it.
+#[derive(Clone, Debug, Error, PartialEq, Eq)]
+pub enum Unavailable {
+    #[error("GPU runs turned off ({0})")]
+    TurnedOff(String),
+    #[error("no NVIDIA driver found (libcuda.so could not be loaded)")]
+    NoDriver,
+    #[error("the NVIDIA driver found no CUDA device")]
+    NoDevice,
+    #[error("NVRTC (libnvrtc.so) could not be loaded: install the CUDA toolkit or add its lib64 folder to LD_LIBRARY_PATH")]
+    NoNvrtc,
+    #[error("the CUDA driver failed to open GPU 0: {0}")]
+    Driver(String),
+}
+
+/// A CUDA failure once a GPU is open.
+#[derive(Debug, Error)]
+pub enum GpuError {
+    #[error("CUDA driver error: {0}")]
+    Driver(#[from] DriverError),
+    #[error("kernel file `{0}` not found in kernels/ (searched {1}) and not embedded in this build")]
+    MissingSource(String, String),
+    #[error("NVRTC could not compile {file} for {arch}:\n{log}")]
+    Compile { file: String, arch: String, log: String },
+    #[error("kernel `{kernel}` not found in {file}")]
+    MissingKernel { file: String, kernel: String },
+    #[error("{0}")]
+    WrongResult(String),
+}
+
+/// What the course reports about the device it ran on.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GpuInfo {
+    pub name: String,
+    pub compute_capability: (i32, i32),
+    pub multiprocessors: u32,
+    /// Maximum SM clock the driver reports.
+    pub clock_mhz: u32,
+    /// e.g. `13.0`: the CUDA version the driver supports.
+    pub driver_cuda_version: String,
+    pub max_threads_per_sm: u32,
+    pub shared_bytes_per_sm: u32,
+    pub shared_bytes_per_block_optin: u32,
+}
+
+impl GpuInfo {
+    /// `sm_90` style name of the architecture.
+    pub fn arch(&self) -> String {
+        format!("sm_{}{}", self.compute_capability.0, self.compute_capability.1)
+    }
+
+    /// Bytes per second all SMs' shared memory can deliver: 32 banks x 4 bytes per clock.
+    pub fn shared_peak_bytes_per_s(&self) -> f64 {
+        32.0 * 4.0 * self.multiprocessors as f64 * self.clock_mhz as f64 * 1e6
+    }
+}
+
+/// Blocks that fit on one SM at a time, and what fraction of its threads they occupy.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Occupancy {
+    pub blocks_per_sm: u32,
+    pub threads_per_sm: u32,
+    pub fraction: f64,
+}
+
+/// An open GPU with one stream and a cache of compiled kernel files.
+pub struct Gpu {
+    context: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    info: GpuInfo,
+    modules: RefCell<HashMap<String, Arc<CudaModule>>>,
+}
+
+impl Gpu {
+    /// Opens GPU 0, unless `BCM_NO_GPU` is set; never panics when CUDA is missing.
+    pub fn open() -> Result<Gpu, Unavailable> {
+        if std::env::var_os(NO_GPU_VAR).is_some() {
+            return Err(Unavailable::TurnedOff(format!("{NO_GPU_VAR} is set")));
+        }
+        // SAFETY: only tries to dlopen the library; no CUDA call is made.
+        if !unsafe { cudarc::driver::sys::is_culib_present() } {
+            return Err(Unavailable::NoDriver);
+        }
+        let count = CudaContext::device_count().map_err(|e| match e.0 {
+            sys::cudaError_enum::CUDA_ERROR_NO_DEVICE => Unavailable::NoDevice,
+            _ => Unavailable::Driver(e.to_string()),
+        })?;
+        if count == 0 {
+            return Err(Unavailable::NoDevice);
+        }
+        // SAFETY: as above, a dlopen attempt only.
+        if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+            return Err(Unavailable::NoNvrtc);
+        }
+        let context = CudaContext::new(0).map_err(|e| Unavailable::Driver(e.to_string()))?;
+        let info = read_info(&context).map_err(|e| Unavailable::Driver(e.to_string()))?;
+        let stream = context.default_stream();
+        Ok(Gpu { context, stream, info, modules: RefCell::default() })
+    }
+
+    pub fn info(&self) -> &GpuInfo {
+        &self.info
+    }
+
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    /// A kernel from `kernels/FILE`, compiled with NVRTC for this GPU on first use.
+    pub fn function(&self, file: &str, kernel: &str) -> Result<CudaFunction, GpuError> {
+        let module = self.module(file)?;
+        module.load_function(kernel).map_err(|_| GpuError::MissingKernel {
+            file: file.to_owned(),
+            kernel: kernel.to_owned(),
+        })
+    }
+
+    fn module(&self, file: &str) -> Result<Arc<CudaModule>, GpuError> {
+        if let Some(module) = self.modules.borrow().get(file) {
+            return Ok(module.clone());
+        }
+        let source = source::load(file).ok_or_else(|| {
+            let searched = source::search_dirs().iter().map(|d| d.display().to_string()).collect::<Vec<_>>();
+            GpuError::MissingSource(file.to_owned(), searched.join(", "))
+        })?;
+        let (major, minor) = self.info.compute_capability;
+        let arch = format!("compute_{major}{minor}");
+        let name = match &source.origin {
+            Origin::File(path) => path.display().to_string(),
+            Origin::Embedded => file.to_owned(),
+        };
+        let options = CompileOptions {
+            options: vec![format!("--gpu-architecture={arch}"), "-std=c++17".into(), "-lineinfo".into()],
+            name: Some(name),
+            ..Default::default()
+        };
+        let ptx = compile_ptx_with_opts(&source.text, options).map_err(|e| GpuError::Compile {
+            file: file.to_owned(),
+            arch: self.info.arch(),
+            log: match e {
+                CompileError::CompileError { log, .. } => log.to_string_lossy().into_owned(),
+                other => other.to_string(),
+            },
+        })?;
+        let module = self.context.load_module(ptx)?;
+        self.modules.borrow_mut().insert(file.to_owned(), module.clone());
+        Ok(module)
+    }
+
+    pub fn upload<T: DeviceRepr>(&self, data: &[T]) -> Result<CudaSlice<T>, GpuError> {
+        Ok(self.stream.clone_htod(data)?)
+    }
+
+    pub fn zeros<T: DeviceRepr + ValidAsZeroBits>(&self, len: usize) -> Result<CudaSlice<T>, GpuError> {
+        Ok(self.stream.alloc_zeros(len)?)
+    }
+
+    pub fn download<T: DeviceRepr + Default + Clone>(&self, data: &CudaSlice<T>) -> Result<Vec<T>, GpuError> {
+        Ok(self.stream.clone_dtoh(data)?)
+    }
+
+    pub fn synchronize(&self) -> Result<(), GpuError> {
+        Ok(self.stream.synchronize()?)
+    }
+
+    pub(crate) fn timing_event(&self) -> Result<CudaEvent, GpuError> {
+        Ok(self.context.new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))?)
+    }
+
+    /// How many blocks of `block_threads` threads (plus `dynamic_shared` bytes) fit on one SM.
+    pub fn occupancy(
+        &self,
+        function: &CudaFunction,
+        block_threads: u32,
+        dynamic_shared: usize,
+    ) -> Result<Occupancy, GpuError> {
+        let blocks_per_sm = function.occupancy_max_active_blocks_per_multiprocessor(block_threads, dynamic_shared, None)?;
+        let threads_per_sm = blocks_per_sm * block_threads;
+        Ok(Occupancy {
+            blocks_per_sm,
+            threads_per_sm,
+            fraction: threads_per_sm as f64 / self.info.max_threads_per_sm as f64,
+        })
+    }
+}
+
+fn read_info(context: &Arc<CudaContext>) -> Result<GpuInfo, DriverError> {
+    use sys::CUdevice_attribute::*;
+    let attribute = |a| context.attribute(a).map(|v| v as u32);
+    let mut driver_version = 0;
+    // SAFETY: writes one integer; the driver library is loaded (the context exists).
+    unsafe { sys::cuDriverGetVersion(&mut driver_version) }.result()?;
+    Ok(GpuInfo {
+        name: context.name()?,
+        compute_capability: context.compute_capability()?,
+        multiprocessors: attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+        clock_mhz: attribute(CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? / 1000,
+        driver_cuda_version: format!("{}.{}", driver_version / 1000, driver_version % 1000 / 10),
+        max_threads_per_sm: attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)?,
+        shared_bytes_per_sm: attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)?,
+        shared_bytes_per_block_optin: attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?,
+    })
+}

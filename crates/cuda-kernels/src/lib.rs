@@ -1,0 +1,19 @@
+//! The one crate of the course that touches CUDA.
+//!
+//! Everything goes through [cudarc] with the driver and NVRTC loaded at run time, so the
+//! workspace builds and its other tests run on a machine with no GPU, no driver and no toolkit.
+//! Opening a GPU returns [`Unavailable`] with the reason instead of panicking.
+//!
+//! - [`Gpu`]: the device, its properties, kernels compiled from `kernels/*.cu` with NVRTC for
+//!   the device's own architecture, launch and copy helpers.
+//! - [`timing`]: CUDA-event timing with warm-up, repetitions, median and spread.
+//! - [`ncu`]: runs a program under Nsight Compute and reads the exact shared-memory counters.
+//! - [`source`]: finds kernel sources on disk (so edits take effect at once), or embedded.
+
+mod gpu;
+pub mod ncu;
+pub mod source;
+pub mod timing;
+
+pub use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg};
+pub use gpu::{Gpu, GpuError, GpuInfo, Occupancy, Unavailable};

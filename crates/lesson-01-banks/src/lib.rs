@@ -1,0 +1,387 @@
+//! Lesson 1: banks and strides.
+//!
+//! Lane `i` of a warp reads element `i * stride` of a shared-memory array. For 4-byte elements
+//! the bank conflict degree is `gcd(stride, 32)`; for other widths that rule breaks. On a GPU, a
+//! throughput-bound kernel shows time tracking wavefronts, and a latency-bound dependent chain
+//! shows why a 32-way conflict does not make one warp 32 times slower.
+
+use bank_model::{Op, Request, Width};
+use cuda_kernels::{CudaFunction, CudaSlice, Gpu, GpuError, GpuInfo, LaunchConfig, PushKernelArg};
+use lesson_kit::{
+    DeclaredAccess, KernelRun, Lesson, Measured, Prepared, Report, Size, Tone,
+    bank_table::add_bank_grid,
+    lesson::{counter_cells, format_ratio},
+    styled,
+};
+
+/// The kernels' source file in `kernels/`.
+pub const KERNEL_FILE: &str = "banks.cu";
+/// Shared memory per block, as `TILE_BYTES` in the kernel.
+pub const TILE_BYTES: u32 = 32768;
+const TILE_WORDS: u32 = TILE_BYTES / 4;
+/// Independent loads per thread per iteration, as `ROWS` in the kernel.
+pub const ROWS: u32 = 8;
+/// Strides the model's table covers.
+pub const MODEL_STRIDES: std::ops::RangeInclusive<u32> = 0..=64;
+/// Strides run on the GPU, per element width, in the throughput-bound kernel.
+pub const THROUGHPUT_STRIDES: [(Width, &[u32]); 3] = [
+    (Width::W4, &[0, 1, 2, 3, 4, 8, 16, 32, 33, 64]),
+    (Width::W8, &[0, 1, 2, 4, 16]),
+    (Width::W16, &[0, 1, 2, 8]),
+];
+/// Strides run in the latency-bound chain.
+pub const CHAIN_STRIDES: [u32; 7] = [0, 1, 2, 4, 8, 16, 32];
+const CHAIN_STEPS: [u32; 2] = [64, 16384];
+
+/// Lane `lane`'s element index in request `row` of the throughput kernel (and step `row` of the chain).
+pub fn element_index(width: Width, lane: u32, row: u32, stride: u32) -> u32 {
+    let elements = TILE_BYTES / width.bytes();
+    (lane + 32 * row).wrapping_mul(stride) & (elements - 1)
+}
+
+/// The warp-wide request of one row: every lane's byte address.
+pub fn row_request(width: Width, row: u32, stride: u32) -> Request {
+    let lanes = std::array::from_fn(|lane| Some(element_index(width, lane as u32, row, stride) * width.bytes()));
+    Request::new(Op::Load, width, lanes).expect("element addresses are aligned")
+}
+
+fn gcd(a: u32, b: u32) -> u32 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
+pub struct Banks;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Spec {
+    /// `stride_read_{width}`: many warps, independent loads.
+    Throughput { width: Width, stride: u32, blocks: u32, threads: u32, iterations: u32 },
+    /// `stride_chain`: one warp, each load's address from the previous one.
+    Chain { stride: u32, steps: u32 },
+}
+
+impl Spec {
+    fn stride(&self) -> u32 {
+        match self {
+            Spec::Throughput { stride, .. } | Spec::Chain { stride, .. } => *stride,
+        }
+    }
+}
+
+/// The fill loop `tile[i] = words[i]`: conflict-free 4-byte stores, 256 per block.
+fn fill_access(blocks: u32) -> DeclaredAccess {
+    DeclaredAccess {
+        name: "tile[i] = words[i]".into(),
+        request: Request::strided(Op::Store, Width::W4, 1).expect("aligned"),
+        executions: blocks as u64 * (TILE_WORDS / 32) as u64,
+    }
+}
+
+impl Lesson for Banks {
+    type Spec = Spec;
+
+    fn number(&self) -> u32 {
+        1
+    }
+
+    fn title(&self) -> &'static str {
+        "Banks and strides"
+    }
+
+    fn model(&self, report: &mut Report) {
+        report.text(
+            "Shared memory has 32 banks, each 4 bytes wide: the word at byte address a sits in bank (a / 4) mod 32.\n\
+             One wavefront serves at most one distinct word per bank. Lane i reads element i * stride.",
+        );
+        report.heading("Predicted wavefronts per warp load, tile[lane * stride]");
+        let header = ["stride", "gcd(stride,32)"]
+            .into_iter()
+            .map(String::from)
+            .chain(Width::ALL.iter().map(|w| format!("{} ({w} B)", w.c_type())));
+        let rows = MODEL_STRIDES
+            .map(|stride| {
+                let rule = if stride == 0 { "broadcast".to_owned() } else { gcd(stride, 32).to_string() };
+                let mut row = vec![stride.into(), rule.into()];
+                for width in Width::ALL {
+                    let analysis = Request::strided(Op::Load, width, stride).expect("aligned").analyze();
+                    row.push(styled(analysis.wavefronts, Tone::of_wavefronts(analysis.wavefronts, analysis.ideal)));
+                }
+                row
+            })
+            .collect();
+        report.table(header, rows);
+        report.text(
+            "For 4-byte elements the conflict degree is gcd(stride, 32): odd strides are conflict-free, stride 32 puts\n\
+             all 32 lanes in bank 0. Stride 0 is a broadcast: one word, one wavefront, whatever the width.\n\
+             The gcd rule breaks for other widths. A 1- or 2-byte lane shares its word with neighbours, so char\n\
+             stride 4 costs 1 wavefront, not 4. An 8- or 16-byte lane spans 2 or 4 banks and the warp moves 256\n\
+             or 512 bytes, so even stride 1 needs 2 or 4 wavefronts (the ideal, not a conflict).",
+        );
+        report.heading("Bank by bank (cell: bank, distinct words w, lanes L)");
+        let examples = [
+            (Op::Load, Width::W4, 1),
+            (Op::Load, Width::W4, 2),
+            (Op::Load, Width::W4, 32),
+            (Op::Load, Width::W4, 0),
+            (Op::Load, Width::W8, 1),
+            (Op::Load, Width::W16, 0),
+            (Op::Store, Width::W16, 0),
+        ];
+        for (op, width, stride) in examples {
+            let request = Request::strided(op, width, stride).expect("aligned");
+            report.text(format!("{} {}[lane * {stride}]:", if op == Op::Load { "read" } else { "write" }, width.c_type()));
+            add_bank_grid(report, &request, &request.analyze());
+        }
+        report.text(
+            "Broadcast is not free for every width: a 16-byte load of one address takes 2 wavefronts (each\n\
+             half-warp is served on its own) and a 16-byte store of one address takes 4 (each quarter-warp).",
+        );
+    }
+
+    fn runs(&self, gpu: &GpuInfo, size: Size) -> Vec<KernelRun<Spec>> {
+        let (blocks, iterations) = match size {
+            Size::Profile => (2, 4),
+            Size::Timed => (2 * gpu.multiprocessors, 2048),
+        };
+        let threads = 1024;
+        let warps = (blocks * threads / 32) as u64;
+        let mut runs = Vec::new();
+        for (width, strides) in THROUGHPUT_STRIDES {
+            for &stride in strides {
+                let kernel = match width {
+                    Width::W4 => "stride_read_4",
+                    Width::W8 => "stride_read_8",
+                    _ => "stride_read_16",
+                };
+                let mut accesses: Vec<DeclaredAccess> = (0..ROWS)
+                    .map(|row| DeclaredAccess {
+                        name: format!("{}[(lane + 32 * {row}) * {stride}]", width.c_type()),
+                        request: row_request(width, row, stride),
+                        executions: warps * iterations as u64,
+                    })
+                    .collect();
+                accesses.push(fill_access(blocks));
+                runs.push(KernelRun {
+                    label: format!("{kernel} stride={stride}"),
+                    kernel,
+                    accesses,
+                    spec: Spec::Throughput { width, stride, blocks, threads, iterations },
+                });
+            }
+        }
+        let steps = if size == Size::Profile { CHAIN_STEPS[0] } else { CHAIN_STEPS[1] };
+        for stride in CHAIN_STRIDES {
+            // Every step is row 0's pattern shifted by a multiple of 32 * stride words: same banks.
+            let chain = DeclaredAccess {
+                name: format!("index = tile[index] (lane * {stride} + 32 * step * {stride})"),
+                request: row_request(Width::W4, 0, stride),
+                executions: steps as u64,
+            };
+            runs.push(KernelRun {
+                label: format!("stride_chain stride={stride}"),
+                kernel: "stride_chain",
+                accesses: vec![chain, fill_access(1)],
+                spec: Spec::Chain { stride, steps },
+            });
+        }
+        runs
+    }
+
+    fn prepare<'g>(&self, gpu: &'g Gpu, run: &KernelRun<Spec>) -> Result<Box<dyn Prepared + 'g>, GpuError> {
+        let function = gpu.function(KERNEL_FILE, run.kernel)?;
+        let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64);
+        let (words, threads, blocks) = match run.spec {
+            Spec::Throughput { blocks, threads, .. } => {
+                ((0..TILE_WORDS).map(|i| splitmix(seed ^ i as u64) as u32).collect::<Vec<u32>>(), threads, blocks)
+            }
+            Spec::Chain { stride, .. } => ((0..TILE_WORDS).map(|i| (i + 32 * stride) & (TILE_WORDS - 1)).collect(), 32, 1),
+        };
+        Ok(Box::new(StrideRun {
+            gpu,
+            function,
+            spec: run.spec.clone(),
+            device_words: gpu.upload(&words)?,
+            words,
+            out: gpu.zeros((threads * blocks) as usize)?,
+            config: LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 0 },
+        }))
+    }
+
+    fn summarize(&self, gpu: &GpuInfo, results: &[Measured<Spec>], report: &mut Report) {
+        report.heading("Throughput-bound: many warps, independent loads");
+        let baseline = |width: Width| {
+            results
+                .iter()
+                .find(|m| matches!(m.run.spec, Spec::Throughput { width: w, stride: 1, .. } if w == width))
+                .map(|m| m.timing.median_ms)
+        };
+        let mut rows = Vec::new();
+        for m in results {
+            let Spec::Throughput { width, stride, blocks, threads, iterations } = m.run.spec else { continue };
+            let bytes = blocks as f64 * threads as f64 * iterations as f64 * ROWS as f64 * width.bytes() as f64;
+            let per_second = bytes / (m.timing.median_ms * 1e-3);
+            let [predicted, measured] = counter_cells(m, Op::Load);
+            rows.push(vec![
+                width.c_type().into(),
+                stride.into(),
+                predicted,
+                measured,
+                format!("{:.3}", m.timing.median_ms).into(),
+                format!("{:.0}%", 100.0 * m.timing.spread()).into(),
+                baseline(width).map_or("-".into(), |b| format!("{:.1}x", m.timing.median_ms / b)).into(),
+                format!("{:.1}", per_second / 1e12).into(),
+                format!("{:.0}%", 100.0 * per_second / gpu.shared_peak_bytes_per_s()).into(),
+            ]);
+        }
+        report.table(
+            ["type", "stride", "model wf/req", "ncu wf/req", "median ms", "spread", "vs stride 1", "TB/s", "% of peak"],
+            rows,
+        );
+        report.text(format!(
+            "Peak: 32 banks x 4 B x {} SMs x {} MHz = {:.1} TB/s.",
+            gpu.multiprocessors,
+            gpu.clock_mhz,
+            gpu.shared_peak_bytes_per_s() / 1e12
+        ));
+        report.heading("Latency-bound: one warp, a chain of dependent loads");
+        let chain_baseline = results.iter().find(|m| matches!(m.run.spec, Spec::Chain { stride: 1, .. }));
+        let mut rows = Vec::new();
+        for m in results {
+            let Spec::Chain { stride, steps } = m.run.spec else { continue };
+            let [predicted, measured] = counter_cells(m, Op::Load);
+            rows.push(vec![
+                stride.into(),
+                predicted,
+                measured,
+                format!("{:.1}", m.timing.median_ms * 1e6 / steps as f64).into(),
+                chain_baseline.map_or("-".into(), |b| format!("{:.1}x", m.timing.median_ms / b.timing.median_ms)).into(),
+            ]);
+        }
+        report.table(["stride", "model wf/req", "ncu wf/req", "ns per load", "vs stride 1"], rows);
+        let slowdown = |spec: &dyn Fn(&Spec) -> bool| {
+            let time = |stride| {
+                results.iter().find(|m| spec(&m.run.spec) && m.run.spec.stride() == stride).map(|m| m.timing.median_ms)
+            };
+            Some(time(32)? / time(1)?)
+        };
+        let throughput = slowdown(&|s| matches!(s, Spec::Throughput { width: Width::W4, .. }));
+        let chain = slowdown(&|s| matches!(s, Spec::Chain { .. }));
+        if let (Some(throughput), Some(chain)) = (throughput, chain) {
+            report.text(format!(
+                "Stride 32 (32 wavefronts per request): {}x slower when the load/store unit is the bottleneck,\n\
+                 but only {}x slower in one warp's dependent chain, where most of each load's time is the fixed\n\
+                 latency of the trip to shared memory and back, paid once however many wavefronts it takes.",
+                format_ratio((throughput * 10.0).round() / 10.0),
+                format_ratio((chain * 10.0).round() / 10.0)
+            ));
+        }
+    }
+}
+
+/// A well-mixed 64-bit hash: random-looking input words that still depend on their index.
+fn splitmix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+struct StrideRun<'g> {
+    gpu: &'g Gpu,
+    function: CudaFunction,
+    spec: Spec,
+    words: Vec<u32>,
+    device_words: CudaSlice<u32>,
+    out: CudaSlice<u32>,
+    config: LaunchConfig,
+}
+
+impl Prepared for StrideRun<'_> {
+    fn launch(&mut self) -> Result<(), GpuError> {
+        let (stride, count) = match self.spec {
+            Spec::Throughput { stride, iterations, .. } => (stride, iterations),
+            Spec::Chain { stride, steps } => (stride, steps),
+        };
+        let mut launch = self.gpu.stream().launch_builder(&self.function);
+        launch.arg(&self.device_words).arg(&mut self.out).arg(&stride).arg(&count);
+        // SAFETY: the arguments match the kernel's (const unsigned*, unsigned*, unsigned, unsigned),
+        // `out` holds one word per launched thread and `words` fills the whole tile.
+        unsafe { launch.launch(self.config) }?;
+        Ok(())
+    }
+
+    fn check(&mut self) -> Result<(), GpuError> {
+        let out = self.gpu.download(&self.out)?;
+        let expected = |thread: usize| -> u32 {
+            let lane = thread as u32 % 32;
+            match self.spec {
+                Spec::Throughput { width, stride, iterations, .. } => {
+                    let words_per_element = width.bytes() / 4;
+                    let row_sum = (0..ROWS).fold(0u32, |sum, row| {
+                        let first = element_index(width, lane, row, stride) * words_per_element;
+                        (first..first + words_per_element).fold(sum, |s, w| s.wrapping_add(self.words[w as usize]))
+                    });
+                    row_sum.wrapping_mul(iterations)
+                }
+                Spec::Chain { stride, steps } => element_index(Width::W4, lane, steps, stride),
+            }
+        };
+        match out.iter().enumerate().find(|&(thread, &value)| value != expected(thread)) {
+            None => Ok(()),
+            Some((thread, &value)) => Err(GpuError::WrongResult(format!(
+                "thread {thread} wrote {value}, the CPU reference says {}",
+                expected(thread)
+            ))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info() -> GpuInfo {
+        GpuInfo {
+            name: "test".into(),
+            compute_capability: (9, 0),
+            multiprocessors: 132,
+            clock_mhz: 1980,
+            driver_cuda_version: "13.0".into(),
+            max_threads_per_sm: 2048,
+            shared_bytes_per_sm: 233472,
+            shared_bytes_per_block_optin: 232448,
+        }
+    }
+
+    #[test]
+    fn every_row_of_a_run_has_the_bank_pattern_of_row_zero() {
+        for (width, strides) in THROUGHPUT_STRIDES {
+            for &stride in strides {
+                let first = row_request(width, 0, stride).analyze().wavefronts;
+                for row in 1..ROWS {
+                    assert_eq!(row_request(width, row, stride).analyze().wavefronts, first, "{width} {stride}");
+                }
+            }
+        }
+        for stride in CHAIN_STRIDES {
+            let first = row_request(Width::W4, 0, stride).analyze().wavefronts;
+            for step in [1, 7, 100, CHAIN_STEPS[1] - 1] {
+                assert_eq!(row_request(Width::W4, step, stride).analyze().wavefronts, first);
+            }
+        }
+    }
+
+    #[test]
+    fn declared_counts_follow_the_launch_shape() {
+        let runs = Banks.runs(&info(), Size::Profile);
+        let run = runs.iter().find(|r| r.label == "stride_read_4 stride=32").unwrap();
+        // 2 blocks x 32 warps x 4 iterations x 8 rows, 32 wavefronts each.
+        assert_eq!(run.predicted(Op::Load), (2 * 32 * 4 * 8 * 32, 2 * 32 * 4 * 8));
+        assert_eq!(run.predicted(Op::Store), (2 * 256, 2 * 256));
+        assert_eq!(run.predicted_per_request(Op::Load), Some(32.0));
+        let chain = runs.iter().find(|r| r.label == "stride_chain stride=2").unwrap();
+        assert_eq!(chain.predicted(Op::Load), (64 * 2, 64));
+        let timed = Banks.runs(&info(), Size::Timed);
+        assert_eq!(timed.len(), runs.len());
+        assert!(timed.iter().zip(&runs).all(|(t, p)| t.kernel == p.kernel));
+    }
+}

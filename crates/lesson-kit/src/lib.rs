@@ -1,0 +1,9 @@
+//! What every lesson shares: the report it prints, the bank grid, and the run that puts the
+//! model's prediction, Nsight Compute's counters and the clock side by side.
+
+pub mod bank_table;
+pub mod lesson;
+pub mod report;
+
+pub use lesson::{DeclaredAccess, KernelRun, Lesson, Measured, Prepared, Size};
+pub use report::{Report, Styled, Tone, styled};

@@ -1,0 +1,173 @@
+//! What a lesson prints: headings, paragraphs and tables, rendered with colour on a terminal and
+//! plain when piped.
+
+use comfy_table::{Cell, Color, ContentArrangement, Table, presets};
+
+/// How much a cell should stand out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tone {
+    Plain,
+    Good,
+    Warn,
+    Bad,
+}
+
+impl Tone {
+    fn color(self) -> Option<Color> {
+        match self {
+            Tone::Plain => None,
+            Tone::Good => Some(Color::Green),
+            Tone::Warn => Some(Color::Yellow),
+            Tone::Bad => Some(Color::Red),
+        }
+    }
+
+    /// The tone of a wavefront count against the ideal.
+    pub fn of_wavefronts(wavefronts: u32, ideal: u32) -> Tone {
+        match wavefronts {
+            w if w <= ideal => Tone::Good,
+            w if w <= 2 * ideal => Tone::Warn,
+            _ => Tone::Bad,
+        }
+    }
+}
+
+/// One table cell: text and tone.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Styled {
+    pub text: String,
+    pub tone: Tone,
+}
+
+impl<T: ToString> From<T> for Styled {
+    fn from(text: T) -> Self {
+        Styled { text: text.to_string(), tone: Tone::Plain }
+    }
+}
+
+pub fn styled(text: impl ToString, tone: Tone) -> Styled {
+    Styled { text: text.to_string(), tone }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Block {
+    Heading(String),
+    Text(String),
+    Table { header: Vec<String>, rows: Vec<Vec<Styled>> },
+}
+
+/// A lesson's output, built once and rendered for a terminal or a pipe.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Report {
+    blocks: Vec<Block>,
+}
+
+impl Report {
+    pub fn heading(&mut self, text: impl Into<String>) {
+        self.blocks.push(Block::Heading(text.into()));
+    }
+
+    pub fn text(&mut self, text: impl Into<String>) {
+        self.blocks.push(Block::Text(text.into()));
+    }
+
+    pub fn table<H: ToString>(&mut self, header: impl IntoIterator<Item = H>, rows: Vec<Vec<Styled>>) {
+        let header = header.into_iter().map(|h| h.to_string()).collect();
+        self.blocks.push(Block::Table { header, rows });
+    }
+
+    /// Renders the report; `color` turns on ANSI colours and bold headings.
+    pub fn render(&self, color: bool) -> String {
+        let mut out = String::new();
+        for block in &self.blocks {
+            match block {
+                Block::Heading(text) if color => out.push_str(&format!("\n\x1b[1m{text}\x1b[0m\n")),
+                Block::Heading(text) => out.push_str(&format!("\n{text}\n{}\n", "=".repeat(text.chars().count()))),
+                Block::Text(text) => out.push_str(&format!("{text}\n")),
+                Block::Table { header, rows } => {
+                    out.push_str(&render_table(header, rows, color));
+                    out.push('\n');
+                }
+            }
+        }
+        out
+    }
+}
+
+impl Report {
+    /// The same content as Markdown, for the book.
+    pub fn render_markdown(&self) -> String {
+        let mut out = String::new();
+        for block in &self.blocks {
+            match block {
+                Block::Heading(text) => out.push_str(&format!("#### {text}\n\n")),
+                Block::Text(text) => out.push_str(&format!("{}\n\n", text.replace('\n', " "))),
+                Block::Table { header, rows } => {
+                    let line = |cells: Vec<String>| format!("| {} |\n", cells.join(" | "));
+                    out.push_str(&line(header.clone()));
+                    out.push_str(&line(header.iter().map(|_| "---".to_owned()).collect()));
+                    for row in rows {
+                        out.push_str(&line(row.iter().map(|c| c.text.replace('\n', "<br>")).collect()));
+                    }
+                    out.push('\n');
+                }
+            }
+        }
+        out
+    }
+}
+
+fn render_table(header: &[String], rows: &[Vec<Styled>], color: bool) -> String {
+    let mut table = Table::new();
+    table.load_style(presets::UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Disabled);
+    if color {
+        table.enforce_styling();
+    } else {
+        table.force_no_tty();
+    }
+    table.set_header(header);
+    for row in rows {
+        table.add_row(row.iter().map(|cell| {
+            let plain = Cell::new(&cell.text);
+            match cell.tone.color() {
+                Some(c) if color => plain.fg(c),
+                _ => plain,
+            }
+        }));
+    }
+    table.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_rendering_has_no_escape_codes_and_colour_has_them() {
+        let mut report = Report::default();
+        report.heading("Banks");
+        report.table(["stride", "wavefronts"], vec![vec!["32".into(), styled(32, Tone::Bad)]]);
+        let plain = report.render(false);
+        assert!(plain.contains("Banks\n====="), "{plain}");
+        assert!(plain.contains("│ 32     ┆ 32         │"), "{plain}");
+        assert!(!plain.contains('\x1b'));
+        assert!(report.render(true).contains("\x1b[38;5;9m") || report.render(true).contains("\x1b[31m"));
+    }
+
+    #[test]
+    fn markdown_has_tables_and_no_line_breaks_in_cells() {
+        let mut report = Report::default();
+        report.heading("Grid");
+        report.text("one\ntwo");
+        report.table(["bank"], vec![vec!["0: 1w\nL0".into()]]);
+        assert_eq!(report.render_markdown(), "#### Grid\n\none two\n\n| bank |\n| --- |\n| 0: 1w<br>L0 |\n\n");
+    }
+
+    #[test]
+    fn tone_follows_the_ideal() {
+        assert_eq!(Tone::of_wavefronts(1, 1), Tone::Good);
+        assert_eq!(Tone::of_wavefronts(2, 1), Tone::Warn);
+        assert_eq!(Tone::of_wavefronts(4, 2), Tone::Warn);
+        assert_eq!(Tone::of_wavefronts(32, 1), Tone::Bad);
+    }
+}

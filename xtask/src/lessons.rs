@@ -1,0 +1,148 @@
+//! `cargo xtask lesson N`: finds the lesson and hands it to the lesson kit.
+
+use std::{io::Write, process::ExitCode};
+
+use anyhow::{Context, bail};
+use cuda_kernels::{Gpu, timing::Plan};
+use indicatif::{ProgressBar, ProgressStyle};
+use lesson_kit::{
+    Lesson,
+    lesson::{self, CounterStatus, GpuStatus, Options, Outcome, SelfCommand},
+};
+use lesson_01_banks::Banks;
+
+/// Something to do with one lesson, whatever its type.
+trait Visit {
+    type Output;
+    fn visit<L: Lesson>(self, lesson: &L) -> Self::Output;
+}
+
+/// The one place that lists the lessons.
+const LESSON_NUMBERS: [u32; 1] = [1];
+
+fn dispatch<V: Visit>(number: u32, visit: V) -> V::Output {
+    match number {
+        1 => visit.visit(&Banks),
+        n => unreachable!("lesson {n} is not in LESSON_NUMBERS"),
+    }
+}
+
+/// Every lesson: number and title.
+pub fn list() -> Vec<(u32, &'static str)> {
+    struct Title;
+    impl Visit for Title {
+        type Output = &'static str;
+        fn visit<L: Lesson>(self, lesson: &L) -> &'static str {
+            lesson.title()
+        }
+    }
+    LESSON_NUMBERS.iter().map(|&n| (n, dispatch(n, Title))).collect()
+}
+
+fn lesson_number(text: &str) -> anyhow::Result<u32> {
+    match text.trim().parse::<u32>() {
+        Ok(n) if LESSON_NUMBERS.contains(&n) => Ok(n),
+        _ => {
+            let available: Vec<String> = list().iter().map(|(n, title)| format!("  {n}  {title}")).collect();
+            bail!(
+                "there is no lesson `{text}`. The lessons are:\n{}\nRun one with e.g. `cargo xtask lesson 1`.",
+                available.join("\n")
+            )
+        }
+    }
+}
+
+/// Runs a lesson with a progress bar (hidden when stderr is not a terminal).
+struct RunLesson {
+    skip_gpu: Option<String>,
+    profile: bool,
+}
+
+impl Visit for RunLesson {
+    type Output = anyhow::Result<Outcome>;
+    fn visit<L: Lesson>(self, lesson: &L) -> anyhow::Result<Outcome> {
+        let bar = ProgressBar::new(0)
+            .with_style(ProgressStyle::with_template("{spinner} {pos}/{len} {msg}").expect("valid progress template"));
+        bar.enable_steady_tick(std::time::Duration::from_millis(120));
+        let progress_bar = bar.clone();
+        let profile_with = match self.profile {
+            false => None,
+            true => Some(SelfCommand {
+                program: std::env::current_exe().context("cannot find this program to profile it")?,
+                args: vec!["__profile-lesson".into(), lesson.number().to_string().into()],
+            }),
+        };
+        let options = Options {
+            skip_gpu: self.skip_gpu,
+            plan: Plan::default(),
+            profile_with,
+            progress: Box::new(move |label, index, total| {
+                progress_bar.set_length(total as u64);
+                progress_bar.set_position(index as u64);
+                progress_bar.set_message(label.to_owned());
+            }),
+        };
+        let outcome = lesson::run(lesson, &options);
+        bar.finish_and_clear();
+        Ok(outcome)
+    }
+}
+
+pub fn run(number: &str, no_gpu: bool, no_ncu: bool, out: &mut dyn Write, color: bool) -> anyhow::Result<ExitCode> {
+    if number == "list" {
+        for (n, title) in list() {
+            writeln!(out, "{n}  {title}")?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let skip_gpu = no_gpu.then(|| "--no-gpu given".to_owned());
+    let outcome = dispatch(lesson_number(number)?, RunLesson { skip_gpu, profile: !no_ncu })?;
+    write!(out, "{}", outcome.report.render(color))?;
+    Ok(match outcome.gpu {
+        GpuStatus::Failed(_) => ExitCode::FAILURE,
+        GpuStatus::Skipped(_) | GpuStatus::Ran { .. } => ExitCode::SUCCESS,
+    })
+}
+
+/// Every lesson on the GPU, with counters; returns the summary line.
+pub fn gpu_suite(required: bool) -> anyhow::Result<String> {
+    if let Err(why) = Gpu::open() {
+        if required {
+            bail!("the GPU suite was required (--gpu) but cannot run: {why}");
+        }
+        return Ok(format!("GPU suite skipped: {why}."));
+    }
+    let (mut passed, mut failed) = (Vec::new(), Vec::new());
+    for (number, title) in list() {
+        let outcome = dispatch(number, RunLesson { skip_gpu: None, profile: true })?;
+        print!("{}", outcome.report.render(crate::use_color()));
+        let name = format!("lesson {number} ({title})");
+        match outcome.gpu {
+            GpuStatus::Ran { counters: CounterStatus::AllMatch, .. } => passed.push(name),
+            GpuStatus::Ran { counters: CounterStatus::Skipped(why), .. } if !required => {
+                passed.push(format!("{name} without counters: {why}"))
+            }
+            GpuStatus::Ran { counters: CounterStatus::Skipped(why), .. } => failed.push(format!("{name}: counters: {why}")),
+            GpuStatus::Failed(why) => failed.push(format!("{name}: {why}")),
+            GpuStatus::Skipped(why) => failed.push(format!("{name}: skipped: {why}")),
+        }
+    }
+    let summary = format!("GPU suite: {} passed, {} failed", passed.len(), failed.len());
+    if !failed.is_empty() {
+        bail!("{summary}\n{}", failed.join("\n"));
+    }
+    Ok(format!("{summary}\n  {}", passed.join("\n  ")))
+}
+
+/// The child side of profiling: run lesson N's kernels once each.
+pub fn profile_target(number: &str) -> anyhow::Result<ExitCode> {
+    struct Target;
+    impl Visit for Target {
+        type Output = Result<(), String>;
+        fn visit<L: Lesson>(self, lesson: &L) -> Result<(), String> {
+            lesson::profile_target(lesson)
+        }
+    }
+    dispatch(lesson_number(number)?, Target).map_err(anyhow::Error::msg)?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,103 @@
+//! `cargo xtask`: the course's command line. It only wires the crates together.
+
+mod bench;
+mod book;
+mod conflicts;
+mod dist;
+mod lessons;
+mod probe;
+mod test;
+
+use std::{io::Write, path::PathBuf, process::ExitCode};
+
+use clap::{Parser, Subcommand};
+
+pub use conflicts::ConflictsArgs;
+
+#[derive(Debug, Parser)]
+#[command(name = "cargo xtask", bin_name = "cargo xtask", version, about = "Bank Conflicts, Measured: lessons, tools and checks")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run lesson N: the model's tables, then the kernels on the GPU (if there is one).
+    Lesson {
+        /// Lesson number (`cargo xtask lesson list` shows them).
+        number: String,
+        /// Skip the GPU part even if a GPU is present.
+        #[arg(long)]
+        no_gpu: bool,
+        /// Do not run Nsight Compute, only the model and the clock.
+        #[arg(long)]
+        no_ncu: bool,
+    },
+    /// Ask the bank model about one warp-wide shared-memory instruction (or a batch of them).
+    Conflicts(ConflictsArgs),
+    /// Build the book into book/build (installs pinned mdbook and mdbook-katex on first use).
+    Book,
+    /// Run every test that can run here: workspace tests, snapshots, the book build, and the
+    /// GPU suite when a GPU is present.
+    Test {
+        /// Skip the GPU suite even if a GPU is present.
+        #[arg(long, conflicts_with = "gpu")]
+        no_gpu: bool,
+        /// Fail if the GPU suite cannot run (no GPU, driver or counters).
+        #[arg(long)]
+        gpu: bool,
+    },
+    /// Make a self-contained folder (binary + kernels) for a GPU machine without Rust.
+    Dist {
+        /// Where to put it.
+        #[arg(long, default_value = "dist/bank-conflicts-measured")]
+        out: PathBuf,
+    },
+    /// Measure the wavefronts of single instructions on the GPU with Nsight Compute.
+    Probe {
+        /// Tab-separated instructions: op, width, 32 lane byte addresses (`conflicts --batch` format).
+        batch: PathBuf,
+        /// Write the measured table here (default: standard output).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Benchmarks that print measured ratios (never part of the tests).
+    Bench {
+        /// Seconds to spend on each benchmark.
+        #[arg(long, default_value_t = 2.0)]
+        seconds: f64,
+    },
+    /// Internal: run a lesson's kernels once each, to be profiled by ncu.
+    #[command(name = "__profile-lesson", hide = true)]
+    ProfileLesson { number: String },
+    /// Internal: launch probe instructions once each, to be profiled by ncu.
+    #[command(name = "__probe-target", hide = true)]
+    ProbeTarget { batch: PathBuf },
+}
+
+/// Runs one command, writing its report to `out` (with ANSI colours if `color`).
+pub fn run(cli: Cli, out: &mut dyn Write, color: bool) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Lesson { number, no_gpu, no_ncu } => lessons::run(&number, no_gpu, no_ncu, out, color),
+        Command::Conflicts(args) => conflicts::run(&args, out, color),
+        Command::Book => book::build().map(|_| ExitCode::SUCCESS),
+        Command::Test { no_gpu, gpu } => test::run(test::GpuSuite::from_flags(no_gpu, gpu)),
+        Command::Dist { out: folder } => dist::run(&folder, out),
+        Command::Probe { batch, out: table } => probe::run(&batch, table.as_deref(), out),
+        Command::Bench { seconds } => bench::run(seconds, out),
+        Command::ProfileLesson { number } => lessons::profile_target(&number),
+        Command::ProbeTarget { batch } => probe::target(&batch),
+    }
+}
+
+/// The workspace root (this crate's parent folder).
+pub fn workspace_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_path_buf()
+}
+
+/// Colour only on a terminal, and never when `NO_COLOR` is set.
+pub fn use_color() -> bool {
+    use std::io::IsTerminal;
+    std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal()
+}
