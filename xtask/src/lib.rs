@@ -1,7 +1,7 @@
 //! `cargo xtask`: the course's command line. It only wires the crates together.
 
 mod bench;
-mod book;
+pub mod book;
 mod conflicts;
 mod dist;
 mod lessons;

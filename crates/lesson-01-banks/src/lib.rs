@@ -132,8 +132,9 @@ impl Lesson for Banks {
             add_bank_grid(report, &request, &request.analyze());
         }
         report.text(
-            "Broadcast is not free for every width: a 16-byte load of one address takes 2 wavefronts (each\n\
-             half-warp is served on its own) and a 16-byte store of one address takes 4 (each quarter-warp).",
+            "Broadcast is not free for every width: a 16-byte load of one address takes 2 wavefronts (a\n\
+             broadcast wavefront delivers at most 256 bytes, 16 lanes of 16 bytes), and a 16-byte store of one\n\
+             address takes 4 (stores are served quarter-warp by quarter-warp).",
         );
     }
 

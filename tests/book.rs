@@ -1,0 +1,43 @@
+//! The book's generated pages are what the model produces now, and the kernels the book
+//! includes carry the anchors it names.
+
+use course_tests::root;
+
+#[test]
+fn generated_pages_are_current() {
+    for (name, text) in xtask::book::generated_pages() {
+        let path = root().join("book/src/generated").join(&name);
+        let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(on_disk == text, "{} is stale: run `cargo xtask book` and commit it", path.display());
+    }
+}
+
+#[test]
+fn every_include_in_the_book_resolves() {
+    let src = root().join("book/src");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&src).unwrap() {
+        let page = entry.unwrap().path();
+        if page.extension().is_none_or(|e| e != "md") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&page).unwrap();
+        for include in text.split("{{#include ").skip(1) {
+            let target = include.split("}}").next().unwrap();
+            let mut parts = target.splitn(2, ':');
+            let file = src.join(parts.next().unwrap());
+            let contents = std::fs::read_to_string(&file)
+                .unwrap_or_else(|_| panic!("{} includes missing {}", page.display(), file.display()));
+            if let Some(anchor) = parts.next().filter(|a| !a.chars().next().unwrap().is_ascii_digit()) {
+                assert!(
+                    contents.contains(&format!("ANCHOR: {anchor}")) && contents.contains(&format!("ANCHOR_END: {anchor}")),
+                    "{} includes anchor `{anchor}` that {} lacks",
+                    page.display(),
+                    file.display()
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 0, "the book includes its tables and kernels");
+}

@@ -1,0 +1,97 @@
+//! `cargo xtask conflicts`: answers, JSON, batches, and clear errors on bad input.
+
+use bank_model::batch;
+use course_tests::{parse_error, root, xtask};
+use serde_json::Value;
+
+fn json(args: &[&str]) -> Value {
+    let run = xtask(args);
+    assert!(run.succeeded(), "{args:?}: {}", run.error());
+    serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{args:?} printed no JSON ({e}): {}", run.stdout))
+}
+
+#[test]
+fn index_expression_gives_wavefronts_and_ideal() {
+    let answer = json(&["conflicts", "--index", "lane * 2", "--json"]);
+    assert_eq!((answer["wavefronts"].as_u64(), answer["ideal"].as_u64()), (Some(2), Some(1)));
+    assert_eq!(answer["addresses"][31], 248);
+    let answer = json(&["conflicts", "--op", "st", "--width", "16", "--index", "0", "--json"]);
+    assert_eq!((answer["wavefronts"].as_u64(), answer["ideal"].as_u64()), (Some(4), Some(4)));
+    let column = json(&["conflicts", "--index", "lane * 32 + 3", "--json"]);
+    assert_eq!(column["wavefronts"], 32, "column 3 of a float tile[32][32]");
+    let swizzled = json(&["conflicts", "--index", "lane * 32 + bitxor(3, lane)", "--json"]);
+    assert_eq!(swizzled["wavefronts"], 1, "an XOR swizzle spreads the column over the banks");
+}
+
+#[test]
+fn addresses_with_inactive_lanes() {
+    let mut lanes = vec!["_"; 32];
+    lanes[0] = "0";
+    lanes[5] = "128";
+    let answer = json(&["conflicts", "--addresses", &lanes.join(","), "--json"]);
+    assert_eq!(answer["wavefronts"], 2);
+    assert_eq!(answer["active_lanes"], serde_json::json!([0, 5]));
+}
+
+#[test]
+fn table_output_shows_the_summary_and_every_bank() {
+    let run = xtask(&["conflicts", "--index", "lane * 32"]);
+    assert!(run.succeeded());
+    assert!(run.stdout.starts_with("ld 4-byte: 32 wavefronts (ideal 1): 32-way bank conflict"), "{}", run.stdout);
+    assert!(run.stdout.contains(" 0: 32w") && run.stdout.contains("31: -"), "{}", run.stdout);
+    insta::assert_snapshot!("conflicts_stride_2", xtask(&["conflicts", "--index", "lane * 2"]).stdout);
+}
+
+#[test]
+fn batch_prints_one_object_per_data_line_matching_the_h100() {
+    let path = root().join("crates/bank-model/tests/data/h100-wavefronts.tsv");
+    let run = xtask(&["conflicts", "--batch", path.to_str().unwrap()]);
+    assert!(run.succeeded(), "{}", run.error());
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<_> = batch::parse(&text).map(Result::unwrap).collect();
+    let answers: Vec<Value> = run.stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(answers.len(), lines.len());
+    for (line, answer) in lines.iter().zip(&answers) {
+        assert_eq!(answer["line"], line.line);
+        assert_eq!(answer["wavefronts"].to_string(), line.extra[2], "line {}", line.line);
+    }
+}
+
+fn batch_error(content: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("bcm-cli-{}-{}", std::process::id(), content.len()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("bad.tsv");
+    std::fs::write(&path, content).unwrap();
+    let run = xtask(&["conflicts", "--batch", path.to_str().unwrap()]);
+    assert!(run.stdout.is_empty(), "nothing is printed for a bad batch");
+    run.error().to_owned()
+}
+
+#[test]
+fn bad_batches_name_the_line_and_the_problem() {
+    let good = vec!["0"; 32].join(",");
+    let error = batch_error(&format!("# ok\nld\t4\t{good}\nld\t4\t0,4,8\n"));
+    assert!(error.contains("line 3: expected 32 lane addresses"), "{error}");
+    let error = batch_error(&format!("ld\t4\t{good}\n\nst\t3\t{good}\n"));
+    assert!(error.contains("line 3: width 3 bytes is not a shared-memory access width"), "{error}");
+    let error = batch_error(&format!("mov\t4\t{good}\n"));
+    assert!(error.contains("line 1: unknown op `mov`"), "{error}");
+    let misaligned = format!("2,{}", vec!["0"; 31].join(","));
+    let error = batch_error(&format!("ld\t4\t{misaligned}\n"));
+    assert!(error.contains("line 1: lane 0: byte address 2 is not aligned to the 4-byte access width"), "{error}");
+}
+
+#[test]
+fn bad_single_requests_are_clear_errors() {
+    let run = xtask(&["conflicts", "--addresses", "0,4"]);
+    assert_eq!(run.error(), "expected 32 lane addresses (one per lane, `_` for an inactive lane), found 2");
+    let run = xtask(&["conflicts", "--width", "3", "--index", "lane"]);
+    assert!(run.error().starts_with("width 3 bytes is not a shared-memory access width"));
+    let run = xtask(&["conflicts", "--index", "lane - 1"]);
+    assert!(run.error().contains("gives -1 at lane 0"), "{}", run.error());
+    let run = xtask(&["conflicts", "--index", "lane / 0"]);
+    assert!(run.error().contains("--index `lane / 0` at lane 0"), "{}", run.error());
+    let run = xtask(&["conflicts", "--batch", "/nonexistent/batch.tsv"]);
+    assert!(run.error().starts_with("cannot read batch file /nonexistent/batch.tsv"), "{}", run.error());
+    assert!(parse_error(&["conflicts", "--op", "ld"]).contains("--index <INDEX>|--addresses <ADDRESSES>|--batch <BATCH>"));
+}

@@ -1,0 +1,38 @@
+//! `cargo xtask lesson N` without a GPU: the model's tables and one line saying why the GPU part
+//! was skipped.
+
+use course_tests::xtask;
+
+#[test]
+fn lesson_1_without_gpu() {
+    let run = xtask(&["lesson", "1", "--no-gpu"]);
+    assert!(run.succeeded(), "{}", run.error());
+    assert!(run.stdout.trim_end().ends_with("GPU runs skipped: --no-gpu given."));
+    insta::assert_snapshot!("lesson_1_no_gpu", run.stdout);
+}
+
+#[test]
+fn lesson_1_on_a_machine_without_a_usable_gpu_says_why_in_one_line() {
+    if cuda_kernels_available() {
+        return;
+    }
+    let run = xtask(&["lesson", "1"]);
+    assert!(run.succeeded(), "exit 0 without a GPU: {}", run.error());
+    let skipped: Vec<&str> = run.stdout.lines().filter(|l| l.starts_with("GPU runs skipped: ")).collect();
+    assert_eq!(skipped.len(), 1, "{}", run.stdout);
+    let without_reason = run.stdout.replace(skipped[0], "GPU runs skipped: --no-gpu given.");
+    assert_eq!(without_reason, xtask(&["lesson", "1", "--no-gpu"]).stdout, "same tables either way");
+}
+
+/// Whether this machine could run the GPU part (then the no-GPU path is tested with --no-gpu only).
+fn cuda_kernels_available() -> bool {
+    let run = xtask(&["lesson", "1", "--no-ncu"]);
+    !run.stdout.contains("GPU runs skipped: ")
+}
+
+#[test]
+fn unknown_lessons_are_listed() {
+    let run = xtask(&["lesson", "99"]);
+    assert_eq!(run.error(), "there is no lesson `99`. The lessons are:\n  1  Banks and strides\nRun one with e.g. `cargo xtask lesson 1`.");
+    assert_eq!(xtask(&["lesson", "list"]).stdout, "1  Banks and strides\n");
+}
