@@ -41,7 +41,14 @@ impl LaneSet {
         self.0 == 0
     }
     pub fn iter(self) -> impl Iterator<Item = usize> {
-        (0..WARP_SIZE).filter(move |&lane| self.contains(lane))
+        let mut rest = self.0;
+        std::iter::from_fn(move || {
+            (rest != 0).then(|| {
+                let lane = rest.trailing_zeros() as usize;
+                rest &= rest - 1;
+                lane
+            })
+        })
     }
     fn insert(&mut self, lane: usize) {
         self.0 |= 1 << lane;
@@ -98,12 +105,12 @@ pub struct Analysis {
     /// `false` when the instruction is of the one class whose measured cost the model does not
     /// always match (see [`rules::verified`]).
     pub verified: bool,
-    /// Every word touched, ordered by bank, then pass, then word.
+    /// Every word touched, pass by pass, in the order lanes first touch them.
     pub words: Vec<WordUse>,
 }
 
 impl Analysis {
-    /// The words of one bank, in the order the table prints them.
+    /// The words of one bank, pass by pass.
     pub fn bank_words(&self, bank: u32) -> impl Iterator<Item = &WordUse> {
         self.words.iter().filter(move |use_| use_.bank() == bank)
     }
@@ -130,26 +137,33 @@ impl Analysis {
 impl Request {
     /// Predicts wavefronts, the per-bank table and broadcasts for this instruction.
     pub fn analyze(&self) -> Analysis {
-        let mut words: Vec<WordUse> = Vec::with_capacity(WARP_SIZE);
+        let mut words: Vec<WordUse> = Vec::with_capacity(4 * WARP_SIZE);
         let mut passes = Vec::with_capacity(4);
         let mut active_lanes = LaneSet::default();
         let mut shared_lanes = LaneSet::default();
+        // Words of the current pass, chained per bank, so a lookup scans one bank's words only.
+        const END: u8 = u8::MAX;
+        let mut next = [END; 4 * WARP_SIZE];
         for group in rules::pass_groups(self) {
             let pass = passes.len();
-            let first = words.len();
+            let mut head = [END; BANKS as usize];
             for lane in group.lanes.iter() {
                 let Some(address) = self.lanes[lane] else { continue };
                 active_lanes.insert(lane);
                 let mut all_shared = true;
                 for word in self.width.words(address) {
-                    match words[first..].iter_mut().find(|u| u.word == word) {
-                        Some(existing) => existing.lanes.insert(lane),
-                        None => {
-                            all_shared = false;
-                            let mut lanes = LaneSet::default();
-                            lanes.insert(lane);
-                            words.push(WordUse { word, pass, lanes });
-                        }
+                    let bank = (word % BANKS) as usize;
+                    let mut at = head[bank];
+                    while at != END && words[at as usize].word != word {
+                        at = next[at as usize];
+                    }
+                    if at == END {
+                        all_shared = false;
+                        next[words.len()] = head[bank];
+                        head[bank] = words.len() as u8;
+                        words.push(WordUse { word, pass, lanes: LaneSet(1 << lane) });
+                    } else {
+                        words[at as usize].lanes.insert(lane);
                     }
                 }
                 if all_shared {
@@ -158,7 +172,6 @@ impl Request {
             }
             passes.push(Pass { lanes: group.lanes, wavefronts: group.wavefronts });
         }
-        words.sort_unstable_by_key(|u| (u.bank(), u.pass, u.word));
         let wavefronts = passes.iter().map(|p| p.wavefronts).sum();
         let ideal = self.ideal_wavefronts();
         Analysis {

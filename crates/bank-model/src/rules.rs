@@ -56,9 +56,7 @@ pub struct PassGroup {
 /// The pass groups of an instruction, in lane order of their first lane; every active lane is
 /// in exactly one group.
 pub fn pass_groups(request: &Request) -> Vec<PassGroup> {
-    let active = LaneSet(
-        request.lanes.iter().enumerate().filter(|(_, a)| a.is_some()).fold(0, |set, (lane, _)| set | 1 << lane),
-    );
+    let active = active_lanes(request);
     if active.is_empty() {
         return Vec::new();
     }
@@ -84,7 +82,7 @@ fn wide_load_group_size(width: Width) -> usize {
 fn every_group_reads_one_address(request: &Request, active: LaneSet) -> bool {
     let size = wide_load_group_size(request.width);
     (0..WARP_SIZE).step_by(size).all(|start| {
-        distinct_addresses(request, LaneSet(active.0 & range_mask(start, size))).len() <= 1
+        Addresses::of(request, LaneSet(active.0 & range_mask(start, size))).len <= 1
     })
 }
 
@@ -96,11 +94,22 @@ pub fn verified(request: &Request) -> bool {
         return true;
     }
     let size = wide_load_group_size(request.width);
-    let active = LaneSet(request.lanes.iter().enumerate().filter(|(_, a)| a.is_some()).fold(0, |s, (l, _)| s | 1 << l));
-    let shared_across_groups = active.iter().any(|lane| {
-        active.iter().any(|other| other / size != lane / size && request.lanes[other] == request.lanes[lane])
-    });
-    !shared_across_groups || every_group_reads_one_address(request, active)
+    let mut owners = [(u32::MAX, usize::MAX); WARP_SIZE];
+    let mut count = 0;
+    for (lane, address) in request.lanes.iter().enumerate() {
+        if let Some(address) = address {
+            owners[count] = (*address, lane / size);
+            count += 1;
+        }
+    }
+    let owners = &mut owners[..count];
+    owners.sort_unstable();
+    let shared_across_groups = owners.windows(2).any(|pair| pair[0].0 == pair[1].0 && pair[0].1 != pair[1].1);
+    !shared_across_groups || every_group_reads_one_address(request, active_lanes(request))
+}
+
+fn active_lanes(request: &Request) -> LaneSet {
+    LaneSet(request.lanes.iter().enumerate().filter(|(_, a)| a.is_some()).fold(0, |set, (lane, _)| set | 1 << lane))
 }
 
 fn group(request: &Request, lanes: LaneSet) -> PassGroup {
@@ -129,9 +138,10 @@ fn half_warps_sharing_single_address_wavefronts(request: &Request, active: LaneS
     let mut best: Option<Vec<PassGroup>> = None;
     for (first, second) in [(0, 1), (1, 0)] {
         let leader = group(request, halves[first]);
-        let addresses = distinct_addresses(request, halves[first]);
-        let served = if !leader.lanes.is_empty() && leader.wavefronts as usize == addresses.len() {
-            LaneSet(halves[second].iter().filter(|&lane| addresses.contains(&request.lanes[lane])).fold(0, |s, l| s | 1 << l))
+        let addresses = Addresses::of(request, halves[first]);
+        let served = if !leader.lanes.is_empty() && leader.wavefronts as usize == addresses.len {
+            let wanted = |lane: &usize| request.lanes[*lane].is_some_and(|a| addresses.contains(a));
+            LaneSet(halves[second].iter().filter(wanted).fold(0, |s, l| s | 1 << l))
         } else {
             LaneSet(0)
         };
@@ -150,27 +160,63 @@ fn half_warps_sharing_single_address_wavefronts(request: &Request, active: LaneS
     groups
 }
 
-fn distinct_addresses(request: &Request, lanes: LaneSet) -> Vec<Option<u32>> {
-    let mut addresses: Vec<Option<u32>> = lanes.iter().map(|lane| request.lanes[lane]).collect();
-    addresses.sort_unstable();
-    addresses.dedup();
-    addresses
+/// The distinct addresses the given lanes access, sorted, in a fixed array (no allocation).
+struct Addresses {
+    sorted: [u32; WARP_SIZE],
+    len: usize,
+}
+
+impl Addresses {
+    fn of(request: &Request, lanes: LaneSet) -> Addresses {
+        let mut sorted = [0; WARP_SIZE];
+        let mut len = 0;
+        for lane in lanes.iter() {
+            if let Some(address) = request.lanes[lane] {
+                sorted[len] = address;
+                len += 1;
+            }
+        }
+        sorted[..len].sort_unstable();
+        let mut distinct = 0;
+        for i in 0..len {
+            if distinct == 0 || sorted[i] != sorted[distinct - 1] {
+                sorted[distinct] = sorted[i];
+                distinct += 1;
+            }
+        }
+        Addresses { sorted, len: distinct }
+    }
+
+    fn contains(&self, address: u32) -> bool {
+        self.sorted[..self.len].binary_search(&address).is_ok()
+    }
 }
 
 /// The most distinct 32-bit words that any one bank holds among the given lanes' accesses.
 fn max_words_per_bank(request: &Request, lanes: LaneSet) -> u32 {
-    // A lane's words are consecutive and at most 4, so each bank gets at most one word per lane.
-    let mut words = [[0u32; WARP_SIZE]; BANKS as usize];
-    let mut counts = [0usize; BANKS as usize];
+    // Words seen so far, chained per bank: a few hundred bytes, no per-call table to clear.
+    const END: u8 = u8::MAX;
+    let mut words = [0u32; 4 * WARP_SIZE];
+    let mut next = [END; 4 * WARP_SIZE];
+    let mut head = [END; BANKS as usize];
+    let mut counts = [0u32; BANKS as usize];
+    let mut stored = 0;
     for lane in lanes.iter() {
         let Some(address) = request.lanes[lane] else { continue };
         for word in request.width.words(address) {
             let bank = (word % BANKS) as usize;
-            if !words[bank][..counts[bank]].contains(&word) {
-                words[bank][counts[bank]] = word;
+            let mut at = head[bank];
+            while at != END && words[at as usize] != word {
+                at = next[at as usize];
+            }
+            if at == END {
+                words[stored] = word;
+                next[stored] = head[bank];
+                head[bank] = stored as u8;
+                stored += 1;
                 counts[bank] += 1;
             }
         }
     }
-    counts.into_iter().max().unwrap_or(0) as u32
+    counts.into_iter().max().unwrap_or(0)
 }
