@@ -141,36 +141,26 @@ impl Request {
         let mut passes = Vec::with_capacity(4);
         let mut active_lanes = LaneSet::default();
         let mut shared_lanes = LaneSet::default();
-        // Words of the current pass, chained per bank, so a lookup scans one bank's words only.
-        const END: u8 = u8::MAX;
-        let mut next = [END; 4 * WARP_SIZE];
-        for group in rules::pass_groups(self) {
+        // Fixed lane ranges get their wavefronts from the one scan that records the words.
+        let groups: Vec<(LaneSet, Option<u32>)> = match rules::fixed_parts(self) {
+            Some(parts) => rules::parts(rules::active_lanes(self), parts).map(|lanes| (lanes, None)).collect(),
+            None => rules::pass_groups(self).into_iter().map(|g| (g.lanes, Some(g.wavefronts))).collect(),
+        };
+        for (lanes, known_wavefronts) in groups {
             let pass = passes.len();
-            let mut head = [END; BANKS as usize];
-            for lane in group.lanes.iter() {
-                let Some(address) = self.lanes[lane] else { continue };
-                active_lanes.insert(lane);
-                let mut all_shared = true;
-                for word in self.width.words(address) {
-                    let bank = (word % BANKS) as usize;
-                    let mut at = head[bank];
-                    while at != END && words[at as usize].word != word {
-                        at = next[at as usize];
-                    }
-                    if at == END {
-                        all_shared = false;
-                        next[words.len()] = head[bank];
-                        head[bank] = words.len() as u8;
-                        words.push(WordUse { word, pass, lanes: LaneSet(1 << lane) });
-                    } else {
-                        words[at as usize].lanes.insert(lane);
-                    }
+            let first = words.len();
+            let mut lanes_with_new_words = LaneSet::default();
+            let scanned = rules::scan_words(self, lanes, |visit| {
+                if visit.first_touch {
+                    lanes_with_new_words.insert(visit.lane);
+                    words.push(WordUse { word: visit.word, pass, lanes: LaneSet(1 << visit.lane) });
+                } else {
+                    words[first + visit.index].lanes.insert(visit.lane);
                 }
-                if all_shared {
-                    shared_lanes.insert(lane);
-                }
-            }
-            passes.push(Pass { lanes: group.lanes, wavefronts: group.wavefronts });
+            });
+            active_lanes.0 |= lanes.0;
+            shared_lanes.0 |= lanes.0 & !lanes_with_new_words.0;
+            passes.push(Pass { lanes, wavefronts: known_wavefronts.unwrap_or(scanned.wavefronts) });
         }
         let wavefronts = passes.iter().map(|p| p.wavefronts).sum();
         let ideal = self.ideal_wavefronts();

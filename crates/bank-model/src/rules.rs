@@ -60,18 +60,35 @@ pub fn pass_groups(request: &Request) -> Vec<PassGroup> {
     if active.is_empty() {
         return Vec::new();
     }
-    match (request.op, request.width) {
-        (_, Width::W1 | Width::W2 | Width::W4) => vec![group(request, active)],
-        (Op::Store, Width::W8) => split(request, active, 2),
-        (Op::Store, Width::W16) => split(request, active, 4),
-        (Op::Load, Width::W8 | Width::W16) if every_group_reads_one_address(request, active) => {
+    if let Some(parts) = fixed_parts(request) {
+        return split(request, active, parts);
+    }
+    match request.width {
+        _ if every_group_reads_one_address(request, active) => {
             let bytes = active.len() * request.width.bytes();
             let wavefronts = bytes.div_ceil(2 * WAVEFRONT_BYTES).max(max_words_per_bank(request, active));
             vec![PassGroup { lanes: active, wavefronts }]
         }
-        (Op::Load, Width::W8) => half_warps_sharing_single_address_wavefronts(request, active),
-        (Op::Load, Width::W16) => split(request, active, 4),
+        Width::W8 => half_warps_sharing_single_address_wavefronts(request, active),
+        _ => split(request, active, 4),
     }
+}
+
+/// How many equal lane ranges serve the instruction, when that does not depend on the addresses:
+/// everything but 8- and 16-byte loads.
+pub(crate) fn fixed_parts(request: &Request) -> Option<usize> {
+    match (request.op, request.width) {
+        (_, Width::W1 | Width::W2 | Width::W4) => Some(1),
+        (Op::Store, Width::W8) => Some(2),
+        (Op::Store, Width::W16) => Some(4),
+        (Op::Load, Width::W8 | Width::W16) => None,
+    }
+}
+
+/// The active lanes of each of `parts` equal lane ranges, leaving out empty ones.
+pub(crate) fn parts(active: LaneSet, parts: usize) -> impl Iterator<Item = LaneSet> {
+    let size = WARP_SIZE / parts;
+    (0..parts).map(move |part| LaneSet(active.0 & range_mask(part * size, size))).filter(|lanes| !lanes.is_empty())
 }
 
 /// Lanes per group for 8-byte (half-warp) and 16-byte (quarter-warp) loads.
@@ -82,7 +99,9 @@ fn wide_load_group_size(width: Width) -> usize {
 fn every_group_reads_one_address(request: &Request, active: LaneSet) -> bool {
     let size = wide_load_group_size(request.width);
     (0..WARP_SIZE).step_by(size).all(|start| {
-        Addresses::of(request, LaneSet(active.0 & range_mask(start, size))).len <= 1
+        let mut addresses = LaneSet(active.0 & range_mask(start, size)).iter().map(|lane| request.lanes[lane]);
+        let first = addresses.next();
+        addresses.all(|address| Some(address) == first)
     })
 }
 
@@ -93,22 +112,18 @@ pub fn verified(request: &Request) -> bool {
     if request.op == Op::Store || request.width.bytes() < 8 {
         return true;
     }
-    let size = wide_load_group_size(request.width);
-    let mut owners = [(u32::MAX, usize::MAX); WARP_SIZE];
-    let mut count = 0;
-    for (lane, address) in request.lanes.iter().enumerate() {
-        if let Some(address) = address {
-            owners[count] = (*address, lane / size);
-            count += 1;
-        }
+    if every_group_reads_one_address(request, active_lanes(request)) {
+        return true;
     }
-    let owners = &mut owners[..count];
-    owners.sort_unstable();
-    let shared_across_groups = owners.windows(2).any(|pair| pair[0].0 == pair[1].0 && pair[0].1 != pair[1].1);
-    !shared_across_groups || every_group_reads_one_address(request, active_lanes(request))
+    let size = wide_load_group_size(request.width);
+    let lanes = &request.lanes;
+    let shared_across_groups = (0..WARP_SIZE).any(|lane| {
+        lanes[lane].is_some() && ((lane / size + 1) * size..WARP_SIZE).any(|other| lanes[other] == lanes[lane])
+    });
+    !shared_across_groups
 }
 
-fn active_lanes(request: &Request) -> LaneSet {
+pub(crate) fn active_lanes(request: &Request) -> LaneSet {
     LaneSet(request.lanes.iter().enumerate().filter(|(_, a)| a.is_some()).fold(0, |set, (lane, _)| set | 1 << lane))
 }
 
@@ -116,14 +131,9 @@ fn group(request: &Request, lanes: LaneSet) -> PassGroup {
     PassGroup { lanes, wavefronts: max_words_per_bank(request, lanes) }
 }
 
-/// `parts` equal lane ranges, each its own group.
-fn split(request: &Request, active: LaneSet, parts: usize) -> Vec<PassGroup> {
-    let size = WARP_SIZE / parts;
-    (0..parts)
-        .map(|part| LaneSet(active.0 & range_mask(part * size, size)))
-        .filter(|lanes| !lanes.is_empty())
-        .map(|lanes| group(request, lanes))
-        .collect()
+/// `count` equal lane ranges, each its own group.
+fn split(request: &Request, active: LaneSet, count: usize) -> Vec<PassGroup> {
+    parts(active, count).map(|lanes| group(request, lanes)).collect()
 }
 
 fn range_mask(start: usize, len: usize) -> u32 {
@@ -135,29 +145,28 @@ fn range_mask(start: usize, len: usize) -> u32 {
 /// that want those addresses. The hardware takes the cheaper of the two orders.
 fn half_warps_sharing_single_address_wavefronts(request: &Request, active: LaneSet) -> Vec<PassGroup> {
     let halves = [LaneSet(active.0 & range_mask(0, 16)), LaneSet(active.0 & range_mask(16, 16))];
-    let mut best: Option<Vec<PassGroup>> = None;
+    let scans = halves.map(|lanes| scan_words(request, lanes, |_| {}));
+    let groups = [0, 1].map(|half| PassGroup { lanes: halves[half], wavefronts: scans[half].wavefronts });
+    let mut best: Vec<PassGroup> = groups.iter().filter(|g| !g.lanes.is_empty()).cloned().collect();
     for (first, second) in [(0, 1), (1, 0)] {
-        let leader = group(request, halves[first]);
-        let addresses = Addresses::of(request, halves[first]);
-        let served = if !leader.lanes.is_empty() && leader.wavefronts as usize == addresses.len {
-            let wanted = |lane: &usize| request.lanes[*lane].is_some_and(|a| addresses.contains(a));
-            LaneSet(halves[second].iter().filter(wanted).fold(0, |s, l| s | 1 << l))
-        } else {
-            LaneSet(0)
-        };
-        let rest = LaneSet(halves[second].0 & !served.0);
-        let groups: Vec<PassGroup> = [PassGroup { lanes: LaneSet(leader.lanes.0 | served.0), ..leader }, group(request, rest)]
-            .into_iter()
-            .filter(|g| !g.lanes.is_empty())
-            .collect();
-        let total = |gs: &[PassGroup]| gs.iter().map(|g| g.wavefronts).sum::<u32>();
-        if best.as_ref().is_none_or(|b| total(&groups) < total(b)) {
-            best = Some(groups);
+        let leader = &groups[first];
+        // Aligned 8-byte addresses never share a word, so addresses = distinct words / 2; there are
+        // at least as many as wavefronts, and exactly as many when each wavefront carries one.
+        let single_address_wavefronts = scans[first].distinct_words / 2 == leader.wavefronts as usize;
+        if leader.lanes.is_empty() || halves[second].is_empty() || !single_address_wavefronts {
+            continue;
+        }
+        let addresses = Addresses::of(request, leader.lanes);
+        let wanted = |lane: &usize| request.lanes[*lane].is_some_and(|a| addresses.contains(a));
+        let served = LaneSet(halves[second].iter().filter(wanted).fold(0, |set, lane| set | 1 << lane));
+        let rest = group(request, LaneSet(halves[second].0 & !served.0));
+        if leader.wavefronts + rest.wavefronts < best.iter().map(|g| g.wavefronts).sum() {
+            let merged = PassGroup { lanes: LaneSet(leader.lanes.0 | served.0), wavefronts: leader.wavefronts };
+            best = [merged, rest].into_iter().filter(|g| !g.lanes.is_empty()).collect();
         }
     }
-    let mut groups = best.expect("two orders tried");
-    groups.sort_by_key(|g| g.lanes.0.trailing_zeros());
-    groups
+    best.sort_by_key(|g| g.lanes.0.trailing_zeros());
+    best
 }
 
 /// The distinct addresses the given lanes access, sorted, in a fixed array (no allocation).
@@ -194,6 +203,27 @@ impl Addresses {
 
 /// The most distinct 32-bit words that any one bank holds among the given lanes' accesses.
 fn max_words_per_bank(request: &Request, lanes: LaneSet) -> u32 {
+    scan_words(request, lanes, |_| {}).wavefronts
+}
+
+/// One word access met by [`scan_words`].
+pub(crate) struct WordVisit {
+    pub lane: usize,
+    pub word: u32,
+    /// Index of the word among the distinct words of this scan, in first-touch order.
+    pub index: usize,
+    pub first_touch: bool,
+}
+
+/// What [`scan_words`] found.
+pub(crate) struct Scan {
+    /// The most distinct words any one bank holds: the wavefronts of a pass group.
+    pub wavefronts: u32,
+    pub distinct_words: usize,
+}
+
+/// Walks the words of `lanes` in lane order, telling `visit` about each.
+pub(crate) fn scan_words(request: &Request, lanes: LaneSet, mut visit: impl FnMut(WordVisit)) -> Scan {
     // Words seen so far, chained per bank: a few hundred bytes, no per-call table to clear.
     const END: u8 = u8::MAX;
     let mut words = [0u32; 4 * WARP_SIZE];
@@ -209,14 +239,17 @@ fn max_words_per_bank(request: &Request, lanes: LaneSet) -> u32 {
             while at != END && words[at as usize] != word {
                 at = next[at as usize];
             }
-            if at == END {
+            let first_touch = at == END;
+            if first_touch {
+                at = stored as u8;
                 words[stored] = word;
                 next[stored] = head[bank];
-                head[bank] = stored as u8;
+                head[bank] = at;
                 stored += 1;
                 counts[bank] += 1;
             }
+            visit(WordVisit { lane, word, index: at as usize, first_touch });
         }
     }
-    counts.into_iter().max().unwrap_or(0)
+    Scan { wavefronts: counts.into_iter().max().unwrap_or(0), distinct_words: stored }
 }
