@@ -21,8 +21,11 @@
 //! Consequences that the textbook half-/quarter-warp rule misses, each measured on the H100:
 //! - an 8-byte load of one address by all 32 lanes is **1** wavefront, not 2 (`ld 8 stride0`);
 //! - an 8-byte load where lanes `i` and `i + 16` read the same address and all addresses share a
-//!   bank takes 16 wavefronts, not 32 (`ld 8 stride128`), yet with addresses spread over several
-//!   banks the halves do not share (`halves_repeat`: 6, not 3);
+//!   bank takes 16 wavefronts, not 32, in the reference data (`ld 8 stride128`), yet with
+//!   addresses spread over several banks the halves do not share (`halves_repeat`: 6, not 3).
+//!   The course's own probe measures 32 for that same pattern, every time, with `ld.shared.v2.u32`
+//!   and with `ld.shared.u64` (`tests/data/h100-wavefronts-remeasured.tsv`); the model follows the
+//!   reference and flags the pattern as not verified;
 //! - an 8-byte load of 16 random addresses inside one 128-byte row is 2 wavefronts, although no
 //!   bank holds two words (`random_span128`): the halves are served apart;
 //! - a 16-byte load of one address by all lanes is 2 wavefronts, by two lanes 1; two addresses
@@ -42,7 +45,8 @@
 //! rows: strides, pitched tile columns, XOR swizzles, every width, loads and stores); the
 //! irregular ones (random addresses, partial broadcasts, inactive lanes, lanes sharing addresses
 //! across halves and quarters) are `tests/data/h100-irregular.tsv`, measured with
-//! `cargo xtask probe`. The crate's tests replay both files.
+//! `cargo xtask probe`. `tests/data/h100-wavefronts-remeasured.tsv` is the 420 reference patterns
+//! measured again with that probe: all equal but one (above). The crate's tests replay every file.
 
 use crate::{BANKS, LaneSet, Op, Request, WARP_SIZE, WAVEFRONT_BYTES, Width};
 

@@ -49,3 +49,10 @@ fn every_miss_on_the_multicast_probes_is_flagged_unverified() {
     // The flagged class is real: most of these probes were built to land in it.
     assert!(replay.unverified_misses > 0);
 }
+
+#[test]
+fn reference_patterns_remeasured_by_the_course_probe_differ_only_where_flagged() {
+    let replay = replay("h100-wavefronts-remeasured.tsv", include_str!("data/h100-wavefronts-remeasured.tsv"));
+    // ld 8 stride128: 32 wavefronts on the course's probe, 16 in the reference data.
+    assert_eq!((replay.rows, replay.unverified_misses), (420, 1));
+}

@@ -10,7 +10,7 @@ use cuda_kernels::{CudaFunction, CudaSlice, Gpu, GpuError, GpuInfo, LaunchConfig
 use lesson_kit::{
     DeclaredAccess, KernelRun, Lesson, Measured, Prepared, Report, Size, Tone,
     bank_table::add_bank_grid,
-    lesson::{counter_cells, format_ratio},
+    lesson::counter_cells,
     styled,
 };
 
@@ -268,11 +268,10 @@ impl Lesson for Banks {
         let chain = slowdown(&|s| matches!(s, Spec::Chain { .. }));
         if let (Some(throughput), Some(chain)) = (throughput, chain) {
             report.text(format!(
-                "Stride 32 (32 wavefronts per request): {}x slower when the load/store unit is the bottleneck,\n\
-                 but only {}x slower in one warp's dependent chain, where most of each load's time is the fixed\n\
-                 latency of the trip to shared memory and back, paid once however many wavefronts it takes.",
-                format_ratio((throughput * 10.0).round() / 10.0),
-                format_ratio((chain * 10.0).round() / 10.0)
+                "Stride 32 (32 wavefronts per request): {throughput:.1}x slower when the load/store unit is the\n\
+                 bottleneck, but only {chain:.1}x slower in one warp's dependent chain, where most of each load's\n\
+                 time is the fixed latency of the trip to shared memory and back, paid once however many\n\
+                 wavefronts it takes."
             ));
         }
     }
