@@ -30,7 +30,8 @@ fn every_include_in_the_book_resolves() {
                 .unwrap_or_else(|_| panic!("{} includes missing {}", page.display(), file.display()));
             if let Some(anchor) = parts.next().filter(|a| !a.chars().next().unwrap().is_ascii_digit()) {
                 assert!(
-                    contents.contains(&format!("ANCHOR: {anchor}")) && contents.contains(&format!("ANCHOR_END: {anchor}")),
+                    contents.contains(&format!("ANCHOR: {anchor}"))
+                        && contents.contains(&format!("ANCHOR_END: {anchor}")),
                     "{} includes anchor `{anchor}` that {} lacks",
                     page.display(),
                     file.display()

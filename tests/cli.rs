@@ -93,5 +93,7 @@ fn bad_single_requests_are_clear_errors() {
     assert!(run.error().contains("--index `lane / 0` at lane 0"), "{}", run.error());
     let run = xtask(&["conflicts", "--batch", "/nonexistent/batch.tsv"]);
     assert!(run.error().starts_with("cannot read batch file /nonexistent/batch.tsv"), "{}", run.error());
-    assert!(parse_error(&["conflicts", "--op", "ld"]).contains("--index <INDEX>|--addresses <ADDRESSES>|--batch <BATCH>"));
+    assert!(
+        parse_error(&["conflicts", "--op", "ld"]).contains("--index <INDEX>|--addresses <ADDRESSES>|--batch <BATCH>")
+    );
 }

@@ -33,6 +33,9 @@ fn cuda_kernels_available() -> bool {
 #[test]
 fn unknown_lessons_are_listed() {
     let run = xtask(&["lesson", "99"]);
-    assert_eq!(run.error(), "there is no lesson `99`. The lessons are:\n  1  Banks and strides\nRun one with e.g. `cargo xtask lesson 1`.");
+    assert_eq!(
+        run.error(),
+        "there is no lesson `99`. The lessons are:\n  1  Banks and strides\nRun one with e.g. `cargo xtask lesson 1`."
+    );
     assert_eq!(xtask(&["lesson", "list"]).stdout, "1  Banks and strides\n");
 }

@@ -43,7 +43,10 @@ fn rate(requests: &[Request], seconds: f64, f: impl Fn(&Request) -> u32) -> f64 
 pub fn run(seconds: f64, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let requests = sample_requests(10_000);
     let profile = if cfg!(debug_assertions) { "debug" } else { "release" };
-    writeln!(out, "Bank model, one core, {profile} build, 10,000 random warp instructions cycled for {seconds} s each:")?;
+    writeln!(
+        out,
+        "Bank model, one core, {profile} build, 10,000 random warp instructions cycled for {seconds} s each:"
+    )?;
     let full = rate(&requests, seconds, |r| r.analyze().wavefronts);
     let fast = rate(&requests, seconds, Request::wavefronts);
     writeln!(out, "  analyze() (per-bank table, broadcasts): {:>12.0} instructions/s", full)?;

@@ -8,8 +8,8 @@ use std::{
 };
 
 use anyhow::{Context, bail};
-use lesson_kit::{Lesson, Report};
 use lesson_01_banks::Banks;
+use lesson_kit::{Lesson, Report};
 
 use crate::workspace_root;
 
@@ -100,7 +100,8 @@ pub fn build() -> anyhow::Result<PathBuf> {
         eprintln!("Regenerated book/src/generated/{name}");
     }
     let paths = [MDBOOK_KATEX.ensure()?, MDBOOK.ensure()?];
-    let path = env::join_paths(paths.iter().cloned().chain(env::split_paths(&env::var_os("PATH").unwrap_or_default())))?;
+    let path =
+        env::join_paths(paths.iter().cloned().chain(env::split_paths(&env::var_os("PATH").unwrap_or_default())))?;
     let root = workspace_root();
     let status = Command::new(paths[1].join("mdbook"))
         .arg("build")

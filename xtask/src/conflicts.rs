@@ -105,7 +105,9 @@ fn lanes_from_expression(expression: &str, width: Width) -> anyhow::Result<[Opti
             .eval_int_with_context(&context)
             .map_err(|e| anyhow::anyhow!("--index `{expression}` at lane {lane}: {e} (it must give a whole number)"))?;
         let Some(bytes) = u32::try_from(value).ok().and_then(|index| index.checked_mul(width.bytes())) else {
-            bail!("--index `{expression}` gives {value} at lane {lane}: element indices must be 0 or more and fit in 32 bits");
+            bail!(
+                "--index `{expression}` gives {value} at lane {lane}: element indices must be 0 or more and fit in 32 bits"
+            );
         };
         *slot = Some(bytes);
     }

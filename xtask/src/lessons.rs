@@ -5,11 +5,11 @@ use std::{io::Write, process::ExitCode};
 use anyhow::{Context, bail};
 use cuda_kernels::{Gpu, timing::Plan};
 use indicatif::{ProgressBar, ProgressStyle};
+use lesson_01_banks::Banks;
 use lesson_kit::{
     Lesson,
     lesson::{self, CounterStatus, GpuStatus, Options, Outcome, SelfCommand},
 };
-use lesson_01_banks::Banks;
 
 /// Something to do with one lesson, whatever its type.
 trait Visit {
@@ -122,7 +122,9 @@ pub fn gpu_suite(required: bool) -> anyhow::Result<String> {
             GpuStatus::Ran { counters: CounterStatus::Skipped(why), .. } if !required => {
                 passed.push(format!("{name} without counters: {why}"))
             }
-            GpuStatus::Ran { counters: CounterStatus::Skipped(why), .. } => failed.push(format!("{name}: counters: {why}")),
+            GpuStatus::Ran { counters: CounterStatus::Skipped(why), .. } => {
+                failed.push(format!("{name}: counters: {why}"))
+            }
             GpuStatus::Failed(why) => failed.push(format!("{name}: {why}")),
             GpuStatus::Skipped(why) => failed.push(format!("{name}: skipped: {why}")),
         }

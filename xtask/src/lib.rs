@@ -15,7 +15,12 @@ use clap::{Parser, Subcommand};
 pub use conflicts::ConflictsArgs;
 
 #[derive(Debug, Parser)]
-#[command(name = "cargo xtask", bin_name = "cargo xtask", version, about = "Bank Conflicts, Measured: lessons, tools and checks")]
+#[command(
+    name = "cargo xtask",
+    bin_name = "cargo xtask",
+    version,
+    about = "Bank Conflicts, Measured: lessons, tools and checks"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,

@@ -16,7 +16,7 @@ const INACTIVE: u32 = u32::MAX;
 
 fn read_batch(path: &Path) -> anyhow::Result<Vec<batch::BatchLine>> {
     let text = fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    Ok(batch::parse(&text).collect::<Result<_, _>>().with_context(|| format!("{} is not a valid batch", path.display()))?)
+    batch::parse(&text).collect::<Result<_, _>>().with_context(|| format!("{} is not a valid batch", path.display()))
 }
 
 fn kernel_name(line: &batch::BatchLine) -> String {

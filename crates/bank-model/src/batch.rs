@@ -39,8 +39,10 @@ pub fn parse(text: &str) -> impl Iterator<Item = Result<BatchLine, BatchError>> 
         .map(|(index, line)| (index + 1, line.trim_end_matches('\r')))
         .filter(|(_, line)| !line.trim().is_empty() && !line.starts_with('#'))
         .map(|(line, text)| {
-            parse_line(text).map_err(|problem| BatchError { line, problem }).map(|(request, extra)| {
-                BatchLine { line, request, extra }
+            parse_line(text).map_err(|problem| BatchError { line, problem }).map(|(request, extra)| BatchLine {
+                line,
+                request,
+                extra,
             })
         })
 }
@@ -61,15 +63,13 @@ mod tests {
     #[test]
     fn reports_the_line_of_each_problem() {
         let zeros = vec!["0"; 32].join(",");
-        let text = format!(
-            "# header\n\nld\t4\t{zeros}\ttag\nst\t3\t{zeros}\nld\t4\t0,4\nmv\t4\t{zeros}\nld 4 {zeros}\n"
-        );
+        let text =
+            format!("# header\n\nld\t4\t{zeros}\ttag\nst\t3\t{zeros}\nld\t4\t0,4\nmv\t4\t{zeros}\nld 4 {zeros}\n");
         let results: Vec<_> = parse(&text).collect();
         assert_eq!(results.len(), 5);
         let first = results[0].as_ref().unwrap();
         assert_eq!((first.line, first.extra.as_slice()), (3, ["tag".to_string()].as_slice()));
-        let errors: Vec<String> =
-            results[1..].iter().map(|r| r.as_ref().unwrap_err().to_string()).collect();
+        let errors: Vec<String> = results[1..].iter().map(|r| r.as_ref().unwrap_err().to_string()).collect();
         assert_eq!(
             errors,
             [

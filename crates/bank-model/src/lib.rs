@@ -276,8 +276,7 @@ mod tests {
             let width = Width::ALL[rng.random_range(0..Width::ALL.len())];
             let span = [64u32, 512, 4096][rng.random_range(0..3)];
             let lanes = std::array::from_fn(|_| {
-                rng.random_bool(0.9)
-                    .then(|| rng.random_range(0..span / width.bytes()) * width.bytes())
+                rng.random_bool(0.9).then(|| rng.random_range(0..span / width.bytes()) * width.bytes())
             });
             let request = Request::new(op, width, lanes).unwrap();
             assert_eq!(request.wavefronts(), request.analyze().wavefronts, "{request:?}");

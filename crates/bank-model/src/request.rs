@@ -79,20 +79,14 @@ impl Width {
 impl TryFrom<u32> for Width {
     type Error = RequestError;
     fn try_from(bytes: u32) -> Result<Self, Self::Error> {
-        Width::ALL
-            .into_iter()
-            .find(|w| w.bytes() == bytes)
-            .ok_or(RequestError::UnsupportedWidth(bytes))
+        Width::ALL.into_iter().find(|w| w.bytes() == bytes).ok_or(RequestError::UnsupportedWidth(bytes))
     }
 }
 
 impl FromStr for Width {
     type Err = RequestError;
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let bytes = text
-            .trim()
-            .parse::<u32>()
-            .map_err(|_| RequestError::BadWidth(text.trim().to_owned()))?;
+        let bytes = text.trim().parse::<u32>().map_err(|_| RequestError::BadWidth(text.trim().to_owned()))?;
         Width::try_from(bytes)
     }
 }
@@ -168,9 +162,7 @@ pub fn parse_addresses(text: &str) -> Result<[Option<u32>; WARP_SIZE], RequestEr
     let mut lanes = [None; WARP_SIZE];
     for (lane, field) in fields.into_iter().enumerate() {
         if field != "_" {
-            let address = field
-                .parse()
-                .map_err(|_| RequestError::BadAddress { lane, text: field.to_owned() })?;
+            let address = field.parse().map_err(|_| RequestError::BadAddress { lane, text: field.to_owned() })?;
             lanes[lane] = Some(address);
         }
     }
@@ -194,10 +186,7 @@ mod tests {
         assert_eq!(parse_addresses("0,4,8"), Err(RequestError::LaneCount(3)));
         let mut fields = vec!["0"; 32];
         fields[5] = "x1";
-        assert_eq!(
-            parse_addresses(&fields.join(",")),
-            Err(RequestError::BadAddress { lane: 5, text: "x1".into() })
-        );
+        assert_eq!(parse_addresses(&fields.join(",")), Err(RequestError::BadAddress { lane: 5, text: "x1".into() }));
         assert_eq!("3".parse::<Width>(), Err(RequestError::UnsupportedWidth(3)));
         assert!(matches!("lds".parse::<Op>(), Err(RequestError::UnknownOp(_))));
         let mut lanes = [Some(0); 32];

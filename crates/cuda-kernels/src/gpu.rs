@@ -24,7 +24,9 @@ pub enum Unavailable {
     NoDriver,
     #[error("the NVIDIA driver found no CUDA device")]
     NoDevice,
-    #[error("NVRTC (libnvrtc.so) could not be loaded: install the CUDA toolkit or add its lib64 folder to LD_LIBRARY_PATH")]
+    #[error(
+        "NVRTC (libnvrtc.so) could not be loaded: install the CUDA toolkit or add its lib64 folder to LD_LIBRARY_PATH"
+    )]
     NoNvrtc,
     #[error("the CUDA driver failed to open GPU 0: {0}")]
     Driver(String),
@@ -126,10 +128,9 @@ impl Gpu {
     /// A kernel from `kernels/FILE`, compiled with NVRTC for this GPU on first use.
     pub fn function(&self, file: &str, kernel: &str) -> Result<CudaFunction, GpuError> {
         let module = self.module(file)?;
-        module.load_function(kernel).map_err(|_| GpuError::MissingKernel {
-            file: file.to_owned(),
-            kernel: kernel.to_owned(),
-        })
+        module
+            .load_function(kernel)
+            .map_err(|_| GpuError::MissingKernel { file: file.to_owned(), kernel: kernel.to_owned() })
     }
 
     fn module(&self, file: &str) -> Result<Arc<CudaModule>, GpuError> {
@@ -191,7 +192,8 @@ impl Gpu {
         block_threads: u32,
         dynamic_shared: usize,
     ) -> Result<Occupancy, GpuError> {
-        let blocks_per_sm = function.occupancy_max_active_blocks_per_multiprocessor(block_threads, dynamic_shared, None)?;
+        let blocks_per_sm =
+            function.occupancy_max_active_blocks_per_multiprocessor(block_threads, dynamic_shared, None)?;
         let threads_per_sm = blocks_per_sm * block_threads;
         Ok(Occupancy {
             blocks_per_sm,

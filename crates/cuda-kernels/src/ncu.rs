@@ -29,7 +29,9 @@ pub const NCU_VAR: &str = "BCM_NCU";
 /// Why counters could not be read: each case is one line a lesson can print.
 #[derive(Clone, Debug, Error, PartialEq, Eq)]
 pub enum NcuUnavailable {
-    #[error("Nsight Compute (ncu) not found on PATH, in $CUDA_HOME/bin or /usr/local/cuda/bin; set {NCU_VAR} to its path")]
+    #[error(
+        "Nsight Compute (ncu) not found on PATH, in $CUDA_HOME/bin or /usr/local/cuda/bin; set {NCU_VAR} to its path"
+    )]
     NotFound,
     #[error(
         "ncu may not read GPU counters here (ERR_NVGPUCTRPERM): an administrator must allow it, see \
@@ -155,7 +157,7 @@ pub fn parse_csv(report: &str) -> Result<Vec<KernelCounters>, NcuUnavailable> {
     let Some(start) = report.find("\"ID\"") else {
         return Ok(Vec::new());
     };
-    let mut reader = csv::ReaderBuilder::new().flexible(true).from_reader(report[start..].as_bytes());
+    let mut reader = csv::ReaderBuilder::new().flexible(true).from_reader(&report.as_bytes()[start..]);
     let headers = reader.headers().map_err(|e| NcuUnavailable::Failed(format!("unreadable ncu CSV: {e}")))?.clone();
     let column = |name: &str| {
         headers

@@ -8,10 +8,8 @@
 use bank_model::{Op, Request, Width};
 use cuda_kernels::{CudaFunction, CudaSlice, Gpu, GpuError, GpuInfo, LaunchConfig, PushKernelArg};
 use lesson_kit::{
-    DeclaredAccess, KernelRun, Lesson, Measured, Prepared, Report, Size, Tone,
-    bank_table::add_bank_grid,
-    lesson::counter_cells,
-    styled,
+    DeclaredAccess, KernelRun, Lesson, Measured, Prepared, Report, Size, Tone, bank_table::add_bank_grid,
+    lesson::counter_cells, styled,
 };
 
 /// The kernels' source file in `kernels/`.
@@ -24,11 +22,8 @@ pub const ROWS: u32 = 8;
 /// Strides the model's table covers.
 pub const MODEL_STRIDES: std::ops::RangeInclusive<u32> = 0..=64;
 /// Strides run on the GPU, per element width, in the throughput-bound kernel.
-pub const THROUGHPUT_STRIDES: [(Width, &[u32]); 3] = [
-    (Width::W4, &[0, 1, 2, 3, 4, 8, 16, 32, 33, 64]),
-    (Width::W8, &[0, 1, 2, 4, 16]),
-    (Width::W16, &[0, 1, 2, 8]),
-];
+pub const THROUGHPUT_STRIDES: [(Width, &[u32]); 3] =
+    [(Width::W4, &[0, 1, 2, 3, 4, 8, 16, 32, 33, 64]), (Width::W8, &[0, 1, 2, 4, 16]), (Width::W16, &[0, 1, 2, 8])];
 /// Strides run in the latency-bound chain.
 pub const CHAIN_STRIDES: [u32; 7] = [0, 1, 2, 4, 8, 16, 32];
 const CHAIN_STEPS: [u32; 2] = [64, 16384];
@@ -128,7 +123,11 @@ impl Lesson for Banks {
         ];
         for (op, width, stride) in examples {
             let request = Request::strided(op, width, stride).expect("aligned");
-            report.text(format!("{} {}[lane * {stride}]:", if op == Op::Load { "read" } else { "write" }, width.c_type()));
+            report.text(format!(
+                "{} {}[lane * {stride}]:",
+                if op == Op::Load { "read" } else { "write" },
+                width.c_type()
+            ));
             add_bank_grid(report, &request, &request.analyze());
         }
         report.text(
@@ -189,12 +188,15 @@ impl Lesson for Banks {
 
     fn prepare<'g>(&self, gpu: &'g Gpu, run: &KernelRun<Spec>) -> Result<Box<dyn Prepared + 'g>, GpuError> {
         let function = gpu.function(KERNEL_FILE, run.kernel)?;
-        let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64);
+        let seed =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64);
         let (words, threads, blocks) = match run.spec {
             Spec::Throughput { blocks, threads, .. } => {
                 ((0..TILE_WORDS).map(|i| splitmix(seed ^ i as u64) as u32).collect::<Vec<u32>>(), threads, blocks)
             }
-            Spec::Chain { stride, .. } => ((0..TILE_WORDS).map(|i| (i + 32 * stride) & (TILE_WORDS - 1)).collect(), 32, 1),
+            Spec::Chain { stride, .. } => {
+                ((0..TILE_WORDS).map(|i| (i + 32 * stride) & (TILE_WORDS - 1)).collect(), 32, 1)
+            }
         };
         Ok(Box::new(StrideRun {
             gpu,
@@ -254,7 +256,9 @@ impl Lesson for Banks {
                 predicted,
                 measured,
                 format!("{:.1}", m.timing.median_ms * 1e6 / steps as f64).into(),
-                chain_baseline.map_or("-".into(), |b| format!("{:.1}x", m.timing.median_ms / b.timing.median_ms)).into(),
+                chain_baseline
+                    .map_or("-".into(), |b| format!("{:.1}x", m.timing.median_ms / b.timing.median_ms))
+                    .into(),
             ]);
         }
         report.table(["stride", "model wf/req", "ncu wf/req", "ns per load", "vs stride 1"], rows);

@@ -19,11 +19,8 @@ pub fn summary(request: &Request, analysis: &Analysis) -> String {
         _ => format!("{}-way bank conflict, {} excess wavefronts", analysis.conflict_degree(), analysis.excess),
     };
     let passes = if analysis.passes.len() > 1 {
-        let groups: Vec<String> = analysis
-            .passes
-            .iter()
-            .map(|p| format!("lanes {}: {}", lane_ranges(p.lanes), p.wavefronts))
-            .collect();
+        let groups: Vec<String> =
+            analysis.passes.iter().map(|p| format!("lanes {}: {}", lane_ranges(p.lanes), p.wavefronts)).collect();
         format!(" [{}]", groups.join(", "))
     } else {
         String::new()

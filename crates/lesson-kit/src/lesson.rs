@@ -45,9 +45,10 @@ pub struct KernelRun<S> {
 impl<S> KernelRun<S> {
     /// Declared (wavefronts, instructions) for loads or stores.
     pub fn predicted(&self, op: Op) -> (u64, u64) {
-        self.accesses.iter().filter(|a| a.request.op == op).fold((0, 0), |(w, i), a| {
-            (w + a.executions * a.request.analyze().wavefronts as u64, i + a.executions)
-        })
+        self.accesses
+            .iter()
+            .filter(|a| a.request.op == op)
+            .fold((0, 0), |(w, i), a| (w + a.executions * a.request.analyze().wavefronts as u64, i + a.executions))
     }
 
     /// Declared wavefronts per instruction for `op`, `None` when the kernel declares none.
@@ -127,6 +128,9 @@ pub struct SelfCommand {
     pub args: Vec<OsString>,
 }
 
+/// Told `(label, index, total)` before each timed run.
+pub type Progress = Box<dyn Fn(&str, usize, usize)>;
+
 pub struct Options {
     /// `Some(reason)`: do not touch the GPU.
     pub skip_gpu: Option<String>,
@@ -134,7 +138,7 @@ pub struct Options {
     /// `None`: do not profile.
     pub profile_with: Option<SelfCommand>,
     /// Shows progress while timing (a bar on a terminal).
-    pub progress: Box<dyn Fn(&str, usize, usize)>,
+    pub progress: Progress,
 }
 
 /// The lesson's report, and whether anything went wrong on the GPU.
@@ -205,12 +209,14 @@ fn measure<L: Lesson>(lesson: &L, gpu: &Gpu, options: &Options, report: &mut Rep
     for (index, run) in runs.into_iter().enumerate() {
         (options.progress)(&run.label, index, total);
         let mut prepared = lesson.prepare(gpu, &run).map_err(|e| format!("{}: {e}", run.label))?;
-        let timing = timing::time(gpu, options.plan, || prepared.launch()).map_err(|e| format!("{}: {e}", run.label))?;
+        let timing =
+            timing::time(gpu, options.plan, || prepared.launch()).map_err(|e| format!("{}: {e}", run.label))?;
         prepared.check().map_err(|e| format!("{}: {e}", run.label))?;
-        let counters = counters.as_ref().ok().and_then(|all| all.get(index).copied()).map(|counters| Counted {
-            check: profile_runs[index].check_counters(&counters),
-            counters,
-        });
+        let counters = counters
+            .as_ref()
+            .ok()
+            .and_then(|all| all.get(index).copied())
+            .map(|counters| Counted { check: profile_runs[index].check_counters(&counters), counters });
         measured.push(Measured { run, timing, counters });
     }
     let status = match &counters {
@@ -222,33 +228,28 @@ fn measure<L: Lesson>(lesson: &L, gpu: &Gpu, options: &Options, report: &mut Rep
     }
     report.text("Every kernel's output matched its CPU reference.");
     lesson.summarize(info, &measured, report);
-    let mismatches: Vec<String> = measured
-        .iter()
-        .filter_map(|m| m.counters.as_ref().and_then(|c| c.check.clone().err()))
-        .collect();
+    let mismatches: Vec<String> =
+        measured.iter().filter_map(|m| m.counters.as_ref().and_then(|c| c.check.clone().err())).collect();
     if mismatches.is_empty() { Ok(status) } else { Err(format!("model and ncu disagree:\n{}", mismatches.join("\n"))) }
 }
 
 /// Errors of the profiling step.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum ProfileError {
-    Ncu(NcuUnavailable),
+    #[error(transparent)]
+    Ncu(#[from] NcuUnavailable),
+    #[error("{0}")]
     Launches(String),
 }
 
-impl std::fmt::Display for ProfileError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ProfileError::Ncu(e) => e.fmt(f),
-            ProfileError::Launches(e) => f.write_str(e),
-        }
-    }
-}
-
 /// Runs the lesson's profile-size kernels under ncu, one counter set per run, in order.
-pub fn profile<L: Lesson>(lesson: &L, info: &GpuInfo, command: &SelfCommand) -> Result<Vec<SharedCounters>, ProfileError> {
-    let ncu = Ncu::find().map_err(ProfileError::Ncu)?;
-    let launches = ncu.profile(&command.program, &command.args, &SHARED_METRICS).map_err(ProfileError::Ncu)?;
+pub fn profile<L: Lesson>(
+    lesson: &L,
+    info: &GpuInfo,
+    command: &SelfCommand,
+) -> Result<Vec<SharedCounters>, ProfileError> {
+    let ncu = Ncu::find()?;
+    let launches = ncu.profile(&command.program, &command.args, &SHARED_METRICS)?;
     let runs = lesson.runs(info, Size::Profile);
     let kernels: Vec<&str> = launches.iter().map(|l| l.kernel.as_str()).collect();
     let expected: Vec<&str> = runs.iter().map(|r| r.kernel).collect();
@@ -259,7 +260,10 @@ pub fn profile<L: Lesson>(lesson: &L, info: &GpuInfo, command: &SelfCommand) -> 
     }
     launches
         .iter()
-        .map(|l| l.shared().ok_or_else(|| ProfileError::Launches(format!("ncu gave no shared-memory counters for {}", l.kernel))))
+        .map(|l| {
+            l.shared()
+                .ok_or_else(|| ProfileError::Launches(format!("ncu gave no shared-memory counters for {}", l.kernel)))
+        })
         .collect()
 }
 
@@ -277,7 +281,7 @@ pub fn profile_target<L: Lesson>(lesson: &L) -> Result<(), String> {
 /// Cells for "predicted | measured" wavefronts per request of `op`.
 pub fn counter_cells<S>(measured: &Measured<S>, op: Op) -> [Styled; 2] {
     let predicted = measured.run.predicted_per_request(op);
-    let format = |v: Option<f64>| v.map_or("-".to_owned(), |v| format_ratio(v));
+    let format = |v: Option<f64>| v.map_or("-".to_owned(), format_ratio);
     let measured_cell = match &measured.counters {
         None => "n/a".into(),
         Some(Counted { counters, check }) => {
