@@ -7,34 +7,7 @@
 #define TILE_BYTES 32768u  // 32 KiB of shared memory per block
 #define ROWS 8u            // independent requests in flight per thread
 
-// ANCHOR: shared_load
-// One shared-memory load of `Word` (4, 8 or 16 bytes) at element `index` of the tile. Inline PTX
-// makes it exactly one LDS of that width. `ld.volatile` keeps ptxas from hoisting the load out of
-// the loop (the tile never changes, so a plain `ld.shared` is loaded once: the counters showed
-// it), and the "memory" clobber tells the compiler the tile is read, so the fill is kept.
-template <typename Word> __device__ __forceinline__ unsigned load(const Word* tile, unsigned index);
-
-template <> __device__ __forceinline__ unsigned load<unsigned>(const unsigned* tile, unsigned index) {
-    unsigned v, a = static_cast<unsigned>(__cvta_generic_to_shared(tile + index));
-    asm volatile("ld.volatile.shared.u32 %0, [%1];" : "=r"(v) : "r"(a) : "memory");
-    return v;
-}
-template <> __device__ __forceinline__ unsigned load<uint2>(const uint2* tile, unsigned index) {
-    unsigned x, y, a = static_cast<unsigned>(__cvta_generic_to_shared(tile + index));
-    asm volatile("ld.volatile.shared.v2.u32 {%0, %1}, [%2];" : "=r"(x), "=r"(y) : "r"(a) : "memory");
-    return x + y;
-}
-template <> __device__ __forceinline__ unsigned load<uint4>(const uint4* tile, unsigned index) {
-    unsigned x, y, z, w, a = static_cast<unsigned>(__cvta_generic_to_shared(tile + index));
-    asm volatile("ld.volatile.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(x), "=r"(y), "=r"(z), "=r"(w) : "r"(a) : "memory");
-    return x + y + z + w;
-}
-// ANCHOR_END: shared_load
-
-__device__ void fill_tile(unsigned* tile, const unsigned* words) {
-    for (unsigned i = threadIdx.x; i < TILE_BYTES / 4; i += blockDim.x) tile[i] = words[i];
-    __syncthreads();
-}
+#include "shared_load.cuh"
 
 // ANCHOR: stride_read
 // Throughput: many warps, ROWS independent loads per thread per iteration. The SM's load/store
@@ -42,7 +15,7 @@ __device__ void fill_tile(unsigned* tile, const unsigned* words) {
 template <typename Word>
 __device__ void stride_read(const unsigned* words, unsigned* out, unsigned stride, unsigned iterations) {
     __shared__ __align__(16) unsigned tile[TILE_BYTES / 4];
-    fill_tile(tile, words);
+    fill_tile(tile, words, TILE_BYTES / 4);
     const Word* elements = reinterpret_cast<const Word*>(tile);
     const unsigned mask = TILE_BYTES / sizeof(Word) - 1;
     const unsigned lane = threadIdx.x % 32;
@@ -74,7 +47,7 @@ extern "C" __global__ void stride_read_16(const unsigned* words, unsigned* out, 
 // reads element `(l + 32 * s) * stride`, the same bank pattern at every step.
 extern "C" __global__ void stride_chain(const unsigned* words, unsigned* out, unsigned stride, unsigned steps) {
     __shared__ __align__(16) unsigned tile[TILE_BYTES / 4];
-    fill_tile(tile, words);
+    fill_tile(tile, words, TILE_BYTES / 4);
     unsigned index = (threadIdx.x * stride) & (TILE_BYTES / 4 - 1);
     for (unsigned s = 0; s < steps; ++s) index = load(tile, index);
     out[threadIdx.x] = index;

@@ -10,7 +10,7 @@ use cudarc::{
 use serde::Serialize;
 use thiserror::Error;
 
-use crate::source::{self, Origin};
+use crate::source;
 
 /// Set to any value to skip GPU runs even where a GPU exists.
 pub const NO_GPU_VAR: &str = "BCM_NO_GPU";
@@ -137,16 +137,17 @@ impl Gpu {
         if let Some(module) = self.modules.borrow().get(file) {
             return Ok(module.clone());
         }
-        let source = source::load(file).ok_or_else(|| {
+        let source = source::load_for_compile(file).map_err(|missing| {
             let searched = source::search_dirs().iter().map(|d| d.display().to_string()).collect::<Vec<_>>();
-            GpuError::MissingSource(file.to_owned(), searched.join(", "))
+            let wanted = match missing.included_from {
+                Some(parent) => format!("{} (included from {parent})", missing.file),
+                None => missing.file,
+            };
+            GpuError::MissingSource(wanted, searched.join(", "))
         })?;
         let (major, minor) = self.info.compute_capability;
         let arch = format!("compute_{major}{minor}");
-        let name = match &source.origin {
-            Origin::File(path) => path.display().to_string(),
-            Origin::Embedded => file.to_owned(),
-        };
+        let name = source.display_name();
         let options = CompileOptions {
             options: vec![format!("--gpu-architecture={arch}"), "-std=c++17".into(), "-lineinfo".into()],
             name: Some(name),

@@ -25,6 +25,16 @@ pub struct KernelSource {
     pub origin: Origin,
 }
 
+impl KernelSource {
+    /// The path compiler messages should name: the file on disk, else the bare file name.
+    pub fn display_name(&self) -> String {
+        match &self.origin {
+            Origin::File(path) => path.display().to_string(),
+            Origin::Embedded => self.file.clone(),
+        }
+    }
+}
+
 /// The folders searched, in order: `$BCM_KERNELS_DIR`, `kernels/` beside the executable (a
 /// `cargo xtask dist` folder), and the workspace's `kernels/`.
 pub fn search_dirs() -> Vec<PathBuf> {
@@ -56,6 +66,49 @@ pub fn embedded(file: &str) -> Option<&'static str> {
     EMBEDDED.iter().find(|(name, _)| *name == file).map(|(_, text)| *text)
 }
 
+/// Why a kernel file could not be assembled for compilation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Missing {
+    /// The file that could not be found.
+    pub file: String,
+    /// The file that includes it, if any.
+    pub included_from: Option<String>,
+}
+
+/// `file` ready for NVRTC: every `#include "NAME"` of a file in `kernels/` replaced by that file's
+/// text (each header once, as `#pragma once` asks), with `#line` directives so that compiler
+/// messages name the original file and line.
+pub fn load_for_compile(file: &str) -> Result<KernelSource, Missing> {
+    let main = load(file).ok_or_else(|| Missing { file: file.to_owned(), included_from: None })?;
+    let mut seen = vec![file.to_owned()];
+    let text = expand_includes(&main.display_name(), &main.text, &mut seen)?;
+    Ok(KernelSource { text, ..main })
+}
+
+fn expand_includes(file: &str, text: &str, seen: &mut Vec<String>) -> Result<String, Missing> {
+    let mut out = String::with_capacity(text.len());
+    for (index, line) in text.lines().enumerate() {
+        let header = line.trim().strip_prefix("#include \"").and_then(|rest| rest.strip_suffix('"'));
+        match header {
+            Some(name) if !seen.iter().any(|s| s == name) => {
+                seen.push(name.to_owned());
+                let included = load(name)
+                    .ok_or_else(|| Missing { file: name.to_owned(), included_from: Some(file.to_owned()) })?;
+                let shown = included.display_name();
+                out.push_str(&format!("#line 1 \"{shown}\"\n"));
+                out.push_str(&expand_includes(&shown, &included.text, seen)?);
+                out.push_str(&format!("#line {} \"{file}\"\n", index + 2));
+            }
+            Some(_) => out.push('\n'),
+            None => {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// Names of all embedded kernel files.
 pub fn embedded_files() -> impl Iterator<Item = &'static str> {
     EMBEDDED.iter().map(|(name, _)| *name)
@@ -75,5 +128,20 @@ mod tests {
             assert_eq!(source.text, embedded(file).unwrap());
         }
         assert!(load("no-such-kernel.cu").is_none());
+    }
+
+    #[test]
+    fn local_headers_are_inlined_once_with_line_directives() {
+        let source = load_for_compile("banks.cu").unwrap();
+        assert!(!source.text.contains("#include \"shared_load.cuh\""));
+        assert_eq!(source.text.matches("__device__ __forceinline__ unsigned load<uint4>").count(), 1);
+        let header = load("shared_load.cuh").unwrap().display_name();
+        assert!(header.ends_with("kernels/shared_load.cuh"), "{header}");
+        assert!(source.text.contains(&format!("#line 1 \"{header}\"\n")));
+        let main = load("banks.cu").unwrap();
+        let include_line = main.text.lines().position(|l| l.starts_with("#include")).unwrap() + 1;
+        assert!(source.text.contains(&format!("#line {} \"{}\"\n", include_line + 1, main.display_name())));
+        let missing = load_for_compile("nope.cu").unwrap_err();
+        assert_eq!(missing, Missing { file: "nope.cu".into(), included_from: None });
     }
 }

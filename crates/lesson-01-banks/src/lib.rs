@@ -6,10 +6,13 @@
 //! shows why a 32-way conflict does not make one warp 32 times slower.
 
 use bank_model::{Op, Request, Width};
-use cuda_kernels::{CudaFunction, CudaSlice, Gpu, GpuError, GpuInfo, LaunchConfig, PushKernelArg};
+use cuda_kernels::{Gpu, GpuError, GpuInfo};
 use lesson_kit::{
-    DeclaredAccess, KernelRun, Lesson, Measured, Prepared, Report, Size, Tone, bank_table::add_bank_grid,
-    lesson::counter_cells, styled,
+    DeclaredAccess, KernelRun, Lesson, Measured, Prepared, Report, Size, Tone,
+    bank_table::add_bank_grid,
+    lesson::counter_cells,
+    styled,
+    words_kernel::{WordsLaunch, fill_tile_access, random_words, words_kernel},
 };
 
 /// The kernels' source file in `kernels/`.
@@ -59,15 +62,6 @@ impl Spec {
         match self {
             Spec::Throughput { stride, .. } | Spec::Chain { stride, .. } => *stride,
         }
-    }
-}
-
-/// The fill loop `tile[i] = words[i]`: conflict-free 4-byte stores, 256 per block.
-fn fill_access(blocks: u32) -> DeclaredAccess {
-    DeclaredAccess {
-        name: "tile[i] = words[i]".into(),
-        request: Request::strided(Op::Store, Width::W4, 1).expect("aligned"),
-        executions: blocks as u64 * (TILE_WORDS / 32) as u64,
     }
 }
 
@@ -159,7 +153,7 @@ impl Lesson for Banks {
                         executions: warps * iterations as u64,
                     })
                     .collect();
-                accesses.push(fill_access(blocks));
+                accesses.push(fill_tile_access(blocks, TILE_WORDS));
                 runs.push(KernelRun {
                     label: format!("{kernel} stride={stride}"),
                     kernel,
@@ -179,7 +173,7 @@ impl Lesson for Banks {
             runs.push(KernelRun {
                 label: format!("stride_chain stride={stride}"),
                 kernel: "stride_chain",
-                accesses: vec![chain, fill_access(1)],
+                accesses: vec![chain, fill_tile_access(1, TILE_WORDS)],
                 spec: Spec::Chain { stride, steps },
             });
         }
@@ -187,26 +181,34 @@ impl Lesson for Banks {
     }
 
     fn prepare<'g>(&self, gpu: &'g Gpu, run: &KernelRun<Spec>) -> Result<Box<dyn Prepared + 'g>, GpuError> {
-        let function = gpu.function(KERNEL_FILE, run.kernel)?;
-        let seed =
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64);
-        let (words, threads, blocks) = match run.spec {
-            Spec::Throughput { blocks, threads, .. } => {
-                ((0..TILE_WORDS).map(|i| splitmix(seed ^ i as u64) as u32).collect::<Vec<u32>>(), threads, blocks)
+        match run.spec {
+            Spec::Throughput { width, stride, blocks, threads, iterations } => {
+                let launch = WordsLaunch { blocks, threads, args: [stride, iterations] };
+                words_kernel(
+                    gpu,
+                    KERNEL_FILE,
+                    run.kernel,
+                    random_words(TILE_WORDS as usize),
+                    launch,
+                    move |words, thread| {
+                        let lane = thread as u32 % 32;
+                        let words_per_element = width.bytes() / 4;
+                        let row_sum = (0..ROWS).fold(0u32, |sum, row| {
+                            let first = element_index(width, lane, row, stride) * words_per_element;
+                            (first..first + words_per_element).fold(sum, |s, w| s.wrapping_add(words[w as usize]))
+                        });
+                        row_sum.wrapping_mul(iterations)
+                    },
+                )
             }
-            Spec::Chain { stride, .. } => {
-                ((0..TILE_WORDS).map(|i| (i + 32 * stride) & (TILE_WORDS - 1)).collect(), 32, 1)
+            Spec::Chain { stride, steps } => {
+                let next_index = (0..TILE_WORDS).map(|i| (i + 32 * stride) & (TILE_WORDS - 1)).collect();
+                let launch = WordsLaunch { blocks: 1, threads: 32, args: [stride, steps] };
+                words_kernel(gpu, KERNEL_FILE, run.kernel, next_index, launch, move |_, thread| {
+                    element_index(Width::W4, thread as u32, steps, stride)
+                })
             }
-        };
-        Ok(Box::new(StrideRun {
-            gpu,
-            function,
-            spec: run.spec.clone(),
-            device_words: gpu.upload(&words)?,
-            words,
-            out: gpu.zeros((threads * blocks) as usize)?,
-            config: LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 0 },
-        }))
+        }
     }
 
     fn summarize(&self, gpu: &GpuInfo, results: &[Measured<Spec>], report: &mut Report) {
@@ -277,64 +279,6 @@ impl Lesson for Banks {
                  time is the fixed latency of the trip to shared memory and back, paid once however many\n\
                  wavefronts it takes."
             ));
-        }
-    }
-}
-
-/// A well-mixed 64-bit hash: random-looking input words that still depend on their index.
-fn splitmix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
-}
-
-struct StrideRun<'g> {
-    gpu: &'g Gpu,
-    function: CudaFunction,
-    spec: Spec,
-    words: Vec<u32>,
-    device_words: CudaSlice<u32>,
-    out: CudaSlice<u32>,
-    config: LaunchConfig,
-}
-
-impl Prepared for StrideRun<'_> {
-    fn launch(&mut self) -> Result<(), GpuError> {
-        let (stride, count) = match self.spec {
-            Spec::Throughput { stride, iterations, .. } => (stride, iterations),
-            Spec::Chain { stride, steps } => (stride, steps),
-        };
-        let mut launch = self.gpu.stream().launch_builder(&self.function);
-        launch.arg(&self.device_words).arg(&mut self.out).arg(&stride).arg(&count);
-        // SAFETY: the arguments match the kernel's (const unsigned*, unsigned*, unsigned, unsigned),
-        // `out` holds one word per launched thread and `words` fills the whole tile.
-        unsafe { launch.launch(self.config) }?;
-        Ok(())
-    }
-
-    fn check(&mut self) -> Result<(), GpuError> {
-        let out = self.gpu.download(&self.out)?;
-        let expected = |thread: usize| -> u32 {
-            let lane = thread as u32 % 32;
-            match self.spec {
-                Spec::Throughput { width, stride, iterations, .. } => {
-                    let words_per_element = width.bytes() / 4;
-                    let row_sum = (0..ROWS).fold(0u32, |sum, row| {
-                        let first = element_index(width, lane, row, stride) * words_per_element;
-                        (first..first + words_per_element).fold(sum, |s, w| s.wrapping_add(self.words[w as usize]))
-                    });
-                    row_sum.wrapping_mul(iterations)
-                }
-                Spec::Chain { stride, steps } => element_index(Width::W4, lane, steps, stride),
-            }
-        };
-        match out.iter().enumerate().find(|&(thread, &value)| value != expected(thread)) {
-            None => Ok(()),
-            Some((thread, &value)) => Err(GpuError::WrongResult(format!(
-                "thread {thread} wrote {value}, the CPU reference says {}",
-                expected(thread)
-            ))),
         }
     }
 }

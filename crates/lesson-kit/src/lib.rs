@@ -4,6 +4,7 @@
 pub mod bank_table;
 pub mod lesson;
 pub mod report;
+pub mod words_kernel;
 
 pub use lesson::{DeclaredAccess, KernelRun, Lesson, Measured, Prepared, Size};
 pub use report::{Report, Styled, Tone, styled};

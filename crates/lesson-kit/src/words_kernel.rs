@@ -1,0 +1,125 @@
+//! The kernel shape most lessons use: `kernel(const unsigned* words, unsigned* out, unsigned a,
+//! unsigned b)`, where the block copies `words` into a shared tile with `fill_tile` (from
+//! `kernels/shared_load.cuh`), works on it, and each thread writes one word of `out`, which is
+//! checked against a CPU reference.
+
+use bank_model::{Op, Request, Width};
+use cuda_kernels::{CudaFunction, CudaSlice, Gpu, GpuError, LaunchConfig, PushKernelArg};
+
+use crate::{DeclaredAccess, Prepared};
+
+/// `count` random-looking words, different on every call: inputs that depend on their index
+/// and are never all zeros.
+pub fn random_words(count: usize) -> Vec<u32> {
+    let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64);
+    (0..count as u64).map(|i| splitmix(seed ^ i) as u32).collect()
+}
+
+/// A well-mixed 64-bit hash.
+fn splitmix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// The stores of `fill_tile(tile, words, count)` in `blocks` blocks: consecutive 4-byte words,
+/// one warp instruction per 32 words (the last may be partial), conflict-free.
+pub fn fill_tile_access(blocks: u32, words: u32) -> DeclaredAccess {
+    DeclaredAccess {
+        name: "tile[i] = words[i]".into(),
+        request: Request::strided(Op::Store, Width::W4, 1).expect("aligned"),
+        executions: blocks as u64 * words.div_ceil(32) as u64,
+    }
+}
+
+/// Launch shape and arguments of a [`words_kernel`] run.
+pub struct WordsLaunch {
+    pub blocks: u32,
+    pub threads: u32,
+    /// The two `unsigned` arguments after `words` and `out`.
+    pub args: [u32; 2],
+}
+
+/// Prepares `kernel` from `file` with `words` as input; `expected(words, thread)` is the CPU
+/// reference for what thread `thread` writes.
+pub fn words_kernel<'g>(
+    gpu: &'g Gpu,
+    file: &str,
+    kernel: &str,
+    words: Vec<u32>,
+    launch: WordsLaunch,
+    expected: impl Fn(&[u32], usize) -> u32 + 'g,
+) -> Result<Box<dyn Prepared + 'g>, GpuError> {
+    Ok(Box::new(WordsKernel {
+        gpu,
+        function: gpu.function(file, kernel)?,
+        device_words: gpu.upload(&words)?,
+        words,
+        out: gpu.zeros((launch.blocks * launch.threads) as usize)?,
+        config: LaunchConfig {
+            grid_dim: (launch.blocks, 1, 1),
+            block_dim: (launch.threads, 1, 1),
+            shared_mem_bytes: 0,
+        },
+        args: launch.args,
+        expected: Box::new(expected),
+    }))
+}
+
+struct WordsKernel<'g> {
+    gpu: &'g Gpu,
+    function: CudaFunction,
+    words: Vec<u32>,
+    device_words: CudaSlice<u32>,
+    out: CudaSlice<u32>,
+    config: LaunchConfig,
+    args: [u32; 2],
+    expected: Box<dyn Fn(&[u32], usize) -> u32 + 'g>,
+}
+
+impl Prepared for WordsKernel<'_> {
+    fn launch(&mut self) -> Result<(), GpuError> {
+        let mut launch = self.gpu.stream().launch_builder(&self.function);
+        launch.arg(&self.device_words).arg(&mut self.out).arg(&self.args[0]).arg(&self.args[1]);
+        // SAFETY: the kernel takes (const unsigned* words, unsigned* out, unsigned, unsigned);
+        // `out` holds one word per launched thread, `words` what the kernel's fill reads.
+        unsafe { launch.launch(self.config) }?;
+        Ok(())
+    }
+
+    fn check(&mut self) -> Result<(), GpuError> {
+        let out = self.gpu.download(&self.out)?;
+        let wrong = out.iter().enumerate().find(|&(thread, &value)| value != (self.expected)(&self.words, thread));
+        match wrong {
+            None => Ok(()),
+            Some((thread, &value)) => Err(GpuError::WrongResult(format!(
+                "thread {thread} wrote {value}, the CPU reference says {}",
+                (self.expected)(&self.words, thread)
+            ))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn random_words_differ_and_are_not_zero() {
+        let words = random_words(1024);
+        assert_eq!(words.len(), 1024);
+        assert!(words.iter().filter(|&&w| w == 0).count() < 2);
+        let mut sorted = words.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert!(sorted.len() > 1000, "index-dependent values");
+    }
+
+    #[test]
+    fn fill_counts_partial_warps() {
+        assert_eq!(fill_tile_access(2, 8192).executions, 2 * 256);
+        assert_eq!(fill_tile_access(1, 264).executions, 9);
+        assert_eq!(fill_tile_access(1, 264).request.analyze().wavefronts, 1);
+    }
+}
