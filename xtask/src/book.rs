@@ -7,11 +7,8 @@ use std::{
     process::Command,
 };
 
+use crate::{lessons, workspace_root};
 use anyhow::{Context, bail};
-use lesson_01_banks::Banks;
-use lesson_kit::{Lesson, Report};
-
-use crate::workspace_root;
 
 /// A pinned tool installed with `cargo install`.
 struct Tool {
@@ -70,9 +67,7 @@ impl Tool {
 
 /// The model's tables of each lesson, as the book includes them.
 pub fn generated_pages() -> Vec<(String, String)> {
-    let mut report = Report::default();
-    Banks.model(&mut report);
-    vec![(format!("lesson-{:02}-model.md", Banks.number()), report.render_markdown())]
+    lessons::model_pages()
 }
 
 fn generated_dir() -> PathBuf {

@@ -6,6 +6,7 @@ use anyhow::{Context, bail};
 use cuda_kernels::{Gpu, timing::Plan};
 use indicatif::{ProgressBar, ProgressStyle};
 use lesson_01_banks::Banks;
+use lesson_02_padding::Padding;
 use lesson_kit::{
     Lesson,
     lesson::{self, CounterStatus, GpuStatus, Options, Outcome, SelfCommand},
@@ -18,13 +19,28 @@ trait Visit {
 }
 
 /// The one place that lists the lessons.
-const LESSON_NUMBERS: [u32; 1] = [1];
+const LESSON_NUMBERS: [u32; 2] = [1, 2];
 
 fn dispatch<V: Visit>(number: u32, visit: V) -> V::Output {
     match number {
         1 => visit.visit(&Banks),
+        2 => visit.visit(&Padding),
         n => unreachable!("lesson {n} is not in LESSON_NUMBERS"),
     }
+}
+
+/// Each lesson's model tables as Markdown, named as the book includes them.
+pub fn model_pages() -> Vec<(String, String)> {
+    struct Page;
+    impl Visit for Page {
+        type Output = (String, String);
+        fn visit<L: Lesson>(self, lesson: &L) -> (String, String) {
+            let mut report = lesson_kit::Report::default();
+            lesson.model(&mut report);
+            (format!("lesson-{:02}-model.md", lesson.number()), report.render_markdown())
+        }
+    }
+    LESSON_NUMBERS.iter().map(|&n| dispatch(n, Page)).collect()
 }
 
 /// Every lesson: number and title.
