@@ -67,6 +67,9 @@ pub fn words_kernel<'g>(
     }))
 }
 
+/// The CPU reference: what thread `thread` writes, given the input words.
+type Reference<'g> = Box<dyn Fn(&[u32], usize) -> u32 + 'g>;
+
 struct WordsKernel<'g> {
     gpu: &'g Gpu,
     function: CudaFunction,
@@ -75,7 +78,7 @@ struct WordsKernel<'g> {
     out: CudaSlice<u32>,
     config: LaunchConfig,
     args: [u32; 2],
-    expected: Box<dyn Fn(&[u32], usize) -> u32 + 'g>,
+    expected: Reference<'g>,
 }
 
 impl Prepared for WordsKernel<'_> {
