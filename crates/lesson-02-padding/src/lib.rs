@@ -191,7 +191,7 @@ impl Lesson for Padding {
     fn runs(&self, gpu: &GpuInfo, size: Size) -> Vec<KernelRun<Spec>> {
         let (blocks, iterations) = match size {
             Size::Profile => (2, 8),
-            Size::Timed => (2 * gpu.multiprocessors, 1024),
+            Size::Timed => (2 * gpu.multiprocessors, 16384),
         };
         let threads = 1024;
         let tiles = Width::ALL
