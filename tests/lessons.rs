@@ -20,6 +20,14 @@ fn lesson_2_without_gpu() {
 }
 
 #[test]
+fn lesson_3_without_gpu() {
+    let run = xtask(&["lesson", "3", "--no-gpu"]);
+    assert!(run.succeeded(), "{}", run.error());
+    assert!(run.stdout.trim_end().ends_with("GPU runs skipped: --no-gpu given."));
+    insta::assert_snapshot!("lesson_3_no_gpu", run.stdout);
+}
+
+#[test]
 fn lesson_1_on_a_machine_without_a_usable_gpu_says_why_in_one_line() {
     if cuda_kernels_available() {
         return;
@@ -43,7 +51,7 @@ fn unknown_lessons_are_listed() {
     let run = xtask(&["lesson", "99"]);
     assert_eq!(
         run.error(),
-        "there is no lesson `99`. The lessons are:\n  1  Banks and strides\n  2  Padding\nRun one with e.g. `cargo xtask lesson 1`."
+        "there is no lesson `99`. The lessons are:\n  1  Banks and strides\n  2  Padding\n  3  Transpose\nRun one with e.g. `cargo xtask lesson 1`."
     );
-    assert_eq!(xtask(&["lesson", "list"]).stdout, "1  Banks and strides\n2  Padding\n");
+    assert_eq!(xtask(&["lesson", "list"]).stdout, "1  Banks and strides\n2  Padding\n3  Transpose\n");
 }

@@ -7,6 +7,7 @@ use cuda_kernels::{Gpu, timing::Plan};
 use indicatif::{ProgressBar, ProgressStyle};
 use lesson_01_banks::Banks;
 use lesson_02_padding::Padding;
+use lesson_03_transpose::Transpose;
 use lesson_kit::{
     Lesson,
     lesson::{self, CounterStatus, GpuStatus, Options, Outcome, SelfCommand},
@@ -19,12 +20,13 @@ trait Visit {
 }
 
 /// The one place that lists the lessons.
-const LESSON_NUMBERS: [u32; 2] = [1, 2];
+const LESSON_NUMBERS: [u32; 3] = [1, 2, 3];
 
 fn dispatch<V: Visit>(number: u32, visit: V) -> V::Output {
     match number {
         1 => visit.visit(&Banks),
         2 => visit.visit(&Padding),
+        3 => visit.visit(&Transpose),
         n => unreachable!("lesson {n} is not in LESSON_NUMBERS"),
     }
 }

@@ -58,6 +58,16 @@ pub enum Spec {
 }
 
 impl Spec {
+    /// The kernel that runs this spec.
+    fn kernel(&self) -> &'static str {
+        match self {
+            Spec::Throughput { width: Width::W4, .. } => "stride_read_4",
+            Spec::Throughput { width: Width::W8, .. } => "stride_read_8",
+            Spec::Throughput { .. } => "stride_read_16",
+            Spec::Chain { .. } => "stride_chain",
+        }
+    }
+
     fn stride(&self) -> u32 {
         match self {
             Spec::Throughput { stride, .. } | Spec::Chain { stride, .. } => *stride,
@@ -141,11 +151,8 @@ impl Lesson for Banks {
         let mut runs = Vec::new();
         for (width, strides) in THROUGHPUT_STRIDES {
             for &stride in strides {
-                let kernel = match width {
-                    Width::W4 => "stride_read_4",
-                    Width::W8 => "stride_read_8",
-                    _ => "stride_read_16",
-                };
+                let spec = Spec::Throughput { width, stride, blocks, threads, iterations };
+                let kernel = spec.kernel();
                 let mut accesses: Vec<DeclaredAccess> = (0..ROWS)
                     .map(|row| DeclaredAccess {
                         name: format!("{}[(lane + 32 * {row}) * {stride}]", width.c_type()),
@@ -156,9 +163,9 @@ impl Lesson for Banks {
                 accesses.push(fill_tile_access(blocks, TILE_WORDS));
                 runs.push(KernelRun {
                     label: format!("{kernel} stride={stride}"),
-                    kernel,
+                    kernel: Some(kernel),
                     accesses,
-                    spec: Spec::Throughput { width, stride, blocks, threads, iterations },
+                    spec,
                 });
             }
         }
@@ -172,7 +179,7 @@ impl Lesson for Banks {
             };
             runs.push(KernelRun {
                 label: format!("stride_chain stride={stride}"),
-                kernel: "stride_chain",
+                kernel: Some(Spec::Chain { stride, steps }.kernel()),
                 accesses: vec![chain, fill_tile_access(1, TILE_WORDS)],
                 spec: Spec::Chain { stride, steps },
             });
@@ -187,7 +194,7 @@ impl Lesson for Banks {
                 words_kernel(
                     gpu,
                     KERNEL_FILE,
-                    run.kernel,
+                    run.spec.kernel(),
                     random_words(TILE_WORDS as usize),
                     launch,
                     move |words, thread| {
@@ -204,7 +211,7 @@ impl Lesson for Banks {
             Spec::Chain { stride, steps } => {
                 let next_index = (0..TILE_WORDS).map(|i| (i + 32 * stride) & (TILE_WORDS - 1)).collect();
                 let launch = WordsLaunch { blocks: 1, threads: 32, args: [stride, steps] };
-                words_kernel(gpu, KERNEL_FILE, run.kernel, next_index, launch, move |_, thread| {
+                words_kernel(gpu, KERNEL_FILE, run.spec.kernel(), next_index, launch, move |_, thread| {
                     element_index(Width::W4, thread as u32, steps, stride)
                 })
             }
@@ -330,6 +337,6 @@ mod tests {
         assert_eq!(chain.predicted(Op::Load), (64 * 2, 64));
         let timed = Banks.runs(&info(), Size::Timed);
         assert_eq!(timed.len(), runs.len());
-        assert!(timed.iter().zip(&runs).all(|(t, p)| t.kernel == p.kernel));
+        assert!(timed.iter().zip(&runs).all(|(t, p)| t.kernel == p.kernel && t.label == p.label));
     }
 }

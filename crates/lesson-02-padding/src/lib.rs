@@ -210,7 +210,7 @@ impl Lesson for Padding {
                 accesses.push(fill_tile_access(blocks, tile_words(width, pitch)));
                 KernelRun {
                     label: format!("{} tile[32][{pitch}]", width.c_type()),
-                    kernel: kernel_name(width),
+                    kernel: Some(kernel_name(width)),
                     accesses,
                     spec: Spec { width, pitch, blocks, threads, iterations },
                 }
@@ -222,7 +222,7 @@ impl Lesson for Padding {
         let Spec { width, pitch, blocks, threads, iterations } = run.spec.clone();
         let words = random_words(tile_words(width, pitch) as usize);
         let launch = WordsLaunch { blocks, threads, args: [pitch, iterations] };
-        words_kernel(gpu, KERNEL_FILE, run.kernel, words, launch, move |words, thread| {
+        words_kernel(gpu, KERNEL_FILE, kernel_name(width), words, launch, move |words, thread| {
             element_value(words, width, pitch, thread).wrapping_mul(iterations)
         })
     }

@@ -36,8 +36,9 @@ pub struct DeclaredAccess {
 pub struct KernelRun<S> {
     /// Shown in tables, e.g. `stride_read_4 stride=2`.
     pub label: String,
-    /// The `extern "C"` kernel name, as ncu reports it.
-    pub kernel: &'static str,
+    /// The `extern "C"` kernel name, as ncu reports it; `None` for work that is not a kernel of
+    /// the course (a driver copy), which is timed but not profiled.
+    pub kernel: Option<&'static str>,
     pub accesses: Vec<DeclaredAccess>,
     pub spec: S,
 }
@@ -212,11 +213,11 @@ fn measure<L: Lesson>(lesson: &L, gpu: &Gpu, options: &Options, report: &mut Rep
         let timing =
             timing::time(gpu, options.plan, || prepared.launch()).map_err(|e| format!("{}: {e}", run.label))?;
         prepared.check().map_err(|e| format!("{}: {e}", run.label))?;
-        let counters = counters
-            .as_ref()
-            .ok()
-            .and_then(|all| all.get(index).copied())
-            .map(|counters| Counted { check: profile_runs[index].check_counters(&counters), counters });
+        let counters = counters.as_ref().ok().and_then(|all| {
+            let (profiled, counters) = all.iter().find(|(label, _)| *label == run.label)?;
+            let declared = profile_runs.iter().find(|r| r.label == *profiled)?;
+            Some(Counted { check: declared.check_counters(counters), counters: *counters })
+        });
         measured.push(Measured { run, timing, counters });
     }
     let status = match &counters {
@@ -242,35 +243,37 @@ pub enum ProfileError {
     Launches(String),
 }
 
-/// Runs the lesson's profile-size kernels under ncu, one counter set per run, in order.
+/// Runs the lesson's profile-size kernels under ncu: the counters of each kernel run, by label.
 pub fn profile<L: Lesson>(
     lesson: &L,
     info: &GpuInfo,
     command: &SelfCommand,
-) -> Result<Vec<SharedCounters>, ProfileError> {
+) -> Result<Vec<(String, SharedCounters)>, ProfileError> {
     let ncu = Ncu::find()?;
     let launches = ncu.profile(&command.program, &command.args, &SHARED_METRICS)?;
-    let runs = lesson.runs(info, Size::Profile);
+    let runs: Vec<_> = lesson.runs(info, Size::Profile).into_iter().filter(|r| r.kernel.is_some()).collect();
     let kernels: Vec<&str> = launches.iter().map(|l| l.kernel.as_str()).collect();
-    let expected: Vec<&str> = runs.iter().map(|r| r.kernel).collect();
+    let expected: Vec<&str> = runs.iter().filter_map(|r| r.kernel).collect();
     if kernels != expected {
         return Err(ProfileError::Launches(format!(
             "the profiled program launched {kernels:?}, expected {expected:?}"
         )));
     }
-    launches
-        .iter()
-        .map(|l| {
-            l.shared()
-                .ok_or_else(|| ProfileError::Launches(format!("ncu gave no shared-memory counters for {}", l.kernel)))
+    runs.into_iter()
+        .zip(&launches)
+        .map(|(run, launch)| {
+            let counters = launch.shared().ok_or_else(|| {
+                ProfileError::Launches(format!("ncu gave no shared-memory counters for {}", launch.kernel))
+            })?;
+            Ok((run.label, counters))
         })
         .collect()
 }
 
-/// The profiled side of [`profile`]: launches each profile-size run once and checks its output.
+/// The profiled side of [`profile`]: launches each profile-size kernel run once and checks its output.
 pub fn profile_target<L: Lesson>(lesson: &L) -> Result<(), String> {
     let gpu = Gpu::open().map_err(|e| e.to_string())?;
-    for run in lesson.runs(gpu.info(), Size::Profile) {
+    for run in lesson.runs(gpu.info(), Size::Profile).into_iter().filter(|r| r.kernel.is_some()) {
         let mut prepared = lesson.prepare(&gpu, &run).map_err(|e| format!("{}: {e}", run.label))?;
         prepared.launch().map_err(|e| format!("{}: {e}", run.label))?;
         prepared.check().map_err(|e| format!("{}: {e}", run.label))?;

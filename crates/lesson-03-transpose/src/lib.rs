@@ -1,0 +1,328 @@
+//! Lesson 3: transpose.
+//!
+//! Transposing a matrix reads rows and writes columns; a shared-memory tile lets both global
+//! accesses be rows, at the price of reading the tile by columns. Unpadded, that column read is a
+//! 32-way bank conflict; padding each row by one element, or XOR-swizzling the columns, removes
+//! it. The clock compares every variant with the device's own copy.
+
+use bank_model::{Op, Request, Width};
+use cuda_kernels::{CudaFunction, CudaSlice, Gpu, GpuError, GpuInfo, LaunchConfig, PushKernelArg};
+use lesson_kit::{
+    DeclaredAccess, KernelRun, Lesson, Measured, Prepared, Report, Size, Tone, bank_table::add_bank_grid,
+    lesson::counter_cells, styled, words_kernel::random_words,
+};
+
+/// The kernels' source file in `kernels/`.
+pub const KERNEL_FILE: &str = "transpose.cu";
+/// Tile side, as `TILE` in the kernels.
+pub const TILE: u32 = 32;
+/// Rows of threads per block, as `BLOCK_ROWS`: each thread moves `TILE / BLOCK_ROWS` elements.
+pub const BLOCK_ROWS: u32 = 8;
+/// Matrix side for timing (8192 x 8192 4-byte elements: 256 MiB each way) and for profiling.
+pub const TIMED_N: u32 = 8192;
+const PROFILED_N: u32 = 1024;
+
+/// The variants, fastest conceivable first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Variant {
+    /// `cuMemcpyDtoD`: the device's own copy, the ceiling.
+    DeviceCopy,
+    /// A kernel that copies tile by tile: the ceiling for kernels of this shape.
+    CopyKernel,
+    Naive,
+    Tile32,
+    Padded,
+    Swizzled,
+}
+
+impl Variant {
+    pub const ALL: [Variant; 6] =
+        [Variant::DeviceCopy, Variant::CopyKernel, Variant::Naive, Variant::Tile32, Variant::Padded, Variant::Swizzled];
+
+    pub fn kernel(self) -> Option<&'static str> {
+        match self {
+            Variant::DeviceCopy => None,
+            Variant::CopyKernel => Some("copy_tiles"),
+            Variant::Naive => Some("transpose_naive"),
+            Variant::Tile32 => Some("transpose_tile32"),
+            Variant::Padded => Some("transpose_padded"),
+            Variant::Swizzled => Some("transpose_swizzled"),
+        }
+    }
+
+    pub fn describe(self) -> &'static str {
+        match self {
+            Variant::DeviceCopy => "device-to-device copy (cuMemcpyDtoD)",
+            Variant::CopyKernel => "copy kernel, same tiles",
+            Variant::Naive => "naive transpose",
+            Variant::Tile32 => "shared tile [32][32]",
+            Variant::Padded => "shared tile [32][33]",
+            Variant::Swizzled => "shared tile [32][32], XOR swizzle",
+        }
+    }
+
+    fn transposes(self) -> bool {
+        !matches!(self, Variant::DeviceCopy | Variant::CopyKernel)
+    }
+
+    /// The shared-memory tile's store (row `row`, lanes = columns) and load (lanes = rows, column
+    /// `row`) of one warp, as the kernel writes them; `None` for variants without a tile.
+    pub fn tile_requests(self, row: u32) -> Option<[Request; 2]> {
+        let address = |r: u32, c: u32| -> u32 {
+            match self {
+                Variant::Tile32 => (r * TILE + c) * 4,
+                Variant::Padded => (r * (TILE + 1) + c) * 4,
+                _ => (r * TILE + (c ^ r)) * 4,
+            }
+        };
+        if !matches!(self, Variant::Tile32 | Variant::Padded | Variant::Swizzled) {
+            return None;
+        }
+        let store = std::array::from_fn(|lane| Some(address(row, lane as u32)));
+        let load = std::array::from_fn(|lane| Some(address(lane as u32, row)));
+        Some([
+            Request::new(Op::Store, Width::W4, store).expect("aligned"),
+            Request::new(Op::Load, Width::W4, load).expect("aligned"),
+        ])
+    }
+
+    /// Shared memory per block.
+    pub fn shared_bytes(self) -> u32 {
+        match self {
+            Variant::Tile32 | Variant::Swizzled => TILE * TILE * 4,
+            Variant::Padded => TILE * (TILE + 1) * 4,
+            _ => 0,
+        }
+    }
+}
+
+pub struct Transpose;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Spec {
+    pub variant: Variant,
+    pub n: u32,
+}
+
+impl Lesson for Transpose {
+    type Spec = Spec;
+
+    fn number(&self) -> u32 {
+        3
+    }
+
+    fn title(&self) -> &'static str {
+        "Transpose"
+    }
+
+    fn model(&self, report: &mut Report) {
+        report.text(
+            "A 32 x 32 tile of 4-byte elements moves through shared memory: warp w stores row r = w + 8j of the tile\n\
+             (lane = column), then loads column r of it (lane = row), so that both global accesses are rows.",
+        );
+        report.heading("Shared-memory wavefronts per warp request, every row r = 0..31");
+        let rows = [Variant::Tile32, Variant::Padded, Variant::Swizzled]
+            .into_iter()
+            .map(|variant| {
+                let worst = |op: usize| {
+                    (0..TILE)
+                        .map(|row| variant.tile_requests(row).expect("a tiled variant")[op].analyze().wavefronts)
+                        .max()
+                        .expect("32 rows")
+                };
+                let (store, load) = (worst(0), worst(1));
+                vec![
+                    variant.describe().into(),
+                    format!("{} B", variant.shared_bytes()).into(),
+                    styled(store, Tone::of_wavefronts(store, 1)),
+                    styled(load, Tone::of_wavefronts(load, 1)),
+                ]
+            })
+            .collect();
+        report.table(["variant", "shared per block", "store tile[r][lane]", "load tile[lane][r]"], rows);
+        report.text(
+            "Unpadded, column r of the tile is words r, r + 32, r + 64, ...: all in bank r, a 32-way conflict.\n\
+             Padding by one word shifts row l by l banks; the swizzle stores (row, column) at column ^ row, so\n\
+             column r of row l sits in bank r ^ l, different for every l. Both make the read conflict-free;\n\
+             the swizzle costs no memory (the padded tile is 3.1% larger).",
+        );
+        for variant in [Variant::Tile32, Variant::Padded, Variant::Swizzled] {
+            let [_, load] = variant.tile_requests(0).expect("a tiled variant");
+            report.text(format!("{}: load of column 0", variant.describe()));
+            add_bank_grid(report, &load, &load.analyze());
+        }
+    }
+
+    fn runs(&self, _gpu: &GpuInfo, size: Size) -> Vec<KernelRun<Spec>> {
+        let n = if size == Size::Profile { PROFILED_N } else { TIMED_N };
+        let blocks = (n / TILE) as u64 * (n / TILE) as u64;
+        Variant::ALL
+            .into_iter()
+            .map(|variant| {
+                let accesses = (0..TILE)
+                    .flat_map(|row| variant.tile_requests(row).into_iter().flatten().map(move |r| (row, r)))
+                    .map(|(row, request)| DeclaredAccess {
+                        name: format!("{} row {row}", if request.op == Op::Store { "store" } else { "load" }),
+                        request,
+                        executions: blocks,
+                    })
+                    .collect();
+                KernelRun {
+                    label: variant.describe().to_owned(),
+                    kernel: variant.kernel(),
+                    accesses,
+                    spec: Spec { variant, n },
+                }
+            })
+            .collect()
+    }
+
+    fn prepare<'g>(&self, gpu: &'g Gpu, run: &KernelRun<Spec>) -> Result<Box<dyn Prepared + 'g>, GpuError> {
+        let Spec { variant, n } = run.spec;
+        let input = random_words((n * n) as usize);
+        Ok(Box::new(TransposeRun {
+            gpu,
+            function: variant.kernel().map(|kernel| gpu.function(KERNEL_FILE, kernel)).transpose()?,
+            device_input: gpu.upload(&input)?,
+            input,
+            output: gpu.zeros((n * n) as usize)?,
+            n,
+            transposes: variant.transposes(),
+        }))
+    }
+
+    fn summarize(&self, _gpu: &GpuInfo, results: &[Measured<Spec>], report: &mut Report) {
+        report.heading(format!("{TIMED_N} x {TIMED_N} 4-byte elements (GB/s counts bytes read + written)"));
+        let bandwidth = |m: &Measured<Spec>| 2.0 * 4.0 * (m.run.spec.n as f64).powi(2) / (m.timing.median_ms * 1e-3);
+        let copy = results.iter().find(|m| m.run.spec.variant == Variant::DeviceCopy).map(bandwidth);
+        let rows = results
+            .iter()
+            .map(|m| {
+                let [store_model, store_ncu] = counter_cells(m, Op::Store);
+                let [load_model, load_ncu] = counter_cells(m, Op::Load);
+                let gbs = bandwidth(m) / 1e9;
+                vec![
+                    m.run.label.clone().into(),
+                    store_model,
+                    store_ncu,
+                    load_model,
+                    load_ncu,
+                    format!("{:.3}", m.timing.median_ms).into(),
+                    format!("{:.0}%", 100.0 * m.timing.spread()).into(),
+                    format!("{gbs:.0}").into(),
+                    copy.map_or("-".into(), |c| format!("{:.1}%", 100.0 * bandwidth(m) / c)).into(),
+                ]
+            })
+            .collect();
+        report.table(
+            ["variant", "st model", "st ncu", "ld model", "ld ncu", "median ms", "spread", "GB/s", "of device copy"],
+            rows,
+        );
+        let share = |variant: Variant| {
+            let m = results.iter().find(|m| m.run.spec.variant == variant)?;
+            Some(100.0 * bandwidth(m) / copy?)
+        };
+        if let (Some(tile32), Some(padded), Some(swizzled)) =
+            (share(Variant::Tile32), share(Variant::Padded), share(Variant::Swizzled))
+        {
+            report.text(format!(
+                "The unpadded tile reaches {tile32:.1}% of the device copy; padded {padded:.1}%, swizzled {swizzled:.1}%."
+            ));
+        }
+    }
+}
+
+struct TransposeRun<'g> {
+    gpu: &'g Gpu,
+    /// `None`: the driver's device-to-device copy.
+    function: Option<CudaFunction>,
+    input: Vec<u32>,
+    device_input: CudaSlice<u32>,
+    output: CudaSlice<u32>,
+    n: u32,
+    transposes: bool,
+}
+
+impl Prepared for TransposeRun<'_> {
+    fn launch(&mut self) -> Result<(), GpuError> {
+        let Some(function) = &self.function else {
+            self.gpu.stream().memcpy_dtod(&self.device_input, &mut self.output)?;
+            return Ok(());
+        };
+        let config = LaunchConfig {
+            grid_dim: (self.n / TILE, self.n / TILE, 1),
+            block_dim: (TILE, BLOCK_ROWS, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut launch = self.gpu.stream().launch_builder(function);
+        launch.arg(&self.device_input).arg(&mut self.output).arg(&self.n);
+        // SAFETY: (const unsigned* in, unsigned* out, unsigned n), both n * n elements, n a
+        // multiple of TILE, so every block's tile is inside the matrix.
+        unsafe { launch.launch(config) }?;
+        Ok(())
+    }
+
+    fn check(&mut self) -> Result<(), GpuError> {
+        let output = self.gpu.download(&self.output)?;
+        let n = self.n as usize;
+        let source = |row: usize, column: usize| if self.transposes { column * n + row } else { row * n + column };
+        for row in 0..n {
+            for column in 0..n {
+                let (got, want) = (output[row * n + column], self.input[source(row, column)]);
+                if got != want {
+                    return Err(GpuError::WrongResult(format!(
+                        "element ({row}, {column}) is {got:#010x}, the CPU reference says {want:#010x}"
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_unpadded_tile_conflicts() {
+        for row in 0..TILE {
+            let wavefronts = |v: Variant| v.tile_requests(row).unwrap().map(|r| r.analyze().wavefronts);
+            assert_eq!(wavefronts(Variant::Tile32), [1, 32]);
+            assert_eq!(wavefronts(Variant::Padded), [1, 1]);
+            assert_eq!(wavefronts(Variant::Swizzled), [1, 1]);
+        }
+        assert!(Variant::Naive.tile_requests(0).is_none());
+    }
+
+    #[test]
+    fn the_swizzle_is_a_permutation_of_each_row() {
+        for row in 0..TILE {
+            let mut columns: Vec<u32> = (0..TILE).map(|c| c ^ row).collect();
+            columns.sort_unstable();
+            assert_eq!(columns, (0..TILE).collect::<Vec<_>>());
+        }
+    }
+
+    #[test]
+    fn declared_counts_follow_the_grid() {
+        let info = GpuInfo {
+            name: "test".into(),
+            compute_capability: (9, 0),
+            multiprocessors: 132,
+            clock_mhz: 1980,
+            driver_cuda_version: "13.0".into(),
+            max_threads_per_sm: 2048,
+            shared_bytes_per_sm: 233472,
+            shared_bytes_per_block_optin: 232448,
+        };
+        let runs = Transpose.runs(&info, Size::Profile);
+        let tile32 = runs.iter().find(|r| r.spec.variant == Variant::Tile32).unwrap();
+        let blocks = (PROFILED_N / TILE).pow(2) as u64;
+        assert_eq!(tile32.predicted(Op::Load), (blocks * 32 * 32, blocks * 32));
+        assert_eq!(tile32.predicted(Op::Store), (blocks * 32, blocks * 32));
+        let naive = runs.iter().find(|r| r.spec.variant == Variant::Naive).unwrap();
+        assert_eq!(naive.predicted(Op::Load), (0, 0), "no shared memory: ncu must count none");
+        assert!(runs.iter().find(|r| r.spec.variant == Variant::DeviceCopy).unwrap().kernel.is_none());
+    }
+}
