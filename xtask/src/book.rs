@@ -16,7 +16,8 @@ struct Tool {
     version: &'static str,
 }
 
-const MDBOOK: Tool = Tool { krate: "mdbook", version: "0.5.4" };
+// mdbook-katex 0.10.0 is built against mdBook 0.5.3; the same version keeps the two in step.
+const MDBOOK: Tool = Tool { krate: "mdbook", version: "0.5.3" };
 const MDBOOK_KATEX: Tool = Tool { krate: "mdbook-katex", version: "0.10.0" };
 
 /// Overrides where the book's tools are installed.
