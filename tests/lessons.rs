@@ -4,27 +4,13 @@
 use course_tests::xtask;
 
 #[test]
-fn lesson_1_without_gpu() {
-    let run = xtask(&["lesson", "1", "--no-gpu"]);
-    assert!(run.succeeded(), "{}", run.error());
-    assert!(run.stdout.trim_end().ends_with("GPU runs skipped: --no-gpu given."));
-    insta::assert_snapshot!("lesson_1_no_gpu", run.stdout);
-}
-
-#[test]
-fn lesson_2_without_gpu() {
-    let run = xtask(&["lesson", "2", "--no-gpu"]);
-    assert!(run.succeeded(), "{}", run.error());
-    assert!(run.stdout.trim_end().ends_with("GPU runs skipped: --no-gpu given."));
-    insta::assert_snapshot!("lesson_2_no_gpu", run.stdout);
-}
-
-#[test]
-fn lesson_3_without_gpu() {
-    let run = xtask(&["lesson", "3", "--no-gpu"]);
-    assert!(run.succeeded(), "{}", run.error());
-    assert!(run.stdout.trim_end().ends_with("GPU runs skipped: --no-gpu given."));
-    insta::assert_snapshot!("lesson_3_no_gpu", run.stdout);
+fn every_lesson_without_gpu() {
+    for number in 1..=4 {
+        let run = xtask(&["lesson", &number.to_string(), "--no-gpu"]);
+        assert!(run.succeeded(), "lesson {number}: {}", run.error());
+        assert!(run.stdout.trim_end().ends_with("GPU runs skipped: --no-gpu given."), "lesson {number}");
+        insta::assert_snapshot!(format!("lesson_{number}_no_gpu"), run.stdout);
+    }
 }
 
 #[test]
@@ -51,7 +37,7 @@ fn unknown_lessons_are_listed() {
     let run = xtask(&["lesson", "99"]);
     assert_eq!(
         run.error(),
-        "there is no lesson `99`. The lessons are:\n  1  Banks and strides\n  2  Padding\n  3  Transpose\nRun one with e.g. `cargo xtask lesson 1`."
+        "there is no lesson `99`. The lessons are:\n  1  Banks and strides\n  2  Padding\n  3  Transpose\n  4  GEMM tiling\nRun one with e.g. `cargo xtask lesson 1`."
     );
-    assert_eq!(xtask(&["lesson", "list"]).stdout, "1  Banks and strides\n2  Padding\n3  Transpose\n");
+    assert_eq!(xtask(&["lesson", "list"]).stdout, "1  Banks and strides\n2  Padding\n3  Transpose\n4  GEMM tiling\n");
 }

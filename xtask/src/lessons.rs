@@ -8,6 +8,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use lesson_01_banks::Banks;
 use lesson_02_padding::Padding;
 use lesson_03_transpose::Transpose;
+use lesson_04_gemm::Gemm;
 use lesson_kit::{
     Lesson,
     lesson::{self, CounterStatus, GpuStatus, Options, Outcome, SelfCommand},
@@ -20,13 +21,14 @@ trait Visit {
 }
 
 /// The one place that lists the lessons.
-const LESSON_NUMBERS: [u32; 3] = [1, 2, 3];
+const LESSON_NUMBERS: [u32; 4] = [1, 2, 3, 4];
 
 fn dispatch<V: Visit>(number: u32, visit: V) -> V::Output {
     match number {
         1 => visit.visit(&Banks),
         2 => visit.visit(&Padding),
         3 => visit.visit(&Transpose),
+        4 => visit.visit(&Gemm),
         n => unreachable!("lesson {n} is not in LESSON_NUMBERS"),
     }
 }

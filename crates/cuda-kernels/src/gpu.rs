@@ -45,6 +45,8 @@ pub enum GpuError {
     MissingKernel { file: String, kernel: String },
     #[error("{0}")]
     WrongResult(String),
+    #[error("cuBLAS: {0}")]
+    Blas(String),
 }
 
 /// What the course reports about the device it ran on.

@@ -10,6 +10,7 @@
 //! - [`ncu`]: runs a program under Nsight Compute and reads the exact shared-memory counters.
 //! - [`source`]: finds kernel sources on disk (so edits take effect at once), or embedded.
 
+pub mod blas;
 mod gpu;
 pub mod ncu;
 pub mod source;

@@ -102,6 +102,10 @@ pub trait Lesson {
     fn model(&self, report: &mut Report);
     fn runs(&self, gpu: &GpuInfo, size: Size) -> Vec<KernelRun<Self::Spec>>;
     fn prepare<'g>(&self, gpu: &'g Gpu, run: &KernelRun<Self::Spec>) -> Result<Box<dyn Prepared + 'g>, GpuError>;
+    /// What every kernel's output is checked against, as the report says it.
+    fn reference(&self) -> &'static str {
+        "its CPU reference"
+    }
     /// Adds the lesson's own tables of measured results.
     fn summarize(&self, gpu: &GpuInfo, results: &[Measured<Self::Spec>], report: &mut Report);
 }
@@ -227,7 +231,7 @@ fn measure<L: Lesson>(lesson: &L, gpu: &Gpu, options: &Options, report: &mut Rep
     if let CounterStatus::Skipped(why) = &status {
         report.text(format!("Counters skipped: {why}. Showing the model and the clock only."));
     }
-    report.text("Every kernel's output matched its CPU reference.");
+    report.text(format!("Every kernel's output matched {}.", lesson.reference()));
     lesson.summarize(info, &measured, report);
     let mismatches: Vec<String> =
         measured.iter().filter_map(|m| m.counters.as_ref().and_then(|c| c.check.clone().err())).collect();
