@@ -30,10 +30,11 @@ extern "C" __global__ void gemm_coalesced(const float* A, const float* B, float*
 // T x T threads stage a T x T tile of A and of B in shared memory, then each thread takes its
 // row of the A tile (`As[ty][k]`: the same address for a whole row of threads) and its column of
 // the B tile (`Bs[k][tx]`: consecutive words). With `TRANSPOSED_B` the B tile is stored the other
-// way round and read as `Bs[tx][k]`: lanes 32 words apart, all in one bank.
-template <unsigned T, bool TRANSPOSED_B>
+// way round and read as `Bs[tx][k]`: lanes 32 words apart, all in one bank. `PAD_A` floats after
+// each row of the A tile are lesson 5's subject.
+template <unsigned T, bool TRANSPOSED_B, unsigned PAD_A = 0>
 __device__ void gemm_tiled(const float* A, const float* B, float* C, unsigned N, unsigned K) {
-    __shared__ __align__(16) float As[T][T];
+    __shared__ __align__(16) float As[T][T + PAD_A];
     __shared__ __align__(16) float Bs[T][T];
     const unsigned tx = threadIdx.x, ty = threadIdx.y;
     const unsigned row = blockIdx.y * T + ty, col = blockIdx.x * T + tx;
@@ -60,6 +61,22 @@ extern "C" __global__ void gemm_tiled32_bt(const float* A, const float* B, float
     gemm_tiled<32, true>(A, B, C, N, K);
 }
 // ANCHOR_END: tiled
+
+// ANCHOR: padded_a
+// Lesson 5: the same tiled kernels with the A tile padded by one float, or by one 16-byte vector.
+extern "C" __global__ void gemm_tiled16_pad1(const float* A, const float* B, float* C, unsigned M, unsigned N, unsigned K) {
+    gemm_tiled<16, false, 1>(A, B, C, N, K);
+}
+extern "C" __global__ void gemm_tiled16_pad4(const float* A, const float* B, float* C, unsigned M, unsigned N, unsigned K) {
+    gemm_tiled<16, false, 4>(A, B, C, N, K);
+}
+extern "C" __global__ void gemm_tiled32_pad1(const float* A, const float* B, float* C, unsigned M, unsigned N, unsigned K) {
+    gemm_tiled<32, false, 1>(A, B, C, N, K);
+}
+extern "C" __global__ void gemm_tiled32_pad4(const float* A, const float* B, float* C, unsigned M, unsigned N, unsigned K) {
+    gemm_tiled<32, false, 4>(A, B, C, N, K);
+}
+// ANCHOR_END: padded_a
 
 // ANCHOR: register_tiled
 // A 128 x 128 tile of C per block of 256 threads, 8 x 8 outputs per thread, K in steps of 8.

@@ -9,6 +9,7 @@ use lesson_01_banks::Banks;
 use lesson_02_padding::Padding;
 use lesson_03_transpose::Transpose;
 use lesson_04_gemm::Gemm;
+use lesson_05_occupancy::OccupancyTradeoff;
 use lesson_kit::{
     Lesson,
     lesson::{self, CounterStatus, GpuStatus, Options, Outcome, SelfCommand},
@@ -21,7 +22,7 @@ trait Visit {
 }
 
 /// The one place that lists the lessons.
-const LESSON_NUMBERS: [u32; 4] = [1, 2, 3, 4];
+const LESSON_NUMBERS: [u32; 5] = [1, 2, 3, 4, 5];
 
 fn dispatch<V: Visit>(number: u32, visit: V) -> V::Output {
     match number {
@@ -29,6 +30,7 @@ fn dispatch<V: Visit>(number: u32, visit: V) -> V::Output {
         2 => visit.visit(&Padding),
         3 => visit.visit(&Transpose),
         4 => visit.visit(&Gemm),
+        5 => visit.visit(&OccupancyTradeoff),
         n => unreachable!("lesson {n} is not in LESSON_NUMBERS"),
     }
 }

@@ -81,7 +81,11 @@ impl GpuInfo {
 pub struct Occupancy {
     pub blocks_per_sm: u32,
     pub threads_per_sm: u32,
+    /// Resident threads over the SM's maximum.
     pub fraction: f64,
+    /// What the kernel asks of each SM's register file and shared memory.
+    pub registers_per_thread: u32,
+    pub shared_bytes_per_block: u32,
 }
 
 /// An open GPU with one stream and a cache of compiled kernel files.
@@ -202,6 +206,8 @@ impl Gpu {
             blocks_per_sm,
             threads_per_sm,
             fraction: threads_per_sm as f64 / self.info.max_threads_per_sm as f64,
+            registers_per_thread: function.num_regs()? as u32,
+            shared_bytes_per_block: function.shared_size_bytes()? as u32 + dynamic_shared as u32,
         })
     }
 }

@@ -9,10 +9,13 @@
 //! - [`timing`]: CUDA-event timing with warm-up, repetitions, median and spread.
 //! - [`ncu`]: runs a program under Nsight Compute and reads the exact shared-memory counters.
 //! - [`source`]: finds kernel sources on disk (so edits take effect at once), or embedded.
+//! - [`blas`]: cuBLAS SGEMM, the reference for the GEMM lessons.
+//! - [`sass`]: the machine code's shared-memory instructions, where `nvcc` and `cuobjdump` exist.
 
 pub mod blas;
 mod gpu;
 pub mod ncu;
+pub mod sass;
 pub mod source;
 pub mod timing;
 

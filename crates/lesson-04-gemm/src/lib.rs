@@ -16,7 +16,7 @@ use lesson_kit::{
 pub const KERNEL_FILE: &str = "gemm.cu";
 /// Matrix side (M = N = K) for timing, and for profiling (checked against the CPU).
 pub const TIMED_N: u32 = 4096;
-const PROFILED_N: u32 = 256;
+pub const PROFILED_N: u32 = 256;
 /// The register-tiled kernel's tile: 128 x 128 outputs, K in steps of 8, 256 threads.
 const BM: u32 = 128;
 const BK: u32 = 8;
@@ -25,10 +25,12 @@ const BK: u32 = 8;
 pub enum Kernel {
     Naive,
     Coalesced,
-    /// `T x T` shared tiles; `transposed_b` stores the B tile as `Bs[tx][k]`.
+    /// `T x T` shared tiles; `transposed_b` stores the B tile as `Bs[tx][k]`; `pad_a` floats
+    /// follow each row of the A tile.
     Tiled {
         tile: u32,
         transposed_b: bool,
+        pad_a: u32,
     },
     /// 128 x 128 register tiles; `pad` floats after each row of the transposed A tile.
     Registers {
@@ -41,9 +43,9 @@ impl Kernel {
     pub const PATH: [Kernel; 8] = [
         Kernel::Naive,
         Kernel::Coalesced,
-        Kernel::Tiled { tile: 16, transposed_b: false },
-        Kernel::Tiled { tile: 32, transposed_b: false },
-        Kernel::Tiled { tile: 32, transposed_b: true },
+        Kernel::Tiled { tile: 16, transposed_b: false, pad_a: 0 },
+        Kernel::Tiled { tile: 32, transposed_b: false, pad_a: 0 },
+        Kernel::Tiled { tile: 32, transposed_b: true, pad_a: 0 },
         Kernel::Registers { pad: 0 },
         Kernel::Registers { pad: 4 },
         Kernel::Cublas,
@@ -53,9 +55,14 @@ impl Kernel {
         Some(match self {
             Kernel::Naive => "gemm_naive",
             Kernel::Coalesced => "gemm_coalesced",
-            Kernel::Tiled { tile: 16, .. } => "gemm_tiled16",
-            Kernel::Tiled { transposed_b: false, .. } => "gemm_tiled32",
-            Kernel::Tiled { .. } => "gemm_tiled32_bt",
+            Kernel::Tiled { tile: 16, transposed_b: false, pad_a: 0 } => "gemm_tiled16",
+            Kernel::Tiled { tile: 16, transposed_b: false, pad_a: 1 } => "gemm_tiled16_pad1",
+            Kernel::Tiled { tile: 16, transposed_b: false, pad_a: 4 } => "gemm_tiled16_pad4",
+            Kernel::Tiled { tile: 32, transposed_b: false, pad_a: 0 } => "gemm_tiled32",
+            Kernel::Tiled { tile: 32, transposed_b: false, pad_a: 1 } => "gemm_tiled32_pad1",
+            Kernel::Tiled { tile: 32, transposed_b: false, pad_a: 4 } => "gemm_tiled32_pad4",
+            Kernel::Tiled { tile: 32, transposed_b: true, pad_a: 0 } => "gemm_tiled32_bt",
+            Kernel::Tiled { .. } => unreachable!("no such kernel in gemm.cu: {self:?}"),
             Kernel::Registers { pad: 0 } => "gemm_registers_unpadded",
             Kernel::Registers { .. } => "gemm_registers_padded",
             Kernel::Cublas => return None,
@@ -66,8 +73,11 @@ impl Kernel {
         match self {
             Kernel::Naive => "naive (lanes on rows)".into(),
             Kernel::Coalesced => "coalesced (lanes on columns)".into(),
-            Kernel::Tiled { tile, transposed_b: false } => format!("shared tiles {tile}x{tile}"),
-            Kernel::Tiled { tile, transposed_b: true } => format!("shared tiles {tile}x{tile}, Bs[tx][k]"),
+            Kernel::Tiled { tile, transposed_b: false, pad_a: 0 } => format!("shared tiles {tile}x{tile}"),
+            Kernel::Tiled { tile, transposed_b: false, pad_a } => {
+                format!("shared tiles {tile}x{tile}, As[{tile}][{}]", tile + pad_a)
+            }
+            Kernel::Tiled { tile, .. } => format!("shared tiles {tile}x{tile}, Bs[tx][k]"),
             Kernel::Registers { pad: 0 } => "register tiles 8x8, As[8][128]".into(),
             Kernel::Registers { pad } => format!("register tiles 8x8, As[8][{}]", BM + pad),
             Kernel::Cublas => "cuBLAS SGEMM (FP32)".into(),
@@ -88,7 +98,8 @@ impl Kernel {
         let blocks = |tile: u32| ((n / tile) as u64).pow(2);
         match self {
             Kernel::Naive | Kernel::Coalesced | Kernel::Cublas => Vec::new(),
-            Kernel::Tiled { tile, transposed_b } => {
+            Kernel::Tiled { tile, transposed_b, pad_a } => {
+                let pitch_a = tile + pad_a;
                 let steps = blocks(tile) * (n / tile) as u64;
                 let mut accesses = Vec::new();
                 for warp in 0..tile * tile / 32 {
@@ -104,17 +115,28 @@ impl Kernel {
                     let mut add = |name: String, request: Request, per_step: u64| {
                         accesses.push(DeclaredAccess { name, request, executions: steps * per_step })
                     };
-                    add(format!("warp {warp}: As[ty][tx] ="), word(&|ty, tx| ty * tile + tx, Width::W4, Op::Store), 1);
+                    add(
+                        format!("warp {warp}: As[ty][tx] ="),
+                        word(&|ty, tx| ty * pitch_a + tx, Width::W4, Op::Store),
+                        1,
+                    );
                     let b_store: &dyn Fn(u32, u32) -> u32 =
                         if transposed_b { &|ty, tx| tx * tile + ty } else { &|ty, tx| ty * tile + tx };
                     add(format!("warp {warp}: Bs store"), word(b_store, Width::W4, Op::Store), 1);
+                    // The compiler reads As[ty][k..k+4] as one 16-byte load when every row of the
+                    // tile starts 16-byte aligned, otherwise as four 4-byte loads.
+                    if pitch_a % 4 == 0 {
+                        for k in (0..tile).step_by(4) {
+                            let request = word(&|ty, _| ty * pitch_a + k, Width::W16, Op::Load);
+                            add(format!("warp {warp}: As[ty][{k}..+4]"), request, 1);
+                        }
+                    } else {
+                        for k in 0..tile {
+                            let request = word(&|ty, _| ty * pitch_a + k, Width::W4, Op::Load);
+                            add(format!("warp {warp}: As[ty][{k}]"), request, 1);
+                        }
+                    }
                     for k in (0..tile).step_by(4) {
-                        // The compiler reads As[ty][k..k+4] as one 16-byte load.
-                        add(
-                            format!("warp {warp}: As[ty][{k}..+4]"),
-                            word(&|ty, _| ty * tile + k, Width::W16, Op::Load),
-                            1,
-                        );
                         if transposed_b {
                             add(
                                 format!("warp {warp}: Bs[tx][{k}..+4]"),
@@ -261,7 +283,9 @@ impl Lesson for Gemm {
         report.text(
             "As[ty][k] is one address for a whole row of threads: a broadcast, conflict-free at any tile size.\n\
              Bs[k][tx] is consecutive words: conflict-free. Stored transposed and read as Bs[tx][k], lanes are T\n\
-             words apart: T = 32 or 64 puts the warp in one bank, a 32-way conflict (T = 16: 16-way).",
+             words apart: T = 32 or 64 puts the warp in one bank, a 32-way conflict. For T = 16 the warp spans two\n\
+             rows of threads reading the same 16 words, in banks k and k + 16: 8 wavefronts. (As written these are\n\
+             4-byte reads; the compiler turns As[ty][k..k+4] into one 16-byte read, as the counters show below.)",
         );
         report.heading("Register tiles: the 16-byte shared accesses of one warp (warp 0, k = 0)");
         let rows = [0u32, 4]
@@ -305,24 +329,7 @@ impl Lesson for Gemm {
     }
 
     fn prepare<'g>(&self, gpu: &'g Gpu, run: &KernelRun<Spec>) -> Result<Box<dyn Prepared + 'g>, GpuError> {
-        let Spec { kernel, n } = run.spec;
-        let len = (n * n) as usize;
-        let (a, b) = (random_matrix(len), random_matrix(len));
-        // Profiling must launch only the lesson's own kernels, so the small size is checked on the
-        // CPU; the full size against cuBLAS, itself spot-checked on the CPU.
-        let blas = (n != PROFILED_N || kernel == Kernel::Cublas).then(|| gpu.blas()).transpose()?;
-        Ok(Box::new(GemmRun {
-            gpu,
-            function: kernel.name().map(|name| gpu.function(KERNEL_FILE, name)).transpose()?,
-            config: kernel.launch_config(n),
-            device_a: gpu.upload(&a)?,
-            device_b: gpu.upload(&b)?,
-            device_c: gpu.zeros(len)?,
-            a,
-            b,
-            n,
-            blas,
-        }))
+        prepare_gemm(gpu, run.spec.kernel, run.spec.n)
     }
 
     fn summarize(&self, _gpu: &GpuInfo, results: &[Measured<Spec>], report: &mut Report) {
@@ -367,6 +374,27 @@ impl Lesson for Gemm {
     }
 }
 
+/// Buffers, launch and reference check for `kernel` on random n x n matrices (lesson 5 uses it too).
+pub fn prepare_gemm(gpu: &Gpu, kernel: Kernel, n: u32) -> Result<Box<dyn Prepared + '_>, GpuError> {
+    let len = (n * n) as usize;
+    let (a, b) = (random_matrix(len), random_matrix(len));
+    // Profiling must launch only the lesson's own kernels, so the small size is checked on the
+    // CPU; the full size against cuBLAS, itself spot-checked on the CPU.
+    let blas = (n != PROFILED_N || kernel == Kernel::Cublas).then(|| gpu.blas()).transpose()?;
+    Ok(Box::new(GemmRun {
+        gpu,
+        function: kernel.name().map(|name| gpu.function(KERNEL_FILE, name)).transpose()?,
+        config: kernel.launch_config(n),
+        device_a: gpu.upload(&a)?,
+        device_b: gpu.upload(&b)?,
+        device_c: gpu.zeros(len)?,
+        a,
+        b,
+        n,
+        blas,
+    }))
+}
+
 struct GemmRun<'g> {
     gpu: &'g Gpu,
     /// `None`: cuBLAS.
@@ -382,6 +410,12 @@ struct GemmRun<'g> {
 }
 
 impl Prepared for GemmRun<'_> {
+    fn occupancy(&self) -> Option<Result<cuda_kernels::Occupancy, GpuError>> {
+        let function = self.function.as_ref()?;
+        let (x, y, z) = self.config.block_dim;
+        Some(self.gpu.occupancy(function, x * y * z, 0))
+    }
+
     fn launch(&mut self) -> Result<(), GpuError> {
         let n = self.n as usize;
         let Some(function) = &self.function else {
@@ -440,9 +474,12 @@ mod tests {
             (total, requests)
         };
         // 32x32 tiles: per warp 8 float4 reads of As (2 wavefronts: a broadcast of 512 bytes) and 32 of Bs (1).
-        assert_eq!(count(Kernel::Tiled { tile: 32, transposed_b: false }, Op::Load), (32 * (8 * 2 + 32), 32 * 40));
+        assert_eq!(
+            count(Kernel::Tiled { tile: 32, transposed_b: false, pad_a: 0 }, Op::Load),
+            (32 * (8 * 2 + 32), 32 * 40)
+        );
         // Transposed B: the 16-byte reads of Bs[tx][k] are 32 wavefronts each.
-        let (transposed, _) = count(Kernel::Tiled { tile: 32, transposed_b: true }, Op::Load);
+        let (transposed, _) = count(Kernel::Tiled { tile: 32, transposed_b: true, pad_a: 0 }, Op::Load);
         assert_eq!(transposed, 32 * 8 * (2 + 32));
         // The padded register tile stores As conflict-free, the unpadded one 2-way.
         let stores = |pad| {

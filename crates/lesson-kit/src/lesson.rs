@@ -13,7 +13,7 @@ use std::{ffi::OsString, path::PathBuf};
 
 use bank_model::{Op, Request};
 use cuda_kernels::{
-    Gpu, GpuError, GpuInfo,
+    Gpu, GpuError, GpuInfo, Occupancy,
     ncu::{Ncu, NcuUnavailable, SHARED_METRICS, SharedCounters},
     timing::{self, Plan, Timing},
 };
@@ -91,6 +91,10 @@ pub trait Prepared {
     fn launch(&mut self) -> Result<(), GpuError>;
     /// Compares the output with a CPU reference: `GpuError::WrongResult` when it differs.
     fn check(&mut self) -> Result<(), GpuError>;
+    /// How the launch fills an SM, for kernels that report it.
+    fn occupancy(&self) -> Option<Result<Occupancy, GpuError>> {
+        None
+    }
 }
 
 /// What makes a lesson; see the module docs.
@@ -117,6 +121,8 @@ pub struct Measured<S> {
     pub timing: Timing,
     /// ncu's counters for the profile-size launch of the run, when they could be read.
     pub counters: Option<Counted>,
+    /// Blocks per SM and what limits them, for kernels that report it.
+    pub occupancy: Option<Occupancy>,
 }
 
 /// Counters of the profile-size launch, and whether they equal what the lesson declared for it.
@@ -217,12 +223,13 @@ fn measure<L: Lesson>(lesson: &L, gpu: &Gpu, options: &Options, report: &mut Rep
         let timing =
             timing::time(gpu, options.plan, || prepared.launch()).map_err(|e| format!("{}: {e}", run.label))?;
         prepared.check().map_err(|e| format!("{}: {e}", run.label))?;
+        let occupancy = prepared.occupancy().transpose().map_err(|e| format!("{}: {e}", run.label))?;
         let counters = counters.as_ref().ok().and_then(|all| {
             let (profiled, counters) = all.iter().find(|(label, _)| *label == run.label)?;
             let declared = profile_runs.iter().find(|r| r.label == *profiled)?;
             Some(Counted { check: declared.check_counters(counters), counters: *counters })
         });
-        measured.push(Measured { run, timing, counters });
+        measured.push(Measured { run, timing, counters, occupancy });
     }
     let status = match &counters {
         Ok(_) => CounterStatus::AllMatch,
