@@ -44,3 +44,12 @@ fn unknown_lessons_are_listed() {
         "1  Banks and strides\n2  Padding\n3  Transpose\n4  GEMM tiling\n5  The occupancy tradeoff\n"
     );
 }
+
+#[test]
+fn charts_need_a_gpu_run() {
+    let dir = std::env::temp_dir().join(format!("bcm-plots-{}", std::process::id()));
+    let run = xtask(&["lesson", "5", "--no-gpu", "--plots", dir.to_str().unwrap()]);
+    assert!(run.succeeded(), "{}", run.error());
+    assert!(!run.stdout.contains("Chart written"), "no GPU, no measured chart");
+    assert_eq!(std::fs::read_dir(&dir).map(|d| d.count()).unwrap_or(0), 0);
+}

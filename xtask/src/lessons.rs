@@ -110,16 +110,31 @@ impl Visit for RunLesson {
     }
 }
 
-pub fn run(number: &str, no_gpu: bool, no_ncu: bool, out: &mut dyn Write, color: bool) -> anyhow::Result<ExitCode> {
+/// `cargo xtask lesson N` flags.
+pub struct Flags {
+    pub no_gpu: bool,
+    pub no_ncu: bool,
+    pub plots: Option<std::path::PathBuf>,
+}
+
+pub fn run(number: &str, flags: Flags, out: &mut dyn Write, color: bool) -> anyhow::Result<ExitCode> {
     if number == "list" {
         for (n, title) in list() {
             writeln!(out, "{n}  {title}")?;
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let skip_gpu = no_gpu.then(|| "--no-gpu given".to_owned());
-    let outcome = dispatch(lesson_number(number)?, RunLesson { skip_gpu, profile: !no_ncu })?;
+    let skip_gpu = flags.no_gpu.then(|| "--no-gpu given".to_owned());
+    let outcome = dispatch(lesson_number(number)?, RunLesson { skip_gpu, profile: !flags.no_ncu })?;
     write!(out, "{}", outcome.report.render(color))?;
+    if let Some(dir) = &flags.plots {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        for plot in &outcome.plots {
+            let path = dir.join(&plot.file);
+            std::fs::write(&path, &plot.svg).with_context(|| format!("cannot write {}", path.display()))?;
+            writeln!(out, "Chart written: {}", path.display())?;
+        }
+    }
     Ok(match outcome.gpu {
         GpuStatus::Failed(_) => ExitCode::FAILURE,
         GpuStatus::Skipped(_) | GpuStatus::Ran { .. } => ExitCode::SUCCESS,

@@ -38,6 +38,9 @@ pub enum Command {
         /// Do not run Nsight Compute, only the model and the clock.
         #[arg(long)]
         no_ncu: bool,
+        /// Write the lesson's charts (SVG) into this folder.
+        #[arg(long, value_name = "DIR")]
+        plots: Option<PathBuf>,
     },
     /// Ask the bank model about one warp-wide shared-memory instruction (or a batch of them).
     Conflicts(ConflictsArgs),
@@ -84,7 +87,9 @@ pub enum Command {
 /// Runs one command, writing its report to `out` (with ANSI colours if `color`).
 pub fn run(cli: Cli, out: &mut dyn Write, color: bool) -> anyhow::Result<ExitCode> {
     match cli.command {
-        Command::Lesson { number, no_gpu, no_ncu } => lessons::run(&number, no_gpu, no_ncu, out, color),
+        Command::Lesson { number, no_gpu, no_ncu, plots } => {
+            lessons::run(&number, lessons::Flags { no_gpu, no_ncu, plots }, out, color)
+        }
         Command::Conflicts(args) => conflicts::run(&args, out, color),
         Command::Book => book::build().map(|_| ExitCode::SUCCESS),
         Command::Test { no_gpu, gpu } => test::run(test::GpuSuite::from_flags(no_gpu, gpu)),

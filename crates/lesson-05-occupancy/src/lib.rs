@@ -10,7 +10,12 @@
 use bank_model::Op;
 use cuda_kernels::{Gpu, GpuError, GpuInfo};
 use lesson_04_gemm::{Kernel, PROFILED_N, TIMED_N, prepare_gemm};
-use lesson_kit::{KernelRun, Lesson, Measured, Prepared, Report, Size, Tone, lesson::counter_cells, styled};
+use lesson_kit::{
+    KernelRun, Lesson, Measured, Prepared, Report, Size, Tone,
+    lesson::counter_cells,
+    plot::{Plot, Series, grouped_bars},
+    styled,
+};
 
 /// Tile sizes and A-tile paddings the lesson compares.
 pub const TILES: [u32; 2] = [16, 32];
@@ -114,6 +119,26 @@ impl Lesson for OccupancyTradeoff {
 
     fn prepare<'g>(&self, gpu: &'g Gpu, run: &KernelRun<Spec>) -> Result<Box<dyn Prepared + 'g>, GpuError> {
         prepare_gemm(gpu, kernel(run.spec.tile, run.spec.pad_a), run.spec.n)
+    }
+
+    fn plots(&self, gpu: &GpuInfo, results: &[Measured<Spec>]) -> Result<Vec<Plot>, String> {
+        let unpadded = |tile: u32| {
+            results.iter().find(|m| m.run.spec.tile == tile && m.run.spec.pad_a == 0).map(|m| m.timing.median_ms)
+        };
+        let categories =
+            results.iter().map(|m| format!("As[{}][{}]", m.run.spec.tile, m.run.spec.tile + m.run.spec.pad_a));
+        let time = results.iter().map(|m| unpadded(m.run.spec.tile).map_or(0.0, |t| m.timing.median_ms / t));
+        let occupancy = results.iter().map(|m| m.occupancy.map_or(0.0, |o| o.fraction));
+        let svg = grouped_bars(
+            &format!("{TIMED_N}^3 GEMM, padded A tile: time and occupancy on the {}", gpu.name),
+            "ratio",
+            &categories.collect::<Vec<_>>(),
+            &[
+                Series { label: "time / unpadded time".into(), values: time.collect() },
+                Series { label: "occupancy (resident / max threads)".into(), values: occupancy.collect() },
+            ],
+        )?;
+        Ok(vec![Plot { file: "lesson-05-occupancy.svg".into(), svg }])
     }
 
     fn summarize(&self, gpu: &GpuInfo, results: &[Measured<Spec>], report: &mut Report) {

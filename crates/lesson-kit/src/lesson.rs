@@ -19,7 +19,10 @@ use cuda_kernels::{
 };
 use serde::Serialize;
 
-use crate::report::{Report, Styled, Tone, styled};
+use crate::{
+    plot::Plot,
+    report::{Report, Styled, Tone, styled},
+};
 
 /// One shared-memory instruction of a kernel, as the model sees it.
 #[derive(Clone, Debug)]
@@ -110,6 +113,10 @@ pub trait Lesson {
     fn reference(&self) -> &'static str {
         "its CPU reference"
     }
+    /// Charts of the measured results, for lessons that draw them.
+    fn plots(&self, _gpu: &GpuInfo, _results: &[Measured<Self::Spec>]) -> Result<Vec<Plot>, String> {
+        Ok(Vec::new())
+    }
     /// Adds the lesson's own tables of measured results.
     fn summarize(&self, gpu: &GpuInfo, results: &[Measured<Self::Spec>], report: &mut Report);
 }
@@ -152,9 +159,10 @@ pub struct Options {
     pub progress: Progress,
 }
 
-/// The lesson's report, and whether anything went wrong on the GPU.
+/// The lesson's report, its charts (when the GPU ran), and whether anything went wrong on the GPU.
 pub struct Outcome {
     pub report: Report,
+    pub plots: Vec<Plot>,
     pub gpu: GpuStatus,
 }
 
@@ -185,20 +193,27 @@ pub fn run<L: Lesson>(lesson: &L, options: &Options) -> Outcome {
         Ok(gpu) => gpu,
         Err(reason) => {
             report.text(format!("GPU runs skipped: {reason}."));
-            return Outcome { report, gpu: GpuStatus::Skipped(reason) };
+            return Outcome { report, plots: Vec::new(), gpu: GpuStatus::Skipped(reason) };
         }
     };
-    let status = match measure(lesson, &gpu, options, &mut report) {
+    let mut plots = Vec::new();
+    let status = match measure(lesson, &gpu, options, &mut report, &mut plots) {
         Ok(counters) => GpuStatus::Ran { gpu: gpu.info().clone(), counters },
         Err(failure) => {
             report.text(format!("GPU run FAILED: {failure}"));
             GpuStatus::Failed(failure)
         }
     };
-    Outcome { report, gpu: status }
+    Outcome { report, plots, gpu: status }
 }
 
-fn measure<L: Lesson>(lesson: &L, gpu: &Gpu, options: &Options, report: &mut Report) -> Result<CounterStatus, String> {
+fn measure<L: Lesson>(
+    lesson: &L,
+    gpu: &Gpu,
+    options: &Options,
+    report: &mut Report,
+    plots: &mut Vec<Plot>,
+) -> Result<CounterStatus, String> {
     let info = gpu.info();
     report.text(format!(
         "{} ({}, {} SMs, {} MHz, CUDA {} driver)",
@@ -240,6 +255,7 @@ fn measure<L: Lesson>(lesson: &L, gpu: &Gpu, options: &Options, report: &mut Rep
     }
     report.text(format!("Every kernel's output matched {}.", lesson.reference()));
     lesson.summarize(info, &measured, report);
+    *plots = lesson.plots(info, &measured).map_err(|e| format!("drawing the charts: {e}"))?;
     let mismatches: Vec<String> =
         measured.iter().filter_map(|m| m.counters.as_ref().and_then(|c| c.check.clone().err())).collect();
     if mismatches.is_empty() { Ok(status) } else { Err(format!("model and ncu disagree:\n{}", mismatches.join("\n"))) }

@@ -3,6 +3,7 @@
 
 pub mod bank_table;
 pub mod lesson;
+pub mod plot;
 pub mod report;
 pub mod words_kernel;
 
