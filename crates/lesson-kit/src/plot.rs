@@ -3,7 +3,10 @@
 
 use std::sync::Once;
 
-use plotters::prelude::*;
+use plotters::{
+    prelude::*,
+    style::text_anchor::{HPos, Pos, VPos},
+};
 
 /// One chart, ready to write as `file`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -32,7 +35,8 @@ fn register_font() {
 /// Grouped bars: for each category, one bar per series.
 pub fn grouped_bars(title: &str, y_label: &str, categories: &[String], series: &[Series]) -> Result<String, String> {
     register_font();
-    let top = series.iter().flat_map(|s| s.values.iter().copied()).fold(0.0f64, f64::max) * 1.15;
+    let top = series.iter().flat_map(|s| s.values.iter().copied()).fold(0.0f64, f64::max) * 1.25;
+    let groups = categories.len() as f64;
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (900, 420)).into_drawing_area();
@@ -42,33 +46,24 @@ pub fn grouped_bars(title: &str, y_label: &str, categories: &[String], series: &
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(60)
-            .build_cartesian_2d((0..categories.len() as u32).into_segmented(), 0.0..top.max(1e-9))
+            .build_cartesian_2d(0.0..groups, 0.0..top.max(1e-9))
             .map_err(|e| e.to_string())?;
         chart
             .configure_mesh()
             .disable_x_mesh()
+            .x_labels(0)
             .y_desc(y_label)
             .label_style(("sans-serif", 14))
             .axis_desc_style(("sans-serif", 15))
-            .x_labels(categories.len())
-            .x_label_formatter(&|x| match x {
-                SegmentValue::CenterOf(i) => categories.get(*i as usize).cloned().unwrap_or_default(),
-                _ => String::new(),
-            })
             .draw()
             .map_err(|e| e.to_string())?;
+        // Each category owns one unit of the x axis; its bars share the middle 80% of it.
         let width = 0.8 / series.len().max(1) as f64;
         for (index, one) in series.iter().enumerate() {
             let color = COLORS[index % COLORS.len()];
             let bars = one.values.iter().enumerate().map(move |(category, &value)| {
-                // Each category spans one segment; bars sit side by side inside it.
-                let left = 0.1 + width * index as f64;
-                let mut bar = Rectangle::new(
-                    [(SegmentValue::Exact(category as u32), 0.0), (SegmentValue::Exact(category as u32 + 1), value)],
-                    color.filled(),
-                );
-                bar.set_margin(0, 0, (left * 60.0) as u32, ((1.0 - left - width) * 60.0) as u32);
-                bar
+                let left = category as f64 + 0.1 + width * index as f64;
+                Rectangle::new([(left, 0.0), (left + width * 0.95, value)], color.filled())
             });
             chart
                 .draw_series(bars)
@@ -76,9 +71,16 @@ pub fn grouped_bars(title: &str, y_label: &str, categories: &[String], series: &
                 .label(one.label.clone())
                 .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled()));
         }
+        let label_style = TextStyle::from(("sans-serif", 14).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
+        chart
+            .draw_series(categories.iter().enumerate().map(|(category, name)| {
+                EmptyElement::at((category as f64 + 0.5, 0.0)) + Text::new(name.clone(), (0, 8), label_style.clone())
+            }))
+            .map_err(|e| e.to_string())?;
         chart
             .configure_series_labels()
             .label_font(("sans-serif", 14))
+            .position(SeriesLabelPosition::UpperRight)
             .background_style(WHITE.mix(0.8))
             .border_style(BLACK)
             .draw()
