@@ -65,6 +65,21 @@ pub struct GpuInfo {
 }
 
 impl GpuInfo {
+    /// The NVIDIA H100 80GB HBM3 the course was measured on, as `Gpu::open` reports it: for tests
+    /// that need a GPU's shape (launch sizes, declared counts) on a machine without one.
+    pub fn h100() -> GpuInfo {
+        GpuInfo {
+            name: "NVIDIA H100 80GB HBM3".into(),
+            compute_capability: (9, 0),
+            multiprocessors: 132,
+            clock_mhz: 1980,
+            driver_cuda_version: "13.0".into(),
+            max_threads_per_sm: 2048,
+            shared_bytes_per_sm: 233472,
+            shared_bytes_per_block_optin: 232448,
+        }
+    }
+
     /// `sm_90` style name of the architecture.
     pub fn arch(&self) -> String {
         format!("sm_{}{}", self.compute_capability.0, self.compute_capability.1)

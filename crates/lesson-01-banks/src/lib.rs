@@ -294,19 +294,6 @@ impl Lesson for Banks {
 mod tests {
     use super::*;
 
-    fn info() -> GpuInfo {
-        GpuInfo {
-            name: "test".into(),
-            compute_capability: (9, 0),
-            multiprocessors: 132,
-            clock_mhz: 1980,
-            driver_cuda_version: "13.0".into(),
-            max_threads_per_sm: 2048,
-            shared_bytes_per_sm: 233472,
-            shared_bytes_per_block_optin: 232448,
-        }
-    }
-
     #[test]
     fn every_row_of_a_run_has_the_bank_pattern_of_row_zero() {
         for (width, strides) in THROUGHPUT_STRIDES {
@@ -327,7 +314,7 @@ mod tests {
 
     #[test]
     fn declared_counts_follow_the_launch_shape() {
-        let runs = Banks.runs(&info(), Size::Profile);
+        let runs = Banks.runs(&GpuInfo::h100(), Size::Profile);
         let run = runs.iter().find(|r| r.label == "stride_read_4 stride=32").unwrap();
         // 2 blocks x 32 warps x 4 iterations x 8 rows, 32 wavefronts each.
         assert_eq!(run.predicted(Op::Load), (2 * 32 * 4 * 8 * 32, 2 * 32 * 4 * 8));
@@ -335,7 +322,7 @@ mod tests {
         assert_eq!(run.predicted_per_request(Op::Load), Some(32.0));
         let chain = runs.iter().find(|r| r.label == "stride_chain stride=2").unwrap();
         assert_eq!(chain.predicted(Op::Load), (64 * 2, 64));
-        let timed = Banks.runs(&info(), Size::Timed);
+        let timed = Banks.runs(&GpuInfo::h100(), Size::Timed);
         assert_eq!(timed.len(), runs.len());
         assert!(timed.iter().zip(&runs).all(|(t, p)| t.kernel == p.kernel && t.label == p.label));
     }

@@ -306,17 +306,7 @@ mod tests {
 
     #[test]
     fn declared_counts_follow_the_grid() {
-        let info = GpuInfo {
-            name: "test".into(),
-            compute_capability: (9, 0),
-            multiprocessors: 132,
-            clock_mhz: 1980,
-            driver_cuda_version: "13.0".into(),
-            max_threads_per_sm: 2048,
-            shared_bytes_per_sm: 233472,
-            shared_bytes_per_block_optin: 232448,
-        };
-        let runs = Transpose.runs(&info, Size::Profile);
+        let runs = Transpose.runs(&GpuInfo::h100(), Size::Profile);
         let tile32 = runs.iter().find(|r| r.spec.variant == Variant::Tile32).unwrap();
         let blocks = (PROFILED_N / TILE).pow(2) as u64;
         assert_eq!(tile32.predicted(Op::Load), (blocks * 32 * 32, blocks * 32));
