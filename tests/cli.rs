@@ -97,3 +97,12 @@ fn bad_single_requests_are_clear_errors() {
         parse_error(&["conflicts", "--op", "ld"]).contains("--index <INDEX>|--addresses <ADDRESSES>|--batch <BATCH>")
     );
 }
+
+#[test]
+fn bench_reports_model_rates_and_why_gpu_figures_are_missing() {
+    let answer = json(&["bench", "--seconds", "0.05", "--no-gpu", "--json"]);
+    assert!(answer["model"]["analyze_per_second"].as_f64().unwrap() > 0.0);
+    assert!(answer["model"]["wavefronts_per_second"].as_f64().unwrap() > 0.0);
+    assert_eq!(answer["gpu_skipped"], "--no-gpu given");
+    assert_eq!(answer["figures"], serde_json::json!([]));
+}

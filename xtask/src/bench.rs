@@ -3,6 +3,16 @@
 use std::{hint::black_box, io::Write, process::ExitCode, time::Instant};
 
 use bank_model::{Op, Request, WARP_SIZE, Width};
+use lesson_kit::{Report, styled};
+use serde::Serialize;
+
+use crate::lessons;
+
+pub struct Options {
+    pub seconds: f64,
+    pub json: bool,
+    pub no_gpu: bool,
+}
 
 /// Deterministic pseudo-random instructions: mixed ops, widths, spans and inactive lanes.
 fn sample_requests(count: usize) -> Vec<Request> {
@@ -40,17 +50,99 @@ fn rate(requests: &[Request], seconds: f64, f: impl Fn(&Request) -> u32) -> f64 
     done as f64 / start.elapsed().as_secs_f64()
 }
 
-pub fn run(seconds: f64, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+#[derive(Serialize)]
+struct ModelRates {
+    build: &'static str,
+    analyze_per_second: f64,
+    wavefronts_per_second: f64,
+}
+
+#[derive(Serialize)]
+struct LessonFigure {
+    lesson: u32,
+    #[serde(flatten)]
+    figure: lesson_kit::Figure,
+}
+
+#[derive(Serialize)]
+struct Bench {
+    model: ModelRates,
+    gpu: Option<cuda_kernels::GpuInfo>,
+    /// Why there are no GPU figures, when there are none.
+    gpu_skipped: Option<String>,
+    figures: Vec<LessonFigure>,
+}
+
+pub fn run(options: Options, out: &mut dyn Write, color: bool) -> anyhow::Result<ExitCode> {
     let requests = sample_requests(10_000);
-    let profile = if cfg!(debug_assertions) { "debug" } else { "release" };
-    writeln!(
-        out,
-        "Bank model, one core, {profile} build, 10,000 random warp instructions cycled for {seconds} s each:"
-    )?;
-    let full = rate(&requests, seconds, |r| r.analyze().wavefronts);
-    let fast = rate(&requests, seconds, Request::wavefronts);
-    writeln!(out, "  analyze() (per-bank table, broadcasts): {:>12.0} instructions/s", full)?;
-    writeln!(out, "  wavefronts() (count only):              {:>12.0} instructions/s", fast)?;
-    writeln!(out, "  ratio count-only / full:                {:>12.1}x", fast / full)?;
+    let model = ModelRates {
+        // The bank-model crate is optimized in every profile (see Cargo.toml).
+        build: if cfg!(debug_assertions) { "dev profile, model optimized" } else { "release" },
+        analyze_per_second: rate(&requests, options.seconds, |r| r.analyze().wavefronts),
+        wavefronts_per_second: rate(&requests, options.seconds, Request::wavefronts),
+    };
+    let measured = if options.no_gpu { Ok(Err("--no-gpu given".to_owned())) } else { lessons::measure_figures() }?;
+    let (gpu, gpu_skipped, figures) = match measured {
+        Ok((gpu, figures)) => {
+            (Some(gpu), None, figures.into_iter().map(|(lesson, figure)| LessonFigure { lesson, figure }).collect())
+        }
+        Err(why) => (None, Some(why), Vec::new()),
+    };
+    let bench = Bench { model, gpu, gpu_skipped, figures };
+    if options.json {
+        writeln!(out, "{}", serde_json::to_string(&bench)?)?;
+    } else {
+        write!(out, "{}", render(&bench, options.seconds).render(color))?;
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+fn render(bench: &Bench, seconds: f64) -> Report {
+    let mut report = Report::default();
+    report.heading("Bank model, one core");
+    report.text(format!(
+        "{} build, 10,000 random warp instructions (all widths, loads and stores, inactive lanes), {seconds} s each.",
+        bench.model.build
+    ));
+    report.table(
+        ["what", "instructions/s"],
+        vec![
+            vec![
+                "analyze(): wavefronts, per-bank table, broadcasts".into(),
+                format!("{:.0}", bench.model.analyze_per_second).into(),
+            ],
+            vec!["wavefronts(): the count alone".into(), format!("{:.0}", bench.model.wavefronts_per_second).into()],
+        ],
+    );
+    report.heading("GPU figures, measured side by side in one run");
+    match (&bench.gpu, &bench.gpu_skipped) {
+        (Some(gpu), _) => {
+            report.text(format!(
+                "{} ({}, CUDA {} driver), timing only (no profiler).",
+                gpu.name,
+                gpu.arch(),
+                gpu.driver_cuda_version
+            ));
+            let rows = bench
+                .figures
+                .iter()
+                .map(|f| {
+                    let value = if f.figure.value >= 100.0 {
+                        format!("{:.0}", f.figure.value)
+                    } else {
+                        format!("{:.2}", f.figure.value)
+                    };
+                    vec![
+                        f.lesson.into(),
+                        f.figure.label.clone().into(),
+                        styled(value, lesson_kit::Tone::Plain),
+                        f.figure.unit.into(),
+                    ]
+                })
+                .collect();
+            report.table(["lesson", "figure", "value", "unit"], rows);
+        }
+        (None, why) => report.text(format!("GPU figures skipped: {}.", why.as_deref().unwrap_or("no GPU"))),
+    }
+    report
 }

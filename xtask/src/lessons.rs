@@ -3,7 +3,7 @@
 use std::{io::Write, process::ExitCode};
 
 use anyhow::{Context, bail};
-use cuda_kernels::{Gpu, timing::Plan};
+use cuda_kernels::{Gpu, GpuInfo, timing::Plan};
 use indicatif::{ProgressBar, ProgressStyle};
 use lesson_01_banks::Banks;
 use lesson_02_padding::Padding;
@@ -11,7 +11,7 @@ use lesson_03_transpose::Transpose;
 use lesson_04_gemm::Gemm;
 use lesson_05_occupancy::OccupancyTradeoff;
 use lesson_kit::{
-    Lesson,
+    Figure, Lesson,
     lesson::{self, CounterStatus, GpuStatus, Options, Outcome, SelfCommand},
 };
 
@@ -171,6 +171,25 @@ pub fn gpu_suite(required: bool) -> anyhow::Result<String> {
         bail!("{summary}\n{}", failed.join("\n"));
     }
     Ok(format!("{summary}\n  {}", passed.join("\n  ")))
+}
+
+/// Every lesson's headline figures, timed (not profiled) on the GPU; `Err` says why not.
+pub fn measure_figures() -> anyhow::Result<Result<(GpuInfo, Vec<(u32, Figure)>), String>> {
+    if let Err(why) = Gpu::open() {
+        return Ok(Err(why.to_string()));
+    }
+    let mut figures = Vec::new();
+    let mut gpu = None;
+    for (number, title) in list() {
+        let outcome = dispatch(number, RunLesson { skip_gpu: None, profile: false })?;
+        match outcome.gpu {
+            GpuStatus::Ran { gpu: info, .. } => gpu = Some(info),
+            GpuStatus::Failed(why) => bail!("lesson {number} ({title}) failed on the GPU: {why}"),
+            GpuStatus::Skipped(why) => return Ok(Err(why)),
+        }
+        figures.extend(outcome.figures.into_iter().map(|figure| (number, figure)));
+    }
+    Ok(Ok((gpu.expect("at least one lesson ran"), figures)))
 }
 
 /// The child side of profiling: run lesson N's kernels once each.

@@ -70,11 +70,18 @@ pub enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
-    /// Benchmarks that print measured ratios (never part of the tests).
+    /// Benchmarks, printed as measured rates and side-by-side ratios (never part of the tests):
+    /// the bank model on one core, then every lesson's headline figures on the GPU.
     Bench {
-        /// Seconds to spend on each benchmark.
+        /// Seconds to spend on each model benchmark.
         #[arg(long, default_value_t = 2.0)]
         seconds: f64,
+        /// Print one JSON object instead of tables.
+        #[arg(long)]
+        json: bool,
+        /// Skip the GPU figures.
+        #[arg(long)]
+        no_gpu: bool,
     },
     /// Internal: run a lesson's kernels once each, to be profiled by ncu.
     #[command(name = "__profile-lesson", hide = true)]
@@ -95,7 +102,7 @@ pub fn run(cli: Cli, out: &mut dyn Write, color: bool) -> anyhow::Result<ExitCod
         Command::Test { no_gpu, gpu } => test::run(test::GpuSuite::from_flags(no_gpu, gpu)),
         Command::Dist { out: folder } => dist::run(&folder, out),
         Command::Probe { batch, out: table } => probe::run(&batch, table.as_deref(), out),
-        Command::Bench { seconds } => bench::run(seconds, out),
+        Command::Bench { seconds, json, no_gpu } => bench::run(bench::Options { seconds, json, no_gpu }, out, color),
         Command::ProfileLesson { number } => lessons::profile_target(&number),
         Command::ProbeTarget { batch } => probe::target(&batch),
     }

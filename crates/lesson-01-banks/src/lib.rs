@@ -8,7 +8,7 @@
 use bank_model::{Op, Request, Width};
 use cuda_kernels::{Gpu, GpuError, GpuInfo};
 use lesson_kit::{
-    DeclaredAccess, KernelRun, Lesson, Measured, Prepared, Report, Size, Tone,
+    DeclaredAccess, Figure, KernelRun, Lesson, Measured, Prepared, Report, Size, Tone,
     bank_table::add_bank_grid,
     lesson::counter_cells,
     styled,
@@ -218,6 +218,43 @@ impl Lesson for Banks {
         }
     }
 
+    fn figures(&self, gpu: &GpuInfo, results: &[Measured<Spec>]) -> Vec<Figure> {
+        let mut figures = Vec::new();
+        let conflict_free = results
+            .iter()
+            .find(|m| matches!(m.run.spec, Spec::Throughput { width: Width::W4, stride: 1, .. }))
+            .and_then(read_bandwidth);
+        if let Some(bandwidth) = conflict_free {
+            figures.push(Figure {
+                key: "shared_read_bandwidth",
+                label: "conflict-free shared reads (float, stride 1)".into(),
+                value: bandwidth / 1e12,
+                unit: "TB/s",
+            });
+            figures.push(Figure {
+                key: "shared_read_share_of_peak",
+                label: "the same, share of 32 banks x 4 B x SMs x clock".into(),
+                value: 100.0 * bandwidth / gpu.shared_peak_bytes_per_s(),
+                unit: "%",
+            });
+        }
+        if let Some((throughput, chain)) = stride32_slowdowns(results) {
+            figures.push(Figure {
+                key: "stride32_slowdown_throughput",
+                label: "stride 32 vs stride 1, throughput-bound".into(),
+                value: throughput,
+                unit: "x",
+            });
+            figures.push(Figure {
+                key: "stride32_slowdown_latency",
+                label: "stride 32 vs stride 1, one warp's dependent chain".into(),
+                value: chain,
+                unit: "x",
+            });
+        }
+        figures
+    }
+
     fn summarize(&self, gpu: &GpuInfo, results: &[Measured<Spec>], report: &mut Report) {
         report.heading("Throughput-bound: many warps, independent loads");
         let baseline = |width: Width| {
@@ -228,9 +265,8 @@ impl Lesson for Banks {
         };
         let mut rows = Vec::new();
         for m in results {
-            let Spec::Throughput { width, stride, blocks, threads, iterations } = m.run.spec else { continue };
-            let bytes = blocks as f64 * threads as f64 * iterations as f64 * ROWS as f64 * width.bytes() as f64;
-            let per_second = bytes / (m.timing.median_ms * 1e-3);
+            let Spec::Throughput { width, stride, .. } = m.run.spec else { continue };
+            let Some(per_second) = read_bandwidth(m) else { continue };
             let [predicted, measured] = counter_cells(m, Op::Load);
             rows.push(vec![
                 width.c_type().into(),
@@ -271,15 +307,7 @@ impl Lesson for Banks {
             ]);
         }
         report.table(["stride", "model wf/req", "ncu wf/req", "ns per load", "vs stride 1"], rows);
-        let slowdown = |spec: &dyn Fn(&Spec) -> bool| {
-            let time = |stride| {
-                results.iter().find(|m| spec(&m.run.spec) && m.run.spec.stride() == stride).map(|m| m.timing.median_ms)
-            };
-            Some(time(32)? / time(1)?)
-        };
-        let throughput = slowdown(&|s| matches!(s, Spec::Throughput { width: Width::W4, .. }));
-        let chain = slowdown(&|s| matches!(s, Spec::Chain { .. }));
-        if let (Some(throughput), Some(chain)) = (throughput, chain) {
+        if let Some((throughput, chain)) = stride32_slowdowns(results) {
             report.text(format!(
                 "Stride 32 (32 wavefronts per request): {throughput:.1}x slower when the load/store unit is the\n\
                  bottleneck, but only {chain:.1}x slower in one warp's dependent chain, where most of each load's\n\
@@ -288,6 +316,25 @@ impl Lesson for Banks {
             ));
         }
     }
+}
+
+/// Bytes the lanes of a throughput run read, per second.
+fn read_bandwidth(m: &Measured<Spec>) -> Option<f64> {
+    let Spec::Throughput { width, blocks, threads, iterations, .. } = m.run.spec else { return None };
+    let bytes = blocks as f64 * threads as f64 * iterations as f64 * ROWS as f64 * width.bytes() as f64;
+    Some(bytes / (m.timing.median_ms * 1e-3))
+}
+
+/// How much slower stride 32 ran than stride 1: (throughput-bound 4-byte reads, one warp's chain).
+fn stride32_slowdowns(results: &[Measured<Spec>]) -> Option<(f64, f64)> {
+    let slowdown = |family: &dyn Fn(&Spec) -> bool| {
+        let time = |stride| {
+            results.iter().find(|m| family(&m.run.spec) && m.run.spec.stride() == stride).map(|m| m.timing.median_ms)
+        };
+        Some(time(32)? / time(1)?)
+    };
+    let throughput = slowdown(&|s| matches!(s, Spec::Throughput { width: Width::W4, .. }))?;
+    Some((throughput, slowdown(&|s| matches!(s, Spec::Chain { .. }))?))
 }
 
 #[cfg(test)]

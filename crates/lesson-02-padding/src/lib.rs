@@ -8,7 +8,7 @@
 use bank_model::{Analysis, Op, Request, Width};
 use cuda_kernels::{Gpu, GpuError, GpuInfo};
 use lesson_kit::{
-    KernelRun, Lesson, Measured, Prepared, Report, Size, Tone,
+    Figure, KernelRun, Lesson, Measured, Prepared, Report, Size, Tone,
     bank_table::add_bank_grid,
     lesson::counter_cells,
     styled,
@@ -230,6 +230,30 @@ impl Lesson for Padding {
         })
     }
 
+    fn figures(&self, _gpu: &GpuInfo, results: &[Measured<Spec>]) -> Vec<Figure> {
+        let ratio = |slow: (Width, u32), fast: (Width, u32)| {
+            Some(median_ms(results, slow.0, slow.1)? / median_ms(results, fast.0, fast.1)?)
+        };
+        let mut figures = Vec::new();
+        if let Some(speedup) = ratio((Width::W4, ROWS), (Width::W4, ROWS + 1)) {
+            figures.push(Figure {
+                key: "padding_float_speedup",
+                label: "float column read, tile[32][33] vs tile[32][32]".into(),
+                value: speedup,
+                unit: "x",
+            });
+        }
+        if let Some(slowdown) = ratio((Width::W1, 129), (Width::W1, 132)) {
+            figures.push(Figure {
+                key: "char_129_vs_132",
+                label: "char column read, tile[32][129] time over tile[32][132]".into(),
+                value: slowdown,
+                unit: "x",
+            });
+        }
+        figures
+    }
+
     fn summarize(&self, _gpu: &GpuInfo, results: &[Measured<Spec>], report: &mut Report) {
         report.heading("Column reads of T tile[32][pitch]: many warps, every column");
         // Padded tiles compare with the unpadded one; the char tiles from popular notes have the
@@ -259,16 +283,18 @@ impl Lesson for Padding {
             ["type", "pitch", "model wf/req", "ncu wf/req", "median ms", "spread", "speed-up vs pitch 32"],
             rows,
         );
-        let time = |width: Width, pitch: u32| {
-            results.iter().find(|m| m.run.spec.width == width && m.run.spec.pitch == pitch).map(|m| m.timing.median_ms)
-        };
-        if let (Some(t129), Some(t132)) = (time(Width::W1, 129), time(Width::W1, 132)) {
+        if let (Some(t129), Some(t132)) = (median_ms(results, Width::W1, 129), median_ms(results, Width::W1, 132)) {
             report.text(format!(
                 "char tile[32][129] took {:.2}x as long as char tile[32][132]: one byte of padding is not enough.",
                 t129 / t132
             ));
         }
     }
+}
+
+/// The median time of the run reading `width`-byte elements with rows of `pitch` elements.
+fn median_ms(results: &[Measured<Spec>], width: Width, pitch: u32) -> Option<f64> {
+    results.iter().find(|m| m.run.spec.width == width && m.run.spec.pitch == pitch).map(|m| m.timing.median_ms)
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@
 use bank_model::{Op, Request, Width};
 use cuda_kernels::{CudaFunction, CudaSlice, Gpu, GpuError, GpuInfo, LaunchConfig, PushKernelArg};
 use lesson_kit::{
-    DeclaredAccess, KernelRun, Lesson, Measured, Prepared, Report, Size, Tone, bank_table::add_bank_grid,
+    DeclaredAccess, Figure, KernelRun, Lesson, Measured, Prepared, Report, Size, Tone, bank_table::add_bank_grid,
     lesson::counter_cells, styled, words_kernel::random_words,
 };
 
@@ -191,9 +191,35 @@ impl Lesson for Transpose {
         }))
     }
 
+    fn figures(&self, _gpu: &GpuInfo, results: &[Measured<Spec>]) -> Vec<Figure> {
+        let mut figures = Vec::new();
+        if let Some(copy) = results.iter().find(|m| m.run.spec.variant == Variant::DeviceCopy) {
+            figures.push(Figure {
+                key: "device_copy_bandwidth",
+                label: format!("device-to-device copy, {TIMED_N} x {TIMED_N} floats (read + write)"),
+                value: bandwidth(copy) / 1e9,
+                unit: "GB/s",
+            });
+        }
+        for (variant, key) in [
+            (Variant::Tile32, "transpose_tile32_of_copy"),
+            (Variant::Padded, "transpose_padded_of_copy"),
+            (Variant::Swizzled, "transpose_swizzled_of_copy"),
+        ] {
+            if let Some(share) = share_of_copy(results, variant) {
+                figures.push(Figure {
+                    key,
+                    label: format!("{} vs device copy", variant.describe()),
+                    value: share,
+                    unit: "%",
+                });
+            }
+        }
+        figures
+    }
+
     fn summarize(&self, _gpu: &GpuInfo, results: &[Measured<Spec>], report: &mut Report) {
         report.heading(format!("{TIMED_N} x {TIMED_N} 4-byte elements (GB/s counts bytes read + written)"));
-        let bandwidth = |m: &Measured<Spec>| 2.0 * 4.0 * (m.run.spec.n as f64).powi(2) / (m.timing.median_ms * 1e-3);
         let copy = results.iter().find(|m| m.run.spec.variant == Variant::DeviceCopy).map(bandwidth);
         let rows = results
             .iter()
@@ -218,10 +244,7 @@ impl Lesson for Transpose {
             ["variant", "st model", "st ncu", "ld model", "ld ncu", "median ms", "spread", "GB/s", "of device copy"],
             rows,
         );
-        let share = |variant: Variant| {
-            let m = results.iter().find(|m| m.run.spec.variant == variant)?;
-            Some(100.0 * bandwidth(m) / copy?)
-        };
+        let share = |variant| share_of_copy(results, variant);
         if let (Some(tile32), Some(padded), Some(swizzled)) =
             (share(Variant::Tile32), share(Variant::Padded), share(Variant::Swizzled))
         {
@@ -230,6 +253,17 @@ impl Lesson for Transpose {
             ));
         }
     }
+}
+
+/// Bytes read plus bytes written, per second.
+fn bandwidth(m: &Measured<Spec>) -> f64 {
+    2.0 * 4.0 * (m.run.spec.n as f64).powi(2) / (m.timing.median_ms * 1e-3)
+}
+
+/// A variant's bandwidth as a percentage of the device-to-device copy's, measured in the same run.
+fn share_of_copy(results: &[Measured<Spec>], variant: Variant) -> Option<f64> {
+    let of = |v: Variant| results.iter().find(|m| m.run.spec.variant == v).map(bandwidth);
+    Some(100.0 * of(variant)? / of(Variant::DeviceCopy)?)
 }
 
 struct TransposeRun<'g> {

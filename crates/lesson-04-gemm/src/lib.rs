@@ -8,7 +8,7 @@
 use bank_model::{Op, Request, Width};
 use cuda_kernels::{CudaFunction, CudaSlice, Gpu, GpuError, GpuInfo, LaunchConfig, PushKernelArg, blas::Blas};
 use lesson_kit::{
-    DeclaredAccess, KernelRun, Lesson, Measured, Prepared, Report, Size, Tone, lesson::counter_cells, styled,
+    DeclaredAccess, Figure, KernelRun, Lesson, Measured, Prepared, Report, Size, Tone, lesson::counter_cells, styled,
     words_kernel::random_words,
 };
 
@@ -332,10 +332,31 @@ impl Lesson for Gemm {
         prepare_gemm(gpu, run.spec.kernel, run.spec.n)
     }
 
+    fn figures(&self, _gpu: &GpuInfo, results: &[Measured<Spec>]) -> Vec<Figure> {
+        let mut figures = Vec::new();
+        let cublas = cublas_gflops(results);
+        if let Some(cublas) = cublas {
+            figures.push(Figure {
+                key: "cublas_sgemm",
+                label: format!("cuBLAS SGEMM FP32, {TIMED_N}^3"),
+                value: cublas,
+                unit: "GFLOP/s",
+            });
+        }
+        if let (Some(best), Some(cublas)) = (best_kernel(results), cublas) {
+            figures.push(Figure {
+                key: "gemm_best_of_cublas",
+                label: format!("best kernel of the path ({}) vs cuBLAS", best.run.label),
+                value: 100.0 * gflops(best) / cublas,
+                unit: "%",
+            });
+        }
+        figures
+    }
+
     fn summarize(&self, _gpu: &GpuInfo, results: &[Measured<Spec>], report: &mut Report) {
         report.heading(format!("{TIMED_N}^3, FP32 (GFLOP/s = 2 N^3 / time)"));
-        let gflops = |m: &Measured<Spec>| 2.0 * (m.run.spec.n as f64).powi(3) / (m.timing.median_ms * 1e-3) / 1e9;
-        let cublas = results.iter().find(|m| m.run.spec.kernel == Kernel::Cublas).map(gflops);
+        let cublas = cublas_gflops(results);
         let rows = results
             .iter()
             .map(|m| {
@@ -358,11 +379,7 @@ impl Lesson for Gemm {
             ["kernel", "ld model", "ld ncu", "st model", "st ncu", "median ms", "spread", "GFLOP/s", "of cuBLAS"],
             rows,
         );
-        let best = results
-            .iter()
-            .filter(|m| m.run.spec.kernel != Kernel::Cublas)
-            .max_by(|x, y| gflops(x).total_cmp(&gflops(y)));
-        if let (Some(best), Some(cublas)) = (best, cublas) {
+        if let (Some(best), Some(cublas)) = (best_kernel(results), cublas) {
             report.text(format!(
                 "Best of the path: {}, {:.0} GFLOP/s, {:.1}% of cuBLAS ({:.0} GFLOP/s).",
                 best.run.label,
@@ -372,6 +389,20 @@ impl Lesson for Gemm {
             ));
         }
     }
+}
+
+/// Floating-point operations per second of a run, in GFLOP/s.
+fn gflops(m: &Measured<Spec>) -> f64 {
+    2.0 * (m.run.spec.n as f64).powi(3) / (m.timing.median_ms * 1e-3) / 1e9
+}
+
+fn cublas_gflops(results: &[Measured<Spec>]) -> Option<f64> {
+    results.iter().find(|m| m.run.spec.kernel == Kernel::Cublas).map(gflops)
+}
+
+/// The fastest of the lesson's own kernels.
+fn best_kernel(results: &[Measured<Spec>]) -> Option<&Measured<Spec>> {
+    results.iter().filter(|m| m.run.spec.kernel != Kernel::Cublas).max_by(|x, y| gflops(x).total_cmp(&gflops(y)))
 }
 
 /// Buffers, launch and reference check for `kernel` on random n x n matrices (lesson 5 uses it too).

@@ -11,7 +11,7 @@ use bank_model::Op;
 use cuda_kernels::{Gpu, GpuError, GpuInfo};
 use lesson_04_gemm::{Kernel, PROFILED_N, TIMED_N, prepare_gemm};
 use lesson_kit::{
-    KernelRun, Lesson, Measured, Prepared, Report, Size, Tone,
+    Figure, KernelRun, Lesson, Measured, Prepared, Report, Size, Tone,
     lesson::counter_cells,
     plot::{Plot, Series, grouped_bars},
     styled,
@@ -121,10 +121,22 @@ impl Lesson for OccupancyTradeoff {
         prepare_gemm(gpu, kernel(run.spec.tile, run.spec.pad_a), run.spec.n)
     }
 
+    fn figures(&self, _gpu: &GpuInfo, results: &[Measured<Spec>]) -> Vec<Figure> {
+        [(1, "pad1_vs_unpadded", "one float"), (4, "pad4_vs_unpadded", "one 16-byte vector")]
+            .into_iter()
+            .filter_map(|(pad, key, what)| {
+                Some(Figure {
+                    key,
+                    label: format!("32 x 32 tiled GEMM, A tile padded by {what}: time over unpadded"),
+                    value: median_ms(results, 32, pad)? / median_ms(results, 32, 0)?,
+                    unit: "x",
+                })
+            })
+            .collect()
+    }
+
     fn plots(&self, gpu: &GpuInfo, results: &[Measured<Spec>]) -> Result<Vec<Plot>, String> {
-        let unpadded = |tile: u32| {
-            results.iter().find(|m| m.run.spec.tile == tile && m.run.spec.pad_a == 0).map(|m| m.timing.median_ms)
-        };
+        let unpadded = |tile: u32| median_ms(results, tile, 0);
         let categories =
             results.iter().map(|m| format!("As[{}][{}]", m.run.spec.tile, m.run.spec.tile + m.run.spec.pad_a));
         let time = results.iter().map(|m| unpadded(m.run.spec.tile).map_or(0.0, |t| m.timing.median_ms / t));
@@ -143,9 +155,7 @@ impl Lesson for OccupancyTradeoff {
 
     fn summarize(&self, gpu: &GpuInfo, results: &[Measured<Spec>], report: &mut Report) {
         report.heading(format!("{TIMED_N}^3 FP32 GEMM, shared tiles with a padded A tile"));
-        let unpadded = |tile: u32| {
-            results.iter().find(|m| m.run.spec.tile == tile && m.run.spec.pad_a == 0).map(|m| m.timing.median_ms)
-        };
+        let unpadded = |tile: u32| median_ms(results, tile, 0);
         let rows = results
             .iter()
             .map(|m| {
@@ -186,9 +196,6 @@ impl Lesson for OccupancyTradeoff {
              count for the profiled launch ({PROFILED_N}^3).",
             gpu.max_threads_per_sm
         ));
-        let time = |tile: u32, pad: u32| {
-            results.iter().find(|m| m.run.spec.tile == tile && m.run.spec.pad_a == pad).map(|m| m.timing.median_ms)
-        };
         report.heading("Shared-memory instructions in the machine code (nvcc + cuobjdump, one copy of the loop body)");
         let sass: Vec<_> = results
             .iter()
@@ -211,7 +218,8 @@ impl Lesson for OccupancyTradeoff {
                 report.table(["kernel", "shared-memory instructions"], rows);
             }
         }
-        if let (Some(pad0), Some(pad1), Some(pad4)) = (time(32, 0), time(32, 1), time(32, 4)) {
+        let time = |pad| median_ms(results, 32, pad);
+        if let (Some(pad0), Some(pad1), Some(pad4)) = (time(0), time(1), time(4)) {
             report.text(format!(
                 "32 x 32 tiles: padding A by one float took {:.2}x as long; padding by one 16-byte vector {:.2}x.",
                 pad1 / pad0,
@@ -219,6 +227,11 @@ impl Lesson for OccupancyTradeoff {
             ));
         }
     }
+}
+
+/// The median time of the run with `tile` x `tile` tiles and the A tile padded by `pad_a`.
+fn median_ms(results: &[Measured<Spec>], tile: u32, pad_a: u32) -> Option<f64> {
+    results.iter().find(|m| m.run.spec.tile == tile && m.run.spec.pad_a == pad_a).map(|m| m.timing.median_ms)
 }
 
 #[cfg(test)]

@@ -24,6 +24,16 @@ use crate::{
     report::{Report, Styled, Tone, styled},
 };
 
+/// One headline number of a lesson's GPU run, for `cargo xtask bench` and the results file.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Figure {
+    /// Stable identifier, e.g. `stride32_slowdown_throughput`.
+    pub key: &'static str,
+    pub label: String,
+    pub value: f64,
+    pub unit: &'static str,
+}
+
 /// One shared-memory instruction of a kernel, as the model sees it.
 #[derive(Clone, Debug)]
 pub struct DeclaredAccess {
@@ -113,6 +123,10 @@ pub trait Lesson {
     fn reference(&self) -> &'static str {
         "its CPU reference"
     }
+    /// The lesson's headline numbers from a GPU run (ratios measured side by side in one run).
+    fn figures(&self, _gpu: &GpuInfo, _results: &[Measured<Self::Spec>]) -> Vec<Figure> {
+        Vec::new()
+    }
     /// Charts of the measured results, for lessons that draw them.
     fn plots(&self, _gpu: &GpuInfo, _results: &[Measured<Self::Spec>]) -> Result<Vec<Plot>, String> {
         Ok(Vec::new())
@@ -163,6 +177,7 @@ pub struct Options {
 pub struct Outcome {
     pub report: Report,
     pub plots: Vec<Plot>,
+    pub figures: Vec<Figure>,
     pub gpu: GpuStatus,
 }
 
@@ -193,18 +208,18 @@ pub fn run<L: Lesson>(lesson: &L, options: &Options) -> Outcome {
         Ok(gpu) => gpu,
         Err(reason) => {
             report.text(format!("GPU runs skipped: {reason}."));
-            return Outcome { report, plots: Vec::new(), gpu: GpuStatus::Skipped(reason) };
+            return Outcome { report, plots: Vec::new(), figures: Vec::new(), gpu: GpuStatus::Skipped(reason) };
         }
     };
-    let mut plots = Vec::new();
-    let status = match measure(lesson, &gpu, options, &mut report, &mut plots) {
+    let (mut plots, mut figures) = (Vec::new(), Vec::new());
+    let status = match measure(lesson, &gpu, options, &mut report, (&mut plots, &mut figures)) {
         Ok(counters) => GpuStatus::Ran { gpu: gpu.info().clone(), counters },
         Err(failure) => {
             report.text(format!("GPU run FAILED: {failure}"));
             GpuStatus::Failed(failure)
         }
     };
-    Outcome { report, plots, gpu: status }
+    Outcome { report, plots, figures, gpu: status }
 }
 
 fn measure<L: Lesson>(
@@ -212,7 +227,7 @@ fn measure<L: Lesson>(
     gpu: &Gpu,
     options: &Options,
     report: &mut Report,
-    plots: &mut Vec<Plot>,
+    (plots, figures): (&mut Vec<Plot>, &mut Vec<Figure>),
 ) -> Result<CounterStatus, String> {
     let info = gpu.info();
     report.text(format!(
@@ -256,6 +271,7 @@ fn measure<L: Lesson>(
     report.text(format!("Every kernel's output matched {}.", lesson.reference()));
     lesson.summarize(info, &measured, report);
     *plots = lesson.plots(info, &measured).map_err(|e| format!("drawing the charts: {e}"))?;
+    *figures = lesson.figures(info, &measured);
     let mismatches: Vec<String> =
         measured.iter().filter_map(|m| m.counters.as_ref().and_then(|c| c.check.clone().err())).collect();
     if mismatches.is_empty() { Ok(status) } else { Err(format!("model and ncu disagree:\n{}", mismatches.join("\n"))) }
