@@ -173,8 +173,11 @@ pub fn gpu_suite(required: bool) -> anyhow::Result<String> {
     Ok(format!("{summary}\n  {}", passed.join("\n  ")))
 }
 
-/// Every lesson's headline figures, timed (not profiled) on the GPU; `Err` says why not.
-pub fn measure_figures() -> anyhow::Result<Result<(GpuInfo, Vec<(u32, Figure)>), String>> {
+/// The GPU the figures came from, and each figure with its lesson number.
+pub type GpuFigures = (GpuInfo, Vec<(u32, Figure)>);
+
+/// Every lesson's headline figures, timed (not profiled) on the GPU; the inner `Err` says why not.
+pub fn measure_figures() -> anyhow::Result<Result<GpuFigures, String>> {
     if let Err(why) = Gpu::open() {
         return Ok(Err(why.to_string()));
     }
