@@ -5,7 +5,7 @@ use course_tests::root;
 
 #[test]
 fn generated_pages_are_current() {
-    for (name, text) in xtask::book::generated_pages() {
+    for (name, text) in xtask::book::generated_pages().unwrap() {
         let path = root().join("book/src/generated").join(&name);
         let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
         assert!(on_disk == text, "{} is stale: run `cargo xtask book` and commit it", path.display());

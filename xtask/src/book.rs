@@ -7,7 +7,7 @@ use std::{
     process::Command,
 };
 
-use crate::{lessons, workspace_root};
+use crate::{lessons, results, workspace_root};
 use anyhow::{Context, bail};
 
 /// A pinned tool installed with `cargo install`.
@@ -67,8 +67,12 @@ impl Tool {
 }
 
 /// The model's tables of each lesson, as the book includes them.
-pub fn generated_pages() -> Vec<(String, String)> {
-    lessons::model_pages()
+pub fn generated_pages() -> anyhow::Result<Vec<(String, String)>> {
+    let mut pages = lessons::model_pages();
+    if let Some(page) = results::page()? {
+        pages.push(("results.md".to_owned(), page));
+    }
+    Ok(pages)
 }
 
 fn generated_dir() -> PathBuf {
@@ -80,7 +84,7 @@ pub fn write_generated_pages() -> anyhow::Result<Vec<String>> {
     let dir = generated_dir();
     fs::create_dir_all(&dir)?;
     let mut changed = Vec::new();
-    for (name, text) in generated_pages() {
+    for (name, text) in generated_pages()? {
         let path = dir.join(&name);
         if fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
             fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;

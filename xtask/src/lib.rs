@@ -6,6 +6,7 @@ mod conflicts;
 mod dist;
 mod lessons;
 mod probe;
+pub mod results;
 mod test;
 
 use std::{io::Write, path::PathBuf, process::ExitCode};
@@ -56,6 +57,13 @@ pub enum Command {
         #[arg(long)]
         gpu: bool,
     },
+    /// Measure every lesson's headline figures on this GPU and write them, with the GPU, driver,
+    /// CUDA version and date, to the book's results file (regenerate it on your own GPU).
+    Results {
+        /// Where to write the JSON file.
+        #[arg(long, default_value = "book/src/measured/results.json")]
+        out: PathBuf,
+    },
     /// Make a self-contained folder (binary + kernels) for a GPU machine without Rust.
     Dist {
         /// Where to put it.
@@ -101,6 +109,7 @@ pub fn run(cli: Cli, out: &mut dyn Write, color: bool) -> anyhow::Result<ExitCod
         Command::Book => book::build().map(|_| ExitCode::SUCCESS),
         Command::Test { no_gpu, gpu } => test::run(test::GpuSuite::from_flags(no_gpu, gpu)),
         Command::Dist { out: folder } => dist::run(&folder, out),
+        Command::Results { out: file } => results::write(&file, out),
         Command::Probe { batch, out: table } => probe::run(&batch, table.as_deref(), out),
         Command::Bench { seconds, json, no_gpu } => bench::run(bench::Options { seconds, json, no_gpu }, out, color),
         Command::ProfileLesson { number } => lessons::profile_target(&number),

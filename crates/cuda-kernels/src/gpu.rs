@@ -227,6 +227,14 @@ impl Gpu {
     }
 }
 
+/// The NVIDIA kernel driver's version (e.g. `580.159.04`), where Linux reports it.
+pub fn driver_version() -> Option<String> {
+    let text = std::fs::read_to_string("/proc/driver/nvidia/version").ok()?;
+    // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Thu ..."
+    let after = text.lines().next()?.split("Kernel Module").nth(1)?;
+    after.split_whitespace().next().map(str::to_owned)
+}
+
 fn read_info(context: &Arc<CudaContext>) -> Result<GpuInfo, DriverError> {
     use sys::CUdevice_attribute::*;
     let attribute = |a| context.attribute(a).map(|v| v as u32);

@@ -20,4 +20,4 @@ pub mod source;
 pub mod timing;
 
 pub use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg};
-pub use gpu::{Gpu, GpuError, GpuInfo, Occupancy, Unavailable};
+pub use gpu::{Gpu, GpuError, GpuInfo, Occupancy, Unavailable, driver_version};
