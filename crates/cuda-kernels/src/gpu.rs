@@ -229,10 +229,27 @@ impl Gpu {
 
 /// The NVIDIA kernel driver's version (e.g. `580.159.04`), where Linux reports it.
 pub fn driver_version() -> Option<String> {
-    let text = std::fs::read_to_string("/proc/driver/nvidia/version").ok()?;
-    // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Thu ..."
-    let after = text.lines().next()?.split("Kernel Module").nth(1)?;
-    after.split_whitespace().next().map(str::to_owned)
+    parse_driver_version(&std::fs::read_to_string("/proc/driver/nvidia/version").ok()?)
+}
+
+/// The first version-shaped word (digits and dots) of `/proc/driver/nvidia/version`'s first line.
+fn parse_driver_version(text: &str) -> Option<String> {
+    let is_version = |word: &&str| word.contains('.') && word.chars().all(|c| c.is_ascii_digit() || c == '.');
+    text.lines().next()?.split_whitespace().find(is_version).map(str::to_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_driver_version;
+
+    #[test]
+    fn driver_version_in_both_module_formats() {
+        let open = "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  (dvs-builder@U16)\nGCC version: 12";
+        assert_eq!(parse_driver_version(open).as_deref(), Some("580.159.04"));
+        let proprietary = "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.14  Thu Feb 22 01:44:30 UTC 2024";
+        assert_eq!(parse_driver_version(proprietary).as_deref(), Some("550.54.14"));
+        assert_eq!(parse_driver_version(""), None);
+    }
 }
 
 fn read_info(context: &Arc<CudaContext>) -> Result<GpuInfo, DriverError> {
