@@ -3,10 +3,10 @@
 use std::{hint::black_box, io::Write, process::ExitCode, time::Instant};
 
 use bank_model::{Op, Request, WARP_SIZE, Width};
-use lesson_kit::{Report, styled};
+use lesson_kit::{Report, Tone, styled};
 use serde::Serialize;
 
-use crate::lessons;
+use crate::{lessons, results::Figure};
 
 pub struct Options {
     pub seconds: f64,
@@ -58,19 +58,12 @@ struct ModelRates {
 }
 
 #[derive(Serialize)]
-struct LessonFigure {
-    lesson: u32,
-    #[serde(flatten)]
-    figure: lesson_kit::Figure,
-}
-
-#[derive(Serialize)]
 struct Bench {
     model: ModelRates,
     gpu: Option<cuda_kernels::GpuInfo>,
     /// Why there are no GPU figures, when there are none.
     gpu_skipped: Option<String>,
-    figures: Vec<LessonFigure>,
+    figures: Vec<Figure>,
 }
 
 pub fn run(options: Options, out: &mut dyn Write, color: bool) -> anyhow::Result<ExitCode> {
@@ -83,9 +76,7 @@ pub fn run(options: Options, out: &mut dyn Write, color: bool) -> anyhow::Result
     };
     let measured = if options.no_gpu { Ok(Err("--no-gpu given".to_owned())) } else { lessons::measure_figures() }?;
     let (gpu, gpu_skipped, figures) = match measured {
-        Ok((gpu, figures)) => {
-            (Some(gpu), None, figures.into_iter().map(|(lesson, figure)| LessonFigure { lesson, figure }).collect())
-        }
+        Ok((gpu, figures)) => (Some(gpu), None, figures.into_iter().map(Figure::from).collect()),
         Err(why) => (None, Some(why), Vec::new()),
     };
     let bench = Bench { model, gpu, gpu_skipped, figures };
@@ -127,16 +118,11 @@ fn render(bench: &Bench, seconds: f64) -> Report {
                 .figures
                 .iter()
                 .map(|f| {
-                    let value = if f.figure.value >= 100.0 {
-                        format!("{:.0}", f.figure.value)
-                    } else {
-                        format!("{:.2}", f.figure.value)
-                    };
                     vec![
                         f.lesson.into(),
-                        f.figure.label.clone().into(),
-                        styled(value, lesson_kit::Tone::Plain),
-                        f.figure.unit.into(),
+                        f.label.clone().into(),
+                        styled(f.value_text(), Tone::Plain),
+                        f.unit.clone().into(),
                     ]
                 })
                 .collect();

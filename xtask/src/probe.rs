@@ -31,7 +31,8 @@ pub fn run(batch_path: &Path, table: Option<&Path>, out: &mut dyn Write) -> anyh
     let lines = read_batch(batch_path)?;
     let gpu = Gpu::open().map_err(|why| anyhow::anyhow!("probing needs a GPU: {why}"))?;
     let ncu = Ncu::find()?;
-    eprintln!("Profiling {} instructions on {} under {}...", lines.len(), gpu.info().name, ncu.path.display());
+    let gpu_name = gpu.info().name.clone();
+    eprintln!("Profiling {} instructions on {gpu_name} under {}...", lines.len(), ncu.path.display());
     drop(gpu);
     let args: Vec<OsString> = vec!["__probe-target".into(), batch_path.as_os_str().to_owned()];
     let program = std::env::current_exe()?;
@@ -41,7 +42,7 @@ pub fn run(batch_path: &Path, table: Option<&Path>, out: &mut dyn Write) -> anyh
     }
     let mut tsv = format!(
         "# op\twidth_bytes\tbyte_addresses\ttag\twarp_instructions\twavefronts\tmodel\t(measured with ncu on {})\n",
-        Gpu::open().map(|g| g.info().name.clone()).unwrap_or_default()
+        gpu_name
     );
     let (mut disagreements, mut unverified) = (0, 0);
     for (line, launch) in lines.iter().zip(&launches) {

@@ -28,6 +28,7 @@ pub struct Results {
     pub figures: Vec<Figure>,
 }
 
+/// A lesson's headline figure, as `bench` prints it and the results file stores it.
 #[derive(Debug, Serialize, Deserialize, PartialEq)]
 pub struct Figure {
     pub lesson: u32,
@@ -35,6 +36,19 @@ pub struct Figure {
     pub label: String,
     pub value: f64,
     pub unit: String,
+}
+
+impl From<(u32, lesson_kit::Figure)> for Figure {
+    fn from((lesson, f): (u32, lesson_kit::Figure)) -> Self {
+        Figure { lesson, key: f.key.to_owned(), label: f.label, value: f.value, unit: f.unit.to_owned() }
+    }
+}
+
+impl Figure {
+    /// The value as tables show it: whole numbers from 100 up, two decimals below.
+    pub fn value_text(&self) -> String {
+        if self.value >= 100.0 { format!("{:.0}", self.value) } else { format!("{:.2}", self.value) }
+    }
 }
 
 /// Measures on this machine's GPU and writes the file.
@@ -50,16 +64,7 @@ pub fn write(file: &Path, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         arch: gpu.arch(),
         driver: cuda_kernels::driver_version(),
         cuda: gpu.driver_cuda_version.clone(),
-        figures: figures
-            .into_iter()
-            .map(|(lesson, f)| Figure {
-                lesson,
-                key: f.key.to_owned(),
-                label: f.label,
-                value: f.value,
-                unit: f.unit.to_owned(),
-            })
-            .collect(),
+        figures: figures.into_iter().map(Figure::from).collect(),
     };
     fs::write(file, serde_json::to_string_pretty(&results)? + "\n")
         .with_context(|| format!("cannot write {}", file.display()))?;
@@ -89,8 +94,7 @@ pub fn page() -> anyhow::Result<Option<String>> {
         results.date
     );
     for f in &results.figures {
-        let value = if f.value >= 100.0 { format!("{:.0}", f.value) } else { format!("{:.2}", f.value) };
-        page.push_str(&format!("| {} | {} | {value} | {} |\n", f.lesson, f.label, f.unit));
+        page.push_str(&format!("| {} | {} | {} | {} |\n", f.lesson, f.label, f.value_text(), f.unit));
     }
     Ok(Some(page))
 }

@@ -238,20 +238,6 @@ fn parse_driver_version(text: &str) -> Option<String> {
     text.lines().next()?.split_whitespace().find(is_version).map(str::to_owned)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::parse_driver_version;
-
-    #[test]
-    fn driver_version_in_both_module_formats() {
-        let open = "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  (dvs-builder@U16)\nGCC version: 12";
-        assert_eq!(parse_driver_version(open).as_deref(), Some("580.159.04"));
-        let proprietary = "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.14  Thu Feb 22 01:44:30 UTC 2024";
-        assert_eq!(parse_driver_version(proprietary).as_deref(), Some("550.54.14"));
-        assert_eq!(parse_driver_version(""), None);
-    }
-}
-
 fn read_info(context: &Arc<CudaContext>) -> Result<GpuInfo, DriverError> {
     use sys::CUdevice_attribute::*;
     let attribute = |a| context.attribute(a).map(|v| v as u32);
@@ -268,4 +254,18 @@ fn read_info(context: &Arc<CudaContext>) -> Result<GpuInfo, DriverError> {
         shared_bytes_per_sm: attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)?,
         shared_bytes_per_block_optin: attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_driver_version;
+
+    #[test]
+    fn driver_version_in_both_module_formats() {
+        let open = "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  (dvs-builder@U16)\nGCC version: 12";
+        assert_eq!(parse_driver_version(open).as_deref(), Some("580.159.04"));
+        let proprietary = "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.14  Thu Feb 22 01:44:30 UTC 2024";
+        assert_eq!(parse_driver_version(proprietary).as_deref(), Some("550.54.14"));
+        assert_eq!(parse_driver_version(""), None);
+    }
 }

@@ -95,10 +95,11 @@ fn tile_words(width: Width, pitch: u32) -> u32 {
 fn element_value(words: &[u32], width: Width, pitch: u32, thread: usize) -> u32 {
     let (lane, column) = (thread as u32 % 32, (thread as u32 / 32) % 32);
     let byte = ((lane * pitch + column) * width.bytes()) as usize;
-    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    // Narrow elements sit inside one little-endian word (they are aligned to their width).
+    let shift = 8 * (byte % 4) as u32;
     match width {
-        Width::W1 => bytes[byte] as u32,
-        Width::W2 => u16::from_le_bytes([bytes[byte], bytes[byte + 1]]) as u32,
+        Width::W1 => (words[byte / 4] >> shift) & 0xff,
+        Width::W2 => (words[byte / 4] >> shift) & 0xffff,
         _ => (0..width.bytes() as usize / 4).fold(0u32, |sum, i| sum.wrapping_add(words[byte / 4 + i])),
     }
 }
