@@ -42,3 +42,39 @@ pub fn parse_error(args: &[&str]) -> String {
 pub fn root() -> std::path::PathBuf {
     xtask::workspace_root()
 }
+
+/// How `cargo xtask test` asks for the GPU suite: `skip`, `required`, or `auto` (the default).
+pub const GPU_SUITE_VAR: &str = "BCM_GPU_SUITE";
+
+/// The `xtask` program that GPU tests start (ncu profiles it; the grader runs submissions in it).
+pub const XTASK_PROGRAM_VAR: &str = "BCM_XTASK";
+
+/// Whether the GPU part named `what` runs here. `auto` skips with one line on stderr when there is
+/// no usable GPU; `required` panics with the reason instead.
+pub fn gpu_suite_runs(what: &str) -> bool {
+    let mode = std::env::var(GPU_SUITE_VAR).unwrap_or_else(|_| "auto".to_owned());
+    let why_not = match mode.as_str() {
+        "skip" => Some(format!("{GPU_SUITE_VAR}=skip")),
+        "auto" | "required" => match (cuda_kernels::Gpu::open(), std::env::var_os(XTASK_PROGRAM_VAR)) {
+            (Err(why), _) => Some(why.to_string()),
+            (Ok(_), None) => Some(format!("{XTASK_PROGRAM_VAR} is not set; run it through `cargo xtask test --gpu`")),
+            (Ok(_), Some(_)) => None,
+        },
+        other => panic!("{GPU_SUITE_VAR}={other} is not one of skip, auto, required"),
+    };
+    match why_not {
+        None => true,
+        Some(why) if mode == "required" => panic!("{what}: the GPU suite was required but cannot run: {why}"),
+        Some(why) => {
+            eprintln!("{what}: GPU suite skipped: {why}");
+            false
+        }
+    }
+}
+
+/// The `xtask` program named by `BCM_XTASK` (set by `cargo xtask test`).
+pub fn xtask_program() -> std::path::PathBuf {
+    std::env::var_os(XTASK_PROGRAM_VAR)
+        .unwrap_or_else(|| panic!("{XTASK_PROGRAM_VAR} is not set; run the GPU suite through `cargo xtask test --gpu`"))
+        .into()
+}
