@@ -43,11 +43,7 @@ pub fn root() -> std::path::PathBuf {
     xtask::workspace_root()
 }
 
-/// How `cargo xtask test` asks for the GPU suite: `skip`, `required`, or `auto` (the default).
-pub const GPU_SUITE_VAR: &str = "BCM_GPU_SUITE";
-
-/// The `xtask` program that GPU tests start (ncu profiles it; the grader runs submissions in it).
-pub const XTASK_PROGRAM_VAR: &str = "BCM_XTASK";
+use xtask::test::{SUITE_MODE_VAR as GPU_SUITE_VAR, XTASK_PROGRAM_VAR};
 
 /// Whether the GPU part named `what` runs here. `auto` skips with one line on stderr when there is
 /// no usable GPU; `required` panics with the reason instead.
@@ -70,6 +66,11 @@ pub fn gpu_suite_runs(what: &str) -> bool {
             false
         }
     }
+}
+
+/// Whether the suite must fail when ncu cannot read counters (`cargo xtask test --gpu`).
+pub fn counters_required() -> bool {
+    std::env::var(GPU_SUITE_VAR).is_ok_and(|mode| mode == "required")
 }
 
 /// The `xtask` program named by `BCM_XTASK` (set by `cargo xtask test`).

@@ -68,12 +68,16 @@ struct Bench {
 
 pub fn run(options: Options, out: &mut dyn Write, color: bool) -> anyhow::Result<ExitCode> {
     let requests = sample_requests(10_000);
+    let spinner = indicatif::ProgressBar::new_spinner()
+        .with_message(format!("timing the bank model on one core, {} s for each of 2 benchmarks", options.seconds));
+    spinner.enable_steady_tick(std::time::Duration::from_millis(120));
     let model = ModelRates {
         // The bank-model crate is optimized in every profile (see Cargo.toml).
         build: if cfg!(debug_assertions) { "dev profile, model optimized" } else { "release" },
         analyze_per_second: rate(&requests, options.seconds, |r| r.analyze().wavefronts),
         wavefronts_per_second: rate(&requests, options.seconds, Request::wavefronts),
     };
+    spinner.finish_and_clear();
     let measured = if options.no_gpu { Ok(Err("--no-gpu given".to_owned())) } else { lessons::measure_figures() }?;
     let (gpu, gpu_skipped, figures) = match measured {
         Ok((gpu, figures)) => (Some(gpu), None, figures.into_iter().map(Figure::from).collect()),

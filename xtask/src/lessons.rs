@@ -1,6 +1,10 @@
 //! `cargo xtask lesson N`: finds the lesson and hands it to the lesson kit.
 
-use std::{io::Write, process::ExitCode};
+use std::{
+    io::Write,
+    path::{Path, PathBuf},
+    process::ExitCode,
+};
 
 use anyhow::{Context, bail};
 use cuda_kernels::{Gpu, GpuInfo, timing::Plan};
@@ -12,7 +16,7 @@ use lesson_04_gemm::Gemm;
 use lesson_05_occupancy::OccupancyTradeoff;
 use lesson_kit::{
     Figure, Lesson,
-    lesson::{self, CounterStatus, GpuStatus, Options, Outcome, SelfCommand},
+    lesson::{self, GpuStatus, Options, Outcome, SelfCommand, SuiteRecord},
 };
 
 /// Something to do with one lesson, whatever its type.
@@ -78,21 +82,28 @@ fn lesson_number(text: &str) -> anyhow::Result<u32> {
 struct RunLesson {
     skip_gpu: Option<String>,
     profile: bool,
+    /// Shown before the bar, e.g. `lesson 2 of 5` when lessons run in series.
+    prefix: String,
 }
 
 impl Visit for RunLesson {
     type Output = anyhow::Result<Outcome>;
     fn visit<L: Lesson>(self, lesson: &L) -> anyhow::Result<Outcome> {
         let bar = ProgressBar::new(0)
-            .with_style(ProgressStyle::with_template("{spinner} {pos}/{len} {msg}").expect("valid progress template"));
+            .with_style(
+                ProgressStyle::with_template("{spinner} {prefix} [{bar:24}] {pos}/{len} {msg}")
+                    .expect("valid progress template")
+                    .progress_chars("=> "),
+            )
+            .with_prefix(self.prefix);
         bar.enable_steady_tick(std::time::Duration::from_millis(120));
         let progress_bar = bar.clone();
         let profile_with = match self.profile {
             false => None,
-            true => Some(SelfCommand {
-                program: std::env::current_exe().context("cannot find this program to profile it")?,
-                args: vec!["__profile-lesson".into(), lesson.number().to_string().into()],
-            }),
+            true => Some(profile_command(
+                std::env::current_exe().context("cannot find this program to profile it")?,
+                lesson.number(),
+            )),
         };
         let options = Options {
             skip_gpu: self.skip_gpu,
@@ -125,7 +136,9 @@ pub fn run(number: &str, flags: Flags, out: &mut dyn Write, color: bool) -> anyh
         return Ok(ExitCode::SUCCESS);
     }
     let skip_gpu = flags.no_gpu.then(|| "--no-gpu given".to_owned());
-    let outcome = dispatch(lesson_number(number)?, RunLesson { skip_gpu, profile: !flags.no_ncu })?;
+    let number = lesson_number(number)?;
+    let run = RunLesson { skip_gpu, profile: !flags.no_ncu, prefix: format!("lesson {number}") };
+    let outcome = dispatch(number, run)?;
     write!(out, "{}", outcome.report.render(color))?;
     if let Some(dir) = &flags.plots {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
@@ -141,36 +154,21 @@ pub fn run(number: &str, flags: Flags, out: &mut dyn Write, color: bool) -> anyh
     })
 }
 
-/// Every lesson on the GPU, with counters; returns the summary line.
-pub fn gpu_suite(required: bool) -> anyhow::Result<String> {
-    if let Err(why) = Gpu::open() {
-        if required {
-            bail!("the GPU suite was required (--gpu) but cannot run: {why}");
-        }
-        return Ok(format!("GPU suite skipped: {why}."));
-    }
-    let (mut passed, mut failed) = (Vec::new(), Vec::new());
-    for (number, title) in list() {
-        let outcome = dispatch(number, RunLesson { skip_gpu: None, profile: true })?;
-        print!("{}", outcome.report.render(crate::use_color()));
-        let name = format!("lesson {number} ({title})");
-        match outcome.gpu {
-            GpuStatus::Ran { counters: CounterStatus::AllMatch, .. } => passed.push(name),
-            GpuStatus::Ran { counters: CounterStatus::Skipped(why), .. } if !required => {
-                passed.push(format!("{name} without counters: {why}"))
-            }
-            GpuStatus::Ran { counters: CounterStatus::Skipped(why), .. } => {
-                failed.push(format!("{name}: counters: {why}"))
-            }
-            GpuStatus::Failed(why) => failed.push(format!("{name}: {why}")),
-            GpuStatus::Skipped(why) => failed.push(format!("{name}: skipped: {why}")),
+/// `program __profile-lesson N`: what ncu profiles for lesson N.
+fn profile_command(program: PathBuf, number: u32) -> SelfCommand {
+    SelfCommand { program, args: vec!["__profile-lesson".into(), number.to_string().into()] }
+}
+
+/// Lesson N's record for the GPU suite; `program` is the `xtask` binary that ncu profiles.
+pub fn suite_record(number: u32, program: &Path) -> anyhow::Result<SuiteRecord> {
+    struct Record(PathBuf);
+    impl Visit for Record {
+        type Output = Result<SuiteRecord, String>;
+        fn visit<L: Lesson>(self, lesson: &L) -> Result<SuiteRecord, String> {
+            lesson::suite_record(lesson, &profile_command(self.0, lesson.number()))
         }
     }
-    let summary = format!("GPU suite: {} passed, {} failed", passed.len(), failed.len());
-    if !failed.is_empty() {
-        bail!("{summary}\n{}", failed.join("\n"));
-    }
-    Ok(format!("{summary}\n  {}", passed.join("\n  ")))
+    dispatch(lesson_number(&number.to_string())?, Record(program.to_path_buf())).map_err(anyhow::Error::msg)
 }
 
 /// The GPU the figures came from, and each figure with its lesson number.
@@ -184,7 +182,8 @@ pub fn measure_figures() -> anyhow::Result<Result<GpuFigures, String>> {
     let mut figures = Vec::new();
     let mut gpu = None;
     for (number, title) in list() {
-        let outcome = dispatch(number, RunLesson { skip_gpu: None, profile: false })?;
+        let prefix = format!("lesson {number} of {}", LESSON_NUMBERS.len());
+        let outcome = dispatch(number, RunLesson { skip_gpu: None, profile: false, prefix })?;
         match outcome.gpu {
             GpuStatus::Ran { gpu: info, .. } => gpu = Some(info),
             GpuStatus::Failed(why) => bail!("lesson {number} ({title}) failed on the GPU: {why}"),

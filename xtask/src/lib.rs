@@ -4,10 +4,10 @@ mod bench;
 pub mod book;
 mod conflicts;
 mod dist;
-mod lessons;
+pub mod lessons;
 mod probe;
 pub mod results;
-mod test;
+pub mod test;
 
 use std::{io::Write, path::PathBuf, process::ExitCode};
 

@@ -5,10 +5,7 @@ use std::{ffi::OsString, fs, io::Write, path::Path, process::ExitCode};
 
 use anyhow::{Context, bail};
 use bank_model::{Op, batch};
-use cuda_kernels::{
-    Gpu, LaunchConfig, PushKernelArg,
-    ncu::{Ncu, SHARED_METRICS},
-};
+use cuda_kernels::{Gpu, LaunchConfig, PushKernelArg, ncu::Ncu};
 
 const KERNEL_FILE: &str = "probe.cu";
 /// Marks an inactive lane for the probe kernels.
@@ -36,7 +33,7 @@ pub fn run(batch_path: &Path, table: Option<&Path>, out: &mut dyn Write) -> anyh
     drop(gpu);
     let args: Vec<OsString> = vec!["__probe-target".into(), batch_path.as_os_str().to_owned()];
     let program = std::env::current_exe()?;
-    let launches = ncu.profile(&program, &args, &SHARED_METRICS)?;
+    let launches = ncu.profile(&program, &args)?;
     if launches.len() != lines.len() {
         bail!("ncu profiled {} launches for {} instructions", launches.len(), lines.len());
     }

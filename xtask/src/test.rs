@@ -1,10 +1,26 @@
 //! `cargo xtask test`: every check that can run here, then the GPU suite where a GPU is.
+//!
+//! The GPU suite is the `gpu` test binary of `tests/` (insta snapshots of what a GPU run makes
+//! that repeats from run to run). `cargo xtask dist` carries it compiled, so `./xtask test` in
+//! the self-contained build runs it on a GPU machine that has no Rust toolchain.
 
-use std::{env, process::Command, process::ExitCode};
+use std::{
+    env,
+    path::PathBuf,
+    process::{Command, ExitCode},
+};
 
 use anyhow::{Context, bail};
+use cuda_kernels::Gpu;
 
-use crate::{book, lessons, workspace_root};
+use crate::{book, workspace_root};
+
+/// The GPU suite's compiled test binary, in the self-contained build beside `xtask`.
+pub const SUITE_BINARY: &str = "gpu-suite";
+/// Tells the suite's tests whether to run (`skip`, `auto`, `required`).
+pub const SUITE_MODE_VAR: &str = "BCM_GPU_SUITE";
+/// The `xtask` program the suite's tests start (ncu profiles it).
+pub const XTASK_PROGRAM_VAR: &str = "BCM_XTASK";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GpuSuite {
@@ -29,10 +45,23 @@ fn step(title: &str) {
     eprintln!("\n==> {title}");
 }
 
+fn cargo() -> Command {
+    Command::new(env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+}
+
 pub fn run(suite: GpuSuite) -> anyhow::Result<ExitCode> {
+    if let Some(binary) = self_contained_suite() {
+        eprintln!("Self-contained build: running the GPU suite only (the other tests need the Rust toolchain).");
+        let folder = binary.parent().expect("a file in a folder").to_path_buf();
+        let mut command = Command::new(&binary);
+        // insta finds the snapshots relative to the workspace root: here, this folder.
+        command.env("INSTA_WORKSPACE_ROOT", &folder);
+        return gpu_suite(suite, command);
+    }
     step("cargo test --workspace");
-    let status = Command::new(env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+    let status = cargo()
         .args(["test", "--workspace", "--all-targets"])
+        .env(SUITE_MODE_VAR, "skip")
         .current_dir(workspace_root())
         .status()
         .context("could not run cargo test")?;
@@ -41,11 +70,42 @@ pub fn run(suite: GpuSuite) -> anyhow::Result<ExitCode> {
     }
     step("book");
     book::build()?;
+    let mut command = cargo();
+    command.args(["test", "--package", "course-tests", "--test", "gpu", "--"]).current_dir(workspace_root());
+    gpu_suite(suite, command)
+}
+
+/// `gpu-suite` beside this program, when it runs from the self-contained build.
+fn self_contained_suite() -> Option<PathBuf> {
+    let binary = env::current_exe().ok()?.parent()?.join(SUITE_BINARY);
+    binary.is_file().then_some(binary)
+}
+
+/// Runs the suite's tests one at a time (they share the GPU and time it), showing their lines.
+fn gpu_suite(suite: GpuSuite, mut tests: Command) -> anyhow::Result<ExitCode> {
     step("GPU suite");
-    let summary = match suite {
-        GpuSuite::Skip => "GPU suite skipped: --no-gpu given".to_owned(),
-        GpuSuite::Auto | GpuSuite::Required => lessons::gpu_suite(suite == GpuSuite::Required)?,
-    };
-    eprintln!("{summary}");
+    if suite == GpuSuite::Skip {
+        eprintln!("GPU suite skipped: --no-gpu given");
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Err(why) = Gpu::open() {
+        if suite == GpuSuite::Required {
+            bail!("the GPU suite was required (--gpu) but cannot run: {why}");
+        }
+        eprintln!("GPU suite skipped: {why}.");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let program = env::current_exe().context("cannot find this program for the suite to profile")?;
+    let status = tests
+        .args(["--test-threads=1", "--nocapture"])
+        // The GPU is there; `required` also makes missing ncu counters fail the suite.
+        .env(SUITE_MODE_VAR, if suite == GpuSuite::Required { "required" } else { "auto" })
+        .env(XTASK_PROGRAM_VAR, &program)
+        .status()
+        .context("could not start the GPU suite")?;
+    if !status.success() {
+        bail!("the GPU suite failed ({status}); its messages are above");
+    }
+    eprintln!("GPU suite passed.");
     Ok(ExitCode::SUCCESS)
 }

@@ -6,7 +6,7 @@ use thiserror::Error;
 use crate::{BANK_BYTES, WARP_SIZE};
 
 /// Load (`LDS`) or store (`STS`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Op {
     #[serde(rename = "ld")]

@@ -2,7 +2,9 @@
 //! kernel launch.
 //!
 //! The sass counters below count what each `LDS`/`STS` instruction really cost; the hardware
-//! counters `l1tex__data_bank_conflicts_*` are not used because they over-count.
+//! counters `l1tex__data_bank_conflicts_*` are not used because they over-count. Besides the
+//! kernel totals, ncu's source page gives the same counts per machine instruction
+//! ([`SharedInstruction`]), which lets a lesson check every access it declares.
 
 use std::{
     collections::BTreeMap,
@@ -20,8 +22,10 @@ pub const LOAD_WAVEFRONTS: &str = "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_s
 pub const STORE_WAVEFRONTS: &str = "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st.sum";
 pub const LOAD_INSTRUCTIONS: &str = "smsp__sass_inst_executed_op_shared_ld.sum";
 pub const STORE_INSTRUCTIONS: &str = "smsp__sass_inst_executed_op_shared_st.sum";
-/// The four counters the course reads.
+/// The four kernel totals the course reads.
 pub const SHARED_METRICS: [&str; 4] = [LOAD_WAVEFRONTS, LOAD_INSTRUCTIONS, STORE_WAVEFRONTS, STORE_INSTRUCTIONS];
+/// Per-instruction counters of ncu's source page: warp-level executions and shared wavefronts.
+const INSTRUCTION_METRICS: [&str; 2] = ["inst_executed", "memory_l1_wavefronts_shared"];
 
 /// Names the `ncu` to use, overriding the search.
 pub const NCU_VAR: &str = "BCM_NCU";
@@ -49,6 +53,25 @@ pub struct KernelCounters {
     pub id: usize,
     pub kernel: String,
     pub metrics: BTreeMap<String, f64>,
+    /// The launch's executed shared-memory machine instructions, in code order.
+    pub instructions: Vec<SharedInstruction>,
+}
+
+/// One shared-memory machine instruction (`LDS`, `STS`, ...) of a launch, from ncu's source page.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SharedInstruction {
+    /// The SASS text, e.g. `LDS R11, [R14+0x20]`.
+    pub sass: String,
+    /// Warp-level executions in the launch.
+    pub executed: u64,
+    pub wavefronts: u64,
+}
+
+impl SharedInstruction {
+    /// Whether it reads shared memory (`LDS`, `LDSM`), rather than writes it (`STS`).
+    pub fn is_load(&self) -> bool {
+        self.sass.starts_with("LDS")
+    }
 }
 
 /// The shared-memory counters of a launch.
@@ -111,31 +134,72 @@ impl Ncu {
             .ok_or(NcuUnavailable::NotFound)
     }
 
-    /// Runs `program args` under ncu, collecting `metrics` for every kernel launch it makes.
-    pub fn profile(
-        &self,
-        program: &Path,
-        args: &[OsString],
-        metrics: &[&str],
-    ) -> Result<Vec<KernelCounters>, NcuUnavailable> {
-        let log = env::temp_dir().join(format!("bank-conflicts-ncu-{}-{}.csv", std::process::id(), unique()));
-        let output = Command::new(&self.path)
-            .args(["--csv", "--print-units", "base", "--clock-control", "none", "--target-processes", "all"])
-            .arg("--metrics")
-            .arg(metrics.join(","))
-            .arg("--log-file")
-            .arg(&log)
-            .arg(program)
-            .args(args)
+    /// Runs `program args` under ncu: the shared-memory counters of every kernel launch it makes,
+    /// totals and per instruction.
+    pub fn profile(&self, program: &Path, args: &[OsString]) -> Result<Vec<KernelCounters>, NcuUnavailable> {
+        let report = env::temp_dir().join(format!("bank-conflicts-ncu-{}-{}", std::process::id(), unique()));
+        let metrics: Vec<&str> = SHARED_METRICS.iter().chain(&INSTRUCTION_METRICS).copied().collect();
+        let profiled = self.run(
+            Command::new(&self.path)
+                .args(["--clock-control", "none", "--target-processes", "all", "--force-overwrite"])
+                .arg("--metrics")
+                .arg(metrics.join(","))
+                .arg("--export")
+                .arg(&report)
+                .arg(program)
+                .args(args),
+        );
+        let file = report.with_extension("ncu-rep");
+        let pages = profiled.and_then(|()| {
+            let page = |page: &[&str]| {
+                self.output(
+                    Command::new(&self.path)
+                        .args(["--csv", "--print-units", "base"])
+                        .args(page)
+                        .arg("--import")
+                        .arg(&file),
+                )
+            };
+            Ok((page(&["--page", "details"])?, page(&["--page", "source", "--print-source", "sass"])?))
+        });
+        let _ = fs::remove_file(&file);
+        let (details, source) = pages?;
+        let mut launches = parse_csv(&details)?;
+        let listings = parse_source_page(&source)?;
+        // ncu prints every launch's listing twice in a row; anything else is a format we do not know.
+        let once: Vec<_> = listings.chunks(2).filter(|pair| pair.len() == 2 && pair[0] == pair[1]).collect();
+        if once.len() != launches.len() || listings.len() != 2 * launches.len() {
+            return Err(NcuUnavailable::Failed(format!(
+                "ncu's source page lists {} kernels for {} launches",
+                listings.len(),
+                launches.len()
+            )));
+        }
+        for (launch, pair) in launches.iter_mut().zip(once) {
+            let (kernel, instructions) = &pair[0];
+            if *kernel != launch.kernel {
+                return Err(NcuUnavailable::Failed(format!(
+                    "ncu's source page lists {kernel} where launch {} is {}",
+                    launch.id, launch.kernel
+                )));
+            }
+            launch.instructions = instructions.clone();
+        }
+        Ok(launches)
+    }
+
+    /// Runs an ncu command to completion, turning its failures into reasons.
+    fn run(&self, command: &mut Command) -> Result<(), NcuUnavailable> {
+        self.output(command).map(|_| ())
+    }
+
+    /// Runs an ncu command; its standard output, or why it failed.
+    fn output(&self, command: &mut Command) -> Result<String, NcuUnavailable> {
+        let output = command
             .output()
             .map_err(|e| NcuUnavailable::Failed(format!("could not start {}: {e}", self.path.display())))?;
-        let report = fs::read_to_string(&log).unwrap_or_default();
-        let _ = fs::remove_file(&log);
-        let all_output = format!(
-            "{report}\n{}\n{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        );
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        let all_output = format!("{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
         if all_output.contains("ERR_NVGPUCTRPERM") {
             return Err(NcuUnavailable::NotPermitted);
         }
@@ -144,7 +208,7 @@ impl Ncu {
             let tail: Vec<&str> = tail.into_iter().rev().collect();
             return Err(NcuUnavailable::Failed(format!("exit status {}:\n{}", output.status, tail.join("\n"))));
         }
-        parse_csv(&report)
+        Ok(stdout)
     }
 }
 
@@ -178,12 +242,56 @@ pub fn parse_csv(report: &str) -> Result<Vec<KernelCounters>, NcuUnavailable> {
                 id: launch,
                 kernel: record.get(kernel).unwrap_or("").to_owned(),
                 metrics: BTreeMap::new(),
+                instructions: Vec::new(),
             });
         }
         let last = launches.last_mut().expect("pushed above");
         last.metrics.insert(record.get(metric).unwrap_or("").to_owned(), number);
     }
     Ok(launches)
+}
+
+/// One kernel's listing on ncu's source page: its name and its shared-memory instructions.
+type Listing = (String, Vec<SharedInstruction>);
+
+/// Parses ncu's `--csv --page source --print-source sass` output: for each listed kernel, a
+/// `"Kernel Name","NAME",` line, a header line, then one row per machine instruction.
+pub fn parse_source_page(page: &str) -> Result<Vec<Listing>, NcuUnavailable> {
+    let unreadable = |what: String| NcuUnavailable::Failed(format!("unreadable ncu source page: {what}"));
+    let mut listings: Vec<Listing> = Vec::new();
+    // (source, executions, wavefronts); kernels without shared memory have no wavefront column.
+    let mut columns: Option<(usize, usize, Option<usize>)> = None;
+    let mut reader = csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(page.as_bytes());
+    for record in reader.records() {
+        let record = record.map_err(|e| unreadable(e.to_string()))?;
+        match record.get(0) {
+            Some("Kernel Name") => {
+                listings.push((record.get(1).unwrap_or("").to_owned(), Vec::new()));
+                columns = None;
+            }
+            Some("Address") => {
+                let column = |name: &str| {
+                    record.iter().position(|h| h == name).ok_or_else(|| unreadable(format!("no `{name}` column")))
+                };
+                let wavefronts = record.iter().position(|h| h == INSTRUCTION_METRICS[1]);
+                columns = Some((column("Source")?, column(INSTRUCTION_METRICS[0])?, wavefronts));
+            }
+            _ => {
+                let (Some((source, executed, Some(wavefronts))), Some((_, instructions))) =
+                    (columns, listings.last_mut())
+                else {
+                    continue;
+                };
+                let count = |column: usize| record.get(column).unwrap_or("").replace(',', "").parse::<u64>().ok();
+                let sass = record.get(source).unwrap_or("").trim().to_owned();
+                let shared = sass.starts_with("LDS") || sass.starts_with("STS");
+                if let (true, Some(executed @ 1..), Some(wavefronts)) = (shared, count(executed), count(wavefronts)) {
+                    instructions.push(SharedInstruction { sass, executed, wavefronts });
+                }
+            }
+        }
+    }
+    Ok(listings)
 }
 
 #[cfg(test)]
@@ -215,10 +323,38 @@ mod tests {
         assert!(parse_csv("no report").unwrap().is_empty());
     }
 
+    /// The shape of ncu 2025.3's source page (`stride_read_4` listed twice, as ncu does).
+    const SOURCE_PAGE: &str = r#""Kernel Name","stride_read_4",
+"Address","Source","inst_executed","memory_l1_wavefronts_shared"
+"0x7fda997ac200","      LDC R1, c[0x0][0x28]","64","0"
+"0x7fda997ac210","      STS [R15+0x400], R10","8,192","8,192"
+"0x7fda997ac220","      LDS.U.128 R4, [R14]","8192","262144"
+"0x7fda997ac230","      LDS R11, [R14+0x20]","0","0"
+"Kernel Name","copy_tiles",
+"Address","Source","inst_executed"
+"0x7fda997ac200","      EXIT","64"
+"#;
+
+    #[test]
+    fn source_page_gives_executed_shared_instructions_per_kernel() {
+        let listings = parse_source_page(SOURCE_PAGE).unwrap();
+        assert_eq!(listings.len(), 2);
+        let (kernel, instructions) = &listings[0];
+        assert_eq!(kernel, "stride_read_4");
+        let sass: Vec<(&str, u64, u64, bool)> =
+            instructions.iter().map(|i| (i.sass.as_str(), i.executed, i.wavefronts, i.is_load())).collect();
+        assert_eq!(
+            sass,
+            [("STS [R15+0x400], R10", 8192, 8192, false), ("LDS.U.128 R4, [R14]", 8192, 262144, true)],
+            "never-executed instructions are left out"
+        );
+        assert_eq!(listings[1], ("copy_tiles".to_owned(), Vec::new()), "no shared column, no shared instruction");
+    }
+
     #[test]
     fn missing_ncu_is_a_clear_error() {
         let ncu = Ncu { path: "/nonexistent/ncu".into() };
-        let err = ncu.profile(Path::new("/bin/true"), &[], &SHARED_METRICS).unwrap_err();
+        let err = ncu.profile(Path::new("/bin/true"), &[]).unwrap_err();
         assert!(matches!(err, NcuUnavailable::Failed(ref m) if m.contains("could not start")), "{err}");
     }
 }

@@ -8,8 +8,8 @@
 use bank_model::{Op, Request, Width};
 use cuda_kernels::{CudaFunction, CudaSlice, Gpu, GpuError, GpuInfo, LaunchConfig, PushKernelArg};
 use lesson_kit::{
-    DeclaredAccess, Figure, KernelRun, Lesson, Measured, Prepared, Report, Size, Tone, bank_table::add_bank_grid,
-    lesson::counter_cells, styled, words_kernel::random_words,
+    DeclaredAccess, Figure, KernelRun, Lesson, Measured, OutputCheck, Prepared, Report, Size, Tone,
+    bank_table::add_bank_grid, lesson::counter_cells, styled, words_kernel::random_words,
 };
 
 /// The kernels' source file in `kernels/`.
@@ -296,7 +296,7 @@ impl Prepared for TransposeRun<'_> {
         Ok(())
     }
 
-    fn check(&mut self) -> Result<(), GpuError> {
+    fn check(&mut self) -> Result<OutputCheck, GpuError> {
         let output = self.gpu.download(&self.output)?;
         let n = self.n as usize;
         let source = |row: usize, column: usize| if self.transposes { column * n + row } else { row * n + column };
@@ -310,7 +310,7 @@ impl Prepared for TransposeRun<'_> {
                 }
             }
         }
-        Ok(())
+        Ok(OutputCheck::exact(&output))
     }
 }
 

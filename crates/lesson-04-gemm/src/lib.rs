@@ -8,8 +8,8 @@
 use bank_model::{Op, Request, Width};
 use cuda_kernels::{CudaFunction, CudaSlice, Gpu, GpuError, GpuInfo, LaunchConfig, PushKernelArg, blas::Blas};
 use lesson_kit::{
-    DeclaredAccess, Figure, KernelRun, Lesson, Measured, Prepared, Report, Size, Tone, lesson::counter_cells, styled,
-    words_kernel::random_words,
+    DeclaredAccess, Figure, KernelRun, Lesson, Measured, OutputCheck, Prepared, Report, Size, Tone,
+    lesson::counter_cells, styled, words_kernel::random_words,
 };
 
 /// The kernels' source file in `kernels/`.
@@ -461,7 +461,7 @@ impl Prepared for GemmRun<'_> {
         Ok(())
     }
 
-    fn check(&mut self) -> Result<(), GpuError> {
+    fn check(&mut self) -> Result<OutputCheck, GpuError> {
         let n = self.n as usize;
         let got = self.gpu.download(&self.device_c)?;
         let (what, error) = match (&self.blas, &self.function) {
@@ -487,7 +487,7 @@ impl Prepared for GemmRun<'_> {
                 "relative error {error:.2e} against {what} (tolerance {TOLERANCE:.0e})"
             )));
         }
-        Ok(())
+        Ok(OutputCheck::Within { tolerance: TOLERANCE, reference: what })
     }
 }
 

@@ -5,16 +5,17 @@
 //! a warp executes it). The kit then
 //! 1. prints the model's tables (no GPU needed),
 //! 2. runs every kernel once under Nsight Compute (when available) and demands that the
-//!    measured wavefronts and instruction counts equal the declared ones exactly,
+//!    measured wavefronts and instruction counts equal the declared ones exactly, in total and
+//!    access by access,
 //! 3. times every kernel with CUDA events, checks its output against a CPU reference, and lets
 //!    the lesson summarize.
 
-use std::{ffi::OsString, path::PathBuf};
+use std::{collections::BTreeMap, ffi::OsString, path::PathBuf};
 
 use bank_model::{Op, Request};
 use cuda_kernels::{
     Gpu, GpuError, GpuInfo, Occupancy,
-    ncu::{Ncu, NcuUnavailable, SHARED_METRICS, SharedCounters},
+    ncu::{Ncu, NcuUnavailable, SharedCounters, SharedInstruction},
     timing::{self, Plan, Timing},
 };
 use serde::Serialize;
@@ -22,6 +23,7 @@ use serde::Serialize;
 use crate::{
     plot::Plot,
     report::{Report, Styled, Tone, styled},
+    words_kernel::with_fixed_inputs,
 };
 
 /// One headline number of a lesson's GPU run, for `cargo xtask bench` and the results file.
@@ -71,24 +73,190 @@ impl<S> KernelRun<S> {
         (instructions > 0).then(|| wavefronts as f64 / instructions as f64)
     }
 
-    /// Compares declared with measured counters; `Err` names every difference.
-    pub fn check_counters(&self, measured: &SharedCounters) -> Result<(), String> {
-        let mut problems = Vec::new();
-        for (op, wavefronts, instructions) in [
-            (Op::Load, measured.load_wavefronts, measured.load_instructions),
-            (Op::Store, measured.store_wavefronts, measured.store_instructions),
+    /// Compares what the run declared with what ncu measured: the kernel's totals, then each
+    /// declared access against the machine instructions of the same cost. Every difference is a
+    /// row naming the run and the access.
+    pub fn check_counters(&self, totals: &SharedCounters, instructions: &[SharedInstruction]) -> Vec<Mismatch> {
+        let mut mismatches = Vec::new();
+        for (op, wavefronts, executed) in [
+            (Op::Load, totals.load_wavefronts, totals.load_instructions),
+            (Op::Store, totals.store_wavefronts, totals.store_instructions),
         ] {
-            let (want_wavefronts, want_instructions) = self.predicted(op);
-            if (wavefronts, instructions) != (want_wavefronts, want_instructions) {
-                problems.push(format!(
-                    "{}: {op} declared {want_instructions} instructions / {want_wavefronts} wavefronts, \
-                     ncu measured {instructions} / {wavefronts}",
-                    self.label
-                ));
+            let (want_wavefronts, want_executed) = self.predicted(op);
+            if (wavefronts, executed) != (want_wavefronts, want_executed) {
+                mismatches.push(Mismatch {
+                    run: self.label.clone(),
+                    access: format!("every {} (kernel totals)", op_name(op)),
+                    declared: format!("{want_executed} instructions, {want_wavefronts} wavefronts"),
+                    measured: format!("{executed} instructions, {wavefronts} wavefronts"),
+                });
             }
         }
-        if problems.is_empty() { Ok(()) } else { Err(problems.join("\n")) }
+        let mut declared: ByCost = BTreeMap::new();
+        for access in &self.accesses {
+            let cost = Cost::new(access.request.analyze().wavefronts as u64, 1);
+            let entry = declared.entry((access.request.op, cost)).or_default();
+            entry.0 += access.executions;
+            entry.1.push(&access.name);
+        }
+        let measured = by_cost(instructions);
+        for op in [Op::Load, Op::Store] {
+            // Machine instructions whose cost equals a declared access's account for it; what is
+            // left on either side must balance: one instruction in a loop can run several
+            // declared accesses of different costs, and then its cost is their average.
+            let (mut declared_left, mut measured_left) = (Unmatched::default(), Unmatched::default());
+            // Declared accesses whose cost has more executions than declared.
+            let mut outnumbered = Vec::new();
+            let costs: std::collections::BTreeSet<Cost> =
+                declared.keys().chain(measured.keys()).filter(|(o, _)| *o == op).map(|&(_, cost)| cost).collect();
+            for cost in costs {
+                let (declared, accesses) = declared.get(&(op, cost)).cloned().unwrap_or_default();
+                let (measured, sass) = measured.get(&(op, cost)).cloned().unwrap_or_default();
+                if declared > measured {
+                    declared_left.add(cost, declared - measured, accesses);
+                } else if measured > declared {
+                    measured_left.add(cost, measured - declared, sass);
+                    outnumbered.extend(accesses);
+                }
+            }
+            let balanced = (declared_left.executions, declared_left.wavefronts)
+                == (measured_left.executions, measured_left.wavefronts)
+                && measured_left.costs.iter().all(|cost| declared_left.spans(*cost));
+            if !balanced {
+                let name = op_name(op);
+                mismatches.push(Mismatch {
+                    run: self.label.clone(),
+                    access: match [declared_left.names.as_slice(), &outnumbered].concat() {
+                        accesses if accesses.is_empty() => {
+                            format!("(no declared {name}; machine code: {})", measured_left.names.join("; "))
+                        }
+                        accesses => accesses.join("; "),
+                    },
+                    declared: declared_left.describe(name),
+                    measured: measured_left.describe(name),
+                });
+            }
+        }
+        mismatches
     }
+}
+
+fn op_name(op: Op) -> &'static str {
+    match op {
+        Op::Load => "load",
+        Op::Store => "store",
+    }
+}
+
+/// Executions at each (op, wavefronts per request), and the accesses or instructions behind them.
+type ByCost<'a> = BTreeMap<(Op, Cost), (u64, Vec<&'a str>)>;
+
+/// ncu's per-instruction counts, grouped by cost.
+fn by_cost(instructions: &[SharedInstruction]) -> ByCost<'_> {
+    let mut grouped: ByCost = BTreeMap::new();
+    for instruction in instructions {
+        let op = if instruction.is_load() { Op::Load } else { Op::Store };
+        let entry = grouped.entry((op, Cost::new(instruction.wavefronts, instruction.executed))).or_default();
+        entry.0 += instruction.executed;
+        entry.1.push(&instruction.sass);
+    }
+    grouped
+}
+
+/// Executions not matched one to one, on the declared or the measured side.
+#[derive(Default)]
+struct Unmatched<'a> {
+    executions: u64,
+    wavefronts: u64,
+    costs: Vec<Cost>,
+    /// The declared accesses, or the machine instructions.
+    names: Vec<&'a str>,
+}
+
+impl<'a> Unmatched<'a> {
+    fn add(&mut self, cost: Cost, executions: u64, names: Vec<&'a str>) {
+        self.executions += executions;
+        self.wavefronts += executions * cost.wavefronts / cost.requests;
+        self.costs.push(cost);
+        self.names.extend(names);
+    }
+
+    /// Whether an average of these costs could come out as `cost`.
+    fn spans(&self, cost: Cost) -> bool {
+        let per_request = |c: &Cost| c.wavefronts as f64 / c.requests as f64;
+        let lowest = self.costs.iter().map(per_request).fold(f64::INFINITY, f64::min);
+        let highest = self.costs.iter().map(per_request).fold(f64::NEG_INFINITY, f64::max);
+        (lowest..=highest).contains(&per_request(&cost))
+    }
+
+    fn describe(&self, name: &str) -> String {
+        let costs: Vec<String> = self.costs.iter().map(Cost::to_string).collect();
+        match costs.len() {
+            0 => format!("0 {name}s"),
+            1 => format!("{} {name}s at {} wavefronts each", self.executions, costs[0]),
+            _ => format!(
+                "{} {name}s, {} wavefronts, at {} wavefronts each",
+                self.executions,
+                self.wavefronts,
+                costs.join(" or ")
+            ),
+        }
+    }
+}
+
+/// Wavefronts per request as an exact fraction (a machine instruction may mix costs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Cost {
+    wavefronts: u64,
+    requests: u64,
+}
+
+impl Cost {
+    fn new(wavefronts: u64, requests: u64) -> Cost {
+        let divisor = gcd(wavefronts, requests).max(1);
+        Cost { wavefronts: wavefronts / divisor, requests: requests / divisor }
+    }
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
+impl std::fmt::Display for Cost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.requests {
+            1 => write!(f, "{}", self.wavefronts),
+            requests => write!(f, "{:.2}", self.wavefronts as f64 / requests as f64),
+        }
+    }
+}
+
+/// One difference between a run's declared accesses and ncu's counts.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Mismatch {
+    pub run: String,
+    /// The declared accesses concerned, as the source writes them.
+    pub access: String,
+    pub declared: String,
+    pub measured: String,
+}
+
+/// The mismatches as a plain table, for error messages.
+pub fn mismatch_table(mismatches: &[Mismatch]) -> String {
+    let mut report = Report::default();
+    let rows = mismatches
+        .iter()
+        .map(|m| {
+            vec![
+                m.run.as_str().into(),
+                m.access.as_str().into(),
+                m.declared.as_str().into(),
+                m.measured.as_str().into(),
+            ]
+        })
+        .collect();
+    report.table(["kernel run", "access", "declared", "ncu measured"], rows);
+    report.render(false)
 }
 
 /// How big a run is: one quick launch for the profiler, or the full size for the clock.
@@ -98,12 +266,41 @@ pub enum Size {
     Timed,
 }
 
+/// How a run's output passed its check.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub enum OutputCheck {
+    /// Equal to the reference bit for bit; the CRC-32 of its bytes.
+    Exact { crc32: u32 },
+    /// Floating-point results within a relative tolerance of `reference`.
+    Within { tolerance: f64, reference: &'static str },
+}
+
+impl OutputCheck {
+    /// An exact match of these 4-byte values.
+    pub fn exact<T: Copy + Into<u32>>(values: &[T]) -> OutputCheck {
+        let mut hasher = crc32fast::Hasher::new();
+        for &value in values {
+            hasher.update(&value.into().to_le_bytes());
+        }
+        OutputCheck::Exact { crc32: hasher.finalize() }
+    }
+}
+
+impl std::fmt::Display for OutputCheck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OutputCheck::Exact { crc32 } => write!(f, "exact, crc32 {crc32:08x}"),
+            OutputCheck::Within { tolerance, reference } => write!(f, "within {tolerance:.0e} of {reference}"),
+        }
+    }
+}
+
 /// A kernel run with its buffers allocated, ready to launch again and again.
 pub trait Prepared {
     /// Enqueues one launch.
     fn launch(&mut self) -> Result<(), GpuError>;
     /// Compares the output with a CPU reference: `GpuError::WrongResult` when it differs.
-    fn check(&mut self) -> Result<(), GpuError>;
+    fn check(&mut self) -> Result<OutputCheck, GpuError>;
     /// How the launch fills an SM, for kernels that report it.
     fn occupancy(&self) -> Option<Result<Occupancy, GpuError>> {
         None
@@ -146,11 +343,11 @@ pub struct Measured<S> {
     pub occupancy: Option<Occupancy>,
 }
 
-/// Counters of the profile-size launch, and whether they equal what the lesson declared for it.
+/// Counters of the profile-size launch, and where they differ from what the lesson declared.
 #[derive(Clone, Debug)]
 pub struct Counted {
     pub counters: SharedCounters,
-    pub check: Result<(), String>,
+    pub mismatches: Vec<Mismatch>,
 }
 
 /// How to start this program again so that it runs a lesson's kernels once each ([`profile_target`]).
@@ -255,9 +452,12 @@ fn measure<L: Lesson>(
         prepared.check().map_err(|e| format!("{}: {e}", run.label))?;
         let occupancy = prepared.occupancy().transpose().map_err(|e| format!("{}: {e}", run.label))?;
         let counters = counters.as_ref().ok().and_then(|all| {
-            let (profiled, counters) = all.iter().find(|(label, _)| *label == run.label)?;
-            let declared = profile_runs.iter().find(|r| r.label == *profiled)?;
-            Some(Counted { check: declared.check_counters(counters), counters: *counters })
+            let profiled = all.iter().find(|p| p.label == run.label)?;
+            let declared = profile_runs.iter().find(|r| r.label == profiled.label)?;
+            Some(Counted {
+                mismatches: declared.check_counters(&profiled.totals, &profiled.instructions),
+                counters: profiled.totals,
+            })
         });
         measured.push(Measured { run, timing, counters, occupancy });
     }
@@ -272,9 +472,12 @@ fn measure<L: Lesson>(
     lesson.summarize(info, &measured, report);
     *plots = lesson.plots(info, &measured).map_err(|e| format!("drawing the charts: {e}"))?;
     *figures = lesson.figures(info, &measured);
-    let mismatches: Vec<String> =
-        measured.iter().filter_map(|m| m.counters.as_ref().and_then(|c| c.check.clone().err())).collect();
-    if mismatches.is_empty() { Ok(status) } else { Err(format!("model and ncu disagree:\n{}", mismatches.join("\n"))) }
+    let mismatches: Vec<Mismatch> =
+        measured.iter().filter_map(|m| m.counters.as_ref()).flat_map(|c| c.mismatches.clone()).collect();
+    match mismatches.is_empty() {
+        true => Ok(status),
+        false => Err(format!("model and ncu disagree:\n{}", mismatch_table(&mismatches))),
+    }
 }
 
 /// Errors of the profiling step.
@@ -286,14 +489,18 @@ pub enum ProfileError {
     Launches(String),
 }
 
-/// Runs the lesson's profile-size kernels under ncu: the counters of each kernel run, by label.
-pub fn profile<L: Lesson>(
-    lesson: &L,
-    info: &GpuInfo,
-    command: &SelfCommand,
-) -> Result<Vec<(String, SharedCounters)>, ProfileError> {
+/// ncu's counts for one profiled kernel run.
+#[derive(Clone, Debug)]
+pub struct Profiled {
+    pub label: String,
+    pub totals: SharedCounters,
+    pub instructions: Vec<SharedInstruction>,
+}
+
+/// Runs the lesson's profile-size kernels under ncu: the counters of each kernel run.
+pub fn profile<L: Lesson>(lesson: &L, info: &GpuInfo, command: &SelfCommand) -> Result<Vec<Profiled>, ProfileError> {
     let ncu = Ncu::find()?;
-    let launches = ncu.profile(&command.program, &command.args, &SHARED_METRICS)?;
+    let launches = ncu.profile(&command.program, &command.args)?;
     let runs: Vec<_> = lesson.runs(info, Size::Profile).into_iter().filter(|r| r.kernel.is_some()).collect();
     let kernels: Vec<&str> = launches.iter().map(|l| l.kernel.as_str()).collect();
     let expected: Vec<&str> = runs.iter().filter_map(|r| r.kernel).collect();
@@ -305,12 +512,83 @@ pub fn profile<L: Lesson>(
     runs.into_iter()
         .zip(&launches)
         .map(|(run, launch)| {
-            let counters = launch.shared().ok_or_else(|| {
+            let totals = launch.shared().ok_or_else(|| {
                 ProfileError::Launches(format!("ncu gave no shared-memory counters for {}", launch.kernel))
             })?;
-            Ok((run.label, counters))
+            Ok(Profiled { label: run.label, totals, instructions: launch.instructions.clone() })
         })
         .collect()
+}
+
+/// What the GPU suite snapshots of a lesson: everything about its profile-size runs that repeats
+/// from run to run. No timings.
+pub struct SuiteRecord {
+    pub runs: usize,
+    pub accesses: usize,
+    /// Each run's output check (inputs from [`with_fixed_inputs`], so checksums repeat).
+    pub outputs: Report,
+    /// The model's cost of every declared access.
+    pub model: Report,
+    /// ncu's executions at each cost, per kernel run; or why the counters were skipped.
+    pub counters: Result<Report, String>,
+    pub mismatches: Vec<Mismatch>,
+}
+
+/// Runs a lesson's profile-size runs for the GPU suite: outputs, the model, and ncu's counts.
+pub fn suite_record<L: Lesson>(lesson: &L, command: &SelfCommand) -> Result<SuiteRecord, String> {
+    let gpu = Gpu::open().map_err(|e| e.to_string())?;
+    let runs = lesson.runs(gpu.info(), Size::Profile);
+    let checked = with_fixed_inputs(|| {
+        runs.iter()
+            .map(|run| {
+                let mut prepared = lesson.prepare(&gpu, run)?;
+                prepared.launch()?;
+                prepared.check()
+            })
+            .zip(&runs)
+            .map(|(check, run)| check.map_err(|e| format!("{}: {e}", run.label)))
+            .collect::<Result<Vec<_>, _>>()
+    })?;
+    let mut outputs = Report::default();
+    let rows = runs.iter().zip(&checked).map(|(run, check)| vec![run.label.as_str().into(), check.into()]).collect();
+    outputs.table(["kernel run", "output"], rows);
+    let mut model = Report::default();
+    let rows = runs
+        .iter()
+        .flat_map(|run| {
+            run.accesses.iter().map(|access| {
+                let wavefronts = access.request.analyze().wavefronts;
+                vec![
+                    run.label.as_str().into(),
+                    access.name.as_str().into(),
+                    access.request.op.into(),
+                    access.executions.into(),
+                    wavefronts.into(),
+                ]
+            })
+        })
+        .collect();
+    model.table(["kernel run", "access", "op", "executions", "wavefronts per request"], rows);
+    let (counters, mismatches) = match profile(lesson, gpu.info(), command) {
+        Err(why) => (Err(why.to_string()), Vec::new()),
+        Ok(profiled) => {
+            let mut mismatches = Vec::new();
+            let mut rows = Vec::new();
+            for counted in &profiled {
+                if let Some(run) = runs.iter().find(|run| run.label == counted.label) {
+                    mismatches.extend(run.check_counters(&counted.totals, &counted.instructions));
+                }
+                rows.extend(by_cost(&counted.instructions).into_iter().map(|((op, cost), (executions, _))| {
+                    vec![counted.label.as_str().into(), op.into(), executions.into(), cost.into()]
+                }));
+            }
+            let mut report = Report::default();
+            report.table(["kernel run", "op", "executions", "wavefronts per request"], rows);
+            (Ok(report), mismatches)
+        }
+    };
+    let accesses = runs.iter().map(|run| run.accesses.len()).sum();
+    Ok(SuiteRecord { runs: runs.len(), accesses, outputs, model, counters, mismatches })
 }
 
 /// The profiled side of [`profile`]: launches each profile-size kernel run once and checks its output.
@@ -330,14 +608,14 @@ pub fn counter_cells<S>(measured: &Measured<S>, op: Op) -> [Styled; 2] {
     let format = |v: Option<f64>| v.map_or("-".to_owned(), format_ratio);
     let measured_cell = match &measured.counters {
         None => "n/a".into(),
-        Some(Counted { counters, check }) => {
+        Some(Counted { counters, mismatches }) => {
             let per_request = match op {
                 Op::Load => counters.load_wavefronts_per_request(),
                 Op::Store => counters.store_wavefronts_per_request(),
             };
-            match check {
-                Ok(()) => styled(format!("{} ✓", format(per_request)), Tone::Good),
-                Err(_) => styled(format!("{} ✗", format(per_request)), Tone::Bad),
+            match mismatches.is_empty() {
+                true => styled(format!("{} ✓", format(per_request)), Tone::Good),
+                false => styled(format!("{} ✗", format(per_request)), Tone::Bad),
             }
         }
     };
@@ -347,4 +625,102 @@ pub fn counter_cells<S>(measured: &Measured<S>, op: Op) -> [Styled; 2] {
 /// `2`, `2.5`, `1.03`: short and exact where the value is whole.
 pub fn format_ratio(value: f64) -> String {
     if (value - value.round()).abs() < 1e-9 { format!("{}", value.round()) } else { format!("{value:.2}") }
+}
+
+#[cfg(test)]
+mod tests {
+    use bank_model::Width;
+
+    use super::*;
+
+    /// A kernel that stores a row (1 wavefront) and reads a column (stride 32: 32 wavefronts).
+    fn transpose_like() -> KernelRun<()> {
+        let access = |name: &str, op, stride| DeclaredAccess {
+            name: name.into(),
+            request: Request::strided(op, Width::W4, stride).unwrap(),
+            executions: 64,
+        };
+        KernelRun {
+            label: "transpose n=32".into(),
+            kernel: Some("transpose"),
+            accesses: vec![access("tile[ty][tx] = in", Op::Store, 1), access("out = tile[tx][ty]", Op::Load, 32)],
+            spec: (),
+        }
+    }
+
+    fn instruction(sass: &str, executed: u64, wavefronts: u64) -> SharedInstruction {
+        SharedInstruction { sass: sass.into(), executed, wavefronts }
+    }
+
+    const TOTALS: SharedCounters =
+        SharedCounters { load_wavefronts: 2048, load_instructions: 64, store_wavefronts: 64, store_instructions: 64 };
+
+    #[test]
+    fn unrolled_instructions_of_the_declared_cost_match() {
+        let machine_code = [
+            instruction("STS [R1], R2", 64, 64),
+            instruction("LDS R3, [R4]", 32, 1024),
+            instruction("LDS R5, [R4+0x80]", 32, 1024),
+        ];
+        assert_eq!(transpose_like().check_counters(&TOTALS, &machine_code), []);
+    }
+
+    #[test]
+    fn an_access_of_another_cost_is_named_even_when_the_totals_agree() {
+        // Half the column reads cost 1 and half 63: same totals, different accesses.
+        let machine_code = [
+            instruction("STS [R1], R2", 64, 64),
+            instruction("LDS R3, [R4]", 32, 32),
+            instruction("LDS R5, [R6]", 32, 2016),
+        ];
+        let mismatches = transpose_like().check_counters(&TOTALS, &machine_code);
+        let table = mismatch_table(&mismatches);
+        assert_eq!(mismatches.len(), 1, "{table}");
+        assert_eq!(mismatches[0].access, "out = tile[tx][ty]", "{table}");
+        assert_eq!(mismatches[0].declared, "64 loads at 32 wavefronts each");
+        assert_eq!(mismatches[0].measured, "64 loads, 2048 wavefronts, at 1 or 63 wavefronts each");
+    }
+
+    #[test]
+    fn a_loop_instruction_may_mix_declared_costs() {
+        // One LDS in a loop runs both declared reads: 32 at 1 wavefront and 32 at 32 (average 16.5).
+        let mut run = transpose_like();
+        run.accesses[1].executions = 32;
+        run.accesses.push(DeclaredAccess {
+            name: "out = tile[ty][tx]".into(),
+            request: Request::strided(Op::Load, Width::W4, 1).unwrap(),
+            executions: 32,
+        });
+        let totals = SharedCounters { load_wavefronts: 1056, ..TOTALS };
+        let mixed = [instruction("STS [R1], R2", 64, 64), instruction("LDS R3, [R4]", 64, 1056)];
+        assert_eq!(run.check_counters(&totals, &mixed), []);
+        let wrong_mix = [instruction("STS [R1], R2", 64, 64), instruction("LDS R3, [R4]", 64, 1024)];
+        let mismatches = run.check_counters(&totals, &wrong_mix);
+        assert_eq!(mismatches.len(), 1, "{}", mismatch_table(&mismatches));
+        assert_eq!(mismatches[0].access, "out = tile[ty][tx]; out = tile[tx][ty]");
+        assert_eq!(mismatches[0].declared, "64 loads, 1056 wavefronts, at 1 or 32 wavefronts each");
+        assert_eq!(mismatches[0].measured, "64 loads at 16 wavefronts each");
+        let machine_code = [instruction("STS [R1], R2", 64, 64), instruction("LDS R3, [R4]", 64, 2048)];
+        let beyond = run.check_counters(&SharedCounters { load_wavefronts: 2048, ..TOTALS }, &machine_code);
+        assert_eq!(beyond.len(), 2, "totals, and an average of 1 and 32 that is 32: {}", mismatch_table(&beyond));
+    }
+
+    #[test]
+    fn different_totals_are_reported_per_op() {
+        let totals = SharedCounters { store_instructions: 128, store_wavefronts: 128, ..TOTALS };
+        let machine_code = [instruction("STS [R1], R2", 128, 128), instruction("LDS R3, [R4]", 64, 2048)];
+        let mismatches = transpose_like().check_counters(&totals, &machine_code);
+        assert_eq!(mismatches[0].access, "every store (kernel totals)");
+        assert_eq!(mismatches[0].measured, "128 instructions, 128 wavefronts");
+        assert_eq!(mismatches[1].access, "tile[ty][tx] = in");
+        assert_eq!(mismatches.len(), 2);
+    }
+
+    #[test]
+    fn costs_are_exact_fractions() {
+        assert_eq!(Cost::new(96, 64).to_string(), "1.50");
+        assert_eq!(Cost::new(2048, 64), Cost::new(32, 1));
+        assert_eq!(OutputCheck::exact(&[1u32, 2]).to_string(), OutputCheck::exact(&[1u32, 2]).to_string());
+        assert_ne!(OutputCheck::exact(&[1u32, 2]), OutputCheck::exact(&[2u32, 1]));
+    }
 }

@@ -6,12 +6,34 @@
 use bank_model::{Op, Request, Width};
 use cuda_kernels::{CudaFunction, CudaSlice, Gpu, GpuError, LaunchConfig, PushKernelArg};
 
-use crate::{DeclaredAccess, Prepared};
+use std::cell::Cell;
 
-/// `count` random-looking words, different on every call: inputs that depend on their index
-/// and are never all zeros.
+use crate::{DeclaredAccess, OutputCheck, Prepared};
+
+thread_local! {
+    /// The next seed while [`with_fixed_inputs`] runs on this thread.
+    static FIXED_SEED: Cell<Option<u64>> = const { Cell::new(None) };
+}
+
+/// Runs `f` with every [`random_words`] call in it seeded from one fixed sequence, so that
+/// outputs repeat from run to run (the GPU suite snapshots them).
+pub fn with_fixed_inputs<T>(f: impl FnOnce() -> T) -> T {
+    let outer = FIXED_SEED.replace(Some(1));
+    let result = f();
+    FIXED_SEED.set(outer);
+    result
+}
+
+/// `count` random-looking words, different on every call (unless inside [`with_fixed_inputs`]):
+/// inputs that depend on their index and are never all zeros.
 pub fn random_words(count: usize) -> Vec<u32> {
-    let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64);
+    let seed = match FIXED_SEED.get() {
+        Some(seed) => {
+            FIXED_SEED.set(Some(splitmix(seed)));
+            seed
+        }
+        None => std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64),
+    };
     (0..count as u64).map(|i| splitmix(seed ^ i) as u32).collect()
 }
 
@@ -91,11 +113,11 @@ impl Prepared for WordsKernel<'_> {
         Ok(())
     }
 
-    fn check(&mut self) -> Result<(), GpuError> {
+    fn check(&mut self) -> Result<OutputCheck, GpuError> {
         let out = self.gpu.download(&self.out)?;
         let wrong = out.iter().enumerate().find(|&(thread, &value)| value != (self.expected)(&self.words, thread));
         match wrong {
-            None => Ok(()),
+            None => Ok(OutputCheck::exact(&out)),
             Some((thread, &value)) => Err(GpuError::WrongResult(format!(
                 "thread {thread} wrote {value}, the CPU reference says {}",
                 (self.expected)(&self.words, thread)
@@ -117,6 +139,15 @@ mod tests {
         sorted.sort_unstable();
         sorted.dedup();
         assert!(sorted.len() > 1000, "index-dependent values");
+    }
+
+    #[test]
+    fn fixed_inputs_repeat_from_run_to_run_but_not_from_call_to_call() {
+        let two_calls = || (random_words(64), random_words(64));
+        let (first, second) = with_fixed_inputs(two_calls);
+        assert_ne!(first, second, "each call gets the next seed");
+        assert_eq!(with_fixed_inputs(two_calls), (first.clone(), second), "the same sequence every time");
+        assert_ne!(random_words(64), first, "outside, inputs are fresh");
     }
 
     #[test]
