@@ -24,8 +24,10 @@ pub const LOAD_INSTRUCTIONS: &str = "smsp__sass_inst_executed_op_shared_ld.sum";
 pub const STORE_INSTRUCTIONS: &str = "smsp__sass_inst_executed_op_shared_st.sum";
 /// The four kernel totals the course reads.
 pub const SHARED_METRICS: [&str; 4] = [LOAD_WAVEFRONTS, LOAD_INSTRUCTIONS, STORE_WAVEFRONTS, STORE_INSTRUCTIONS];
-/// Per-instruction counters of ncu's source page: warp-level executions and shared wavefronts.
-const INSTRUCTION_METRICS: [&str; 2] = ["inst_executed", "memory_l1_wavefronts_shared"];
+/// Per-instruction counters of ncu's source page: warp-level executions, shared wavefronts, and
+/// the ideal wavefronts (one per execution with an active lane, for accesses of up to 4 bytes).
+const INSTRUCTION_METRICS: [&str; 3] =
+    ["inst_executed", "memory_l1_wavefronts_shared", "memory_l1_wavefronts_shared_ideal"];
 
 /// Names the `ncu` to use, overriding the search.
 pub const NCU_VAR: &str = "BCM_NCU";
@@ -62,7 +64,7 @@ pub struct KernelCounters {
 pub struct SharedInstruction {
     /// The SASS text, e.g. `LDS R11, [R14+0x20]`.
     pub sass: String,
-    /// Warp-level executions in the launch.
+    /// Warp-level executions in the launch with at least one active lane.
     pub executed: u64,
     pub wavefronts: u64,
 }
@@ -70,7 +72,15 @@ pub struct SharedInstruction {
 impl SharedInstruction {
     /// Whether it reads shared memory (`LDS`, `LDSM`), rather than writes it (`STS`).
     pub fn is_load(&self) -> bool {
-        self.sass.starts_with("LDS")
+        opcode(&self.sass).starts_with("LDS")
+    }
+}
+
+/// The instruction's opcode and operands, without a guard predicate such as `@P0` or `@!P1`.
+fn opcode(sass: &str) -> &str {
+    match sass.strip_prefix('@') {
+        Some(guarded) => guarded.split_once(' ').map_or("", |(_, rest)| rest.trim_start()),
+        None => sass,
     }
 }
 
@@ -259,8 +269,8 @@ type Listing = (String, Vec<SharedInstruction>);
 pub fn parse_source_page(page: &str) -> Result<Vec<Listing>, NcuUnavailable> {
     let unreadable = |what: String| NcuUnavailable::Failed(format!("unreadable ncu source page: {what}"));
     let mut listings: Vec<Listing> = Vec::new();
-    // (source, executions, wavefronts); kernels without shared memory have no wavefront column.
-    let mut columns: Option<(usize, usize, Option<usize>)> = None;
+    // (source, executions, [wavefronts, ideal]); kernels without shared memory have no wavefront columns.
+    let mut columns: Option<(usize, usize, Option<[usize; 2]>)> = None;
     let mut reader = csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(page.as_bytes());
     for record in reader.records() {
         let record = record.map_err(|e| unreadable(e.to_string()))?;
@@ -273,19 +283,31 @@ pub fn parse_source_page(page: &str) -> Result<Vec<Listing>, NcuUnavailable> {
                 let column = |name: &str| {
                     record.iter().position(|h| h == name).ok_or_else(|| unreadable(format!("no `{name}` column")))
                 };
-                let wavefronts = record.iter().position(|h| h == INSTRUCTION_METRICS[1]);
-                columns = Some((column("Source")?, column(INSTRUCTION_METRICS[0])?, wavefronts));
+                let shared = match record.iter().position(|h| h == INSTRUCTION_METRICS[1]) {
+                    Some(wavefronts) => Some([wavefronts, column(INSTRUCTION_METRICS[2])?]),
+                    None => None,
+                };
+                columns = Some((column("Source")?, column(INSTRUCTION_METRICS[0])?, shared));
             }
             _ => {
-                let (Some((source, executed, Some(wavefronts))), Some((_, instructions))) =
+                let (Some((source, executed, Some([wavefronts, ideal]))), Some((_, instructions))) =
                     (columns, listings.last_mut())
                 else {
                     continue;
                 };
                 let count = |column: usize| record.get(column).unwrap_or("").replace(',', "").parse::<u64>().ok();
                 let sass = record.get(source).unwrap_or("").trim().to_owned();
-                let shared = sass.starts_with("LDS") || sass.starts_with("STS");
-                if let (true, Some(executed @ 1..), Some(wavefronts)) = (shared, count(executed), count(wavefronts)) {
+                let operation = opcode(&sass);
+                if !(operation.starts_with("LDS") || operation.starts_with("STS")) {
+                    continue;
+                }
+                // ncu counts a guarded instruction as executed even when its guard turned every
+                // lane off (the kernel totals do not). An access of up to 4 bytes has exactly one
+                // ideal wavefront per execution with an active lane, so that count is exact.
+                let wide =
+                    operation.split_whitespace().next().is_some_and(|op| op.contains(".64") || op.contains(".128"));
+                let executed = if wide { count(executed) } else { count(ideal) };
+                if let (Some(executed @ 1..), Some(wavefronts)) = (executed, count(wavefronts)) {
                     instructions.push(SharedInstruction { sass, executed, wavefronts });
                 }
             }
@@ -325,11 +347,12 @@ mod tests {
 
     /// The shape of ncu 2025.3's source page (`stride_read_4` listed twice, as ncu does).
     const SOURCE_PAGE: &str = r#""Kernel Name","stride_read_4",
-"Address","Source","inst_executed","memory_l1_wavefronts_shared"
-"0x7fda997ac200","      LDC R1, c[0x0][0x28]","64","0"
-"0x7fda997ac210","      STS [R15+0x400], R10","8,192","8,192"
-"0x7fda997ac220","      LDS.U.128 R4, [R14]","8192","262144"
-"0x7fda997ac230","      LDS R11, [R14+0x20]","0","0"
+"Address","Source","inst_executed","memory_l1_wavefronts_shared","memory_l1_wavefronts_shared_ideal"
+"0x7fda997ac200","      LDC R1, c[0x0][0x28]","64","0","0"
+"0x7fda997ac210","      STS [R15+0x400], R10","8,192","8,192","8,192"
+"0x7fda997ac220","      LDS.U.128 R4, [R14]","8192","262144","32768"
+"0x7fda997ac230","      LDS R11, [R14+0x20]","0","0","0"
+"0x7fda997ac240","      @!P0 LDS R12, [R14+0x40]","512","64","32"
 "Kernel Name","copy_tiles",
 "Address","Source","inst_executed"
 "0x7fda997ac200","      EXIT","64"
@@ -345,8 +368,12 @@ mod tests {
             instructions.iter().map(|i| (i.sass.as_str(), i.executed, i.wavefronts, i.is_load())).collect();
         assert_eq!(
             sass,
-            [("STS [R15+0x400], R10", 8192, 8192, false), ("LDS.U.128 R4, [R14]", 8192, 262144, true)],
-            "never-executed instructions are left out"
+            [
+                ("STS [R15+0x400], R10", 8192, 8192, false),
+                ("LDS.U.128 R4, [R14]", 8192, 262144, true),
+                ("@!P0 LDS R12, [R14+0x40]", 32, 64, true)
+            ],
+            "never-executed instructions are left out; a guarded one counts executions with an active lane"
         );
         assert_eq!(listings[1], ("copy_tiles".to_owned(), Vec::new()), "no shared column, no shared instruction");
     }
