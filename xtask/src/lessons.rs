@@ -14,6 +14,7 @@ use lesson_02_padding::Padding;
 use lesson_03_transpose::Transpose;
 use lesson_04_gemm::Gemm;
 use lesson_05_occupancy::OccupancyTradeoff;
+use lesson_06_reduction::Reduction;
 use lesson_kit::{
     Figure, Lesson,
     lesson::{self, GpuStatus, Options, Outcome, SelfCommand, SuiteRecord},
@@ -26,7 +27,7 @@ trait Visit {
 }
 
 /// The one place that lists the lessons.
-const LESSON_NUMBERS: [u32; 5] = [1, 2, 3, 4, 5];
+const LESSON_NUMBERS: [u32; 6] = [1, 2, 3, 4, 5, 6];
 
 fn dispatch<V: Visit>(number: u32, visit: V) -> V::Output {
     match number {
@@ -35,6 +36,7 @@ fn dispatch<V: Visit>(number: u32, visit: V) -> V::Output {
         3 => visit.visit(&Transpose),
         4 => visit.visit(&Gemm),
         5 => visit.visit(&OccupancyTradeoff),
+        6 => visit.visit(&Reduction),
         n => unreachable!("lesson {n} is not in LESSON_NUMBERS"),
     }
 }
