@@ -24,6 +24,13 @@ pub const LOAD_INSTRUCTIONS: &str = "smsp__sass_inst_executed_op_shared_ld.sum";
 pub const STORE_INSTRUCTIONS: &str = "smsp__sass_inst_executed_op_shared_st.sum";
 /// The four kernel totals the course reads.
 pub const SHARED_METRICS: [&str; 4] = [LOAD_WAVEFRONTS, LOAD_INSTRUCTIONS, STORE_WAVEFRONTS, STORE_INSTRUCTIONS];
+/// The hardware's own bank-conflict counters, loads and stores. They count more than the excess
+/// wavefronts (lesson 3 shows by how much); the course reports them, never teaches from them.
+pub const HARDWARE_CONFLICTS: [&str; 2] = [
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+];
+
 /// Per-instruction counters of ncu's source page: warp-level executions, shared wavefronts, and
 /// the ideal wavefronts (one per execution with an active lane, for accesses of up to 4 bytes).
 const INSTRUCTION_METRICS: [&str; 3] =
@@ -108,6 +115,11 @@ fn per_request(wavefronts: u64, instructions: u64) -> Option<f64> {
 }
 
 impl KernelCounters {
+    /// The hardware bank-conflict counters, loads and stores together, when they were collected.
+    pub fn hardware_conflicts(&self) -> Option<u64> {
+        HARDWARE_CONFLICTS.iter().map(|name| self.metrics.get(*name).map(|v| *v as u64)).sum()
+    }
+
     /// The four shared-memory counters, if this launch was profiled with [`SHARED_METRICS`].
     pub fn shared(&self) -> Option<SharedCounters> {
         let get = |name: &str| self.metrics.get(name).map(|v| *v as u64);
@@ -148,7 +160,8 @@ impl Ncu {
     /// totals and per instruction.
     pub fn profile(&self, program: &Path, args: &[OsString]) -> Result<Vec<KernelCounters>, NcuUnavailable> {
         let report = env::temp_dir().join(format!("bank-conflicts-ncu-{}-{}", std::process::id(), unique()));
-        let metrics: Vec<&str> = SHARED_METRICS.iter().chain(&INSTRUCTION_METRICS).copied().collect();
+        let metrics: Vec<&str> =
+            SHARED_METRICS.iter().chain(&HARDWARE_CONFLICTS).chain(&INSTRUCTION_METRICS).copied().collect();
         let profiled = self.run(
             Command::new(&self.path)
                 .args(["--clock-control", "none", "--target-processes", "all", "--force-overwrite"])
@@ -376,6 +389,16 @@ mod tests {
             "never-executed instructions are left out; a guarded one counts executions with an active lane"
         );
         assert_eq!(listings[1], ("copy_tiles".to_owned(), Vec::new()), "no shared column, no shared instruction");
+    }
+
+    #[test]
+    fn hardware_conflicts_add_loads_and_stores_when_both_were_collected() {
+        let mut launch = parse_csv(SAMPLE).unwrap().remove(0);
+        assert_eq!(launch.hardware_conflicts(), None);
+        launch.metrics.insert(HARDWARE_CONFLICTS[0].to_owned(), 40.0);
+        assert_eq!(launch.hardware_conflicts(), None, "stores missing");
+        launch.metrics.insert(HARDWARE_CONFLICTS[1].to_owned(), 2.0);
+        assert_eq!(launch.hardware_conflicts(), Some(42));
     }
 
     #[test]

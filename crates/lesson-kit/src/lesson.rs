@@ -67,6 +67,11 @@ impl<S> KernelRun<S> {
             .fold((0, 0), |(w, i), a| (w + a.executions * a.request.analyze().wavefronts as u64, i + a.executions))
     }
 
+    /// Declared wavefronts beyond the ideal, loads and stores: the exact count of bank conflicts.
+    pub fn predicted_excess(&self) -> u64 {
+        self.accesses.iter().map(|a| a.executions * a.request.analyze().excess as u64).sum()
+    }
+
     /// Declared wavefronts per instruction for `op`, `None` when the kernel declares none.
     pub fn predicted_per_request(&self, op: Op) -> Option<f64> {
         let (wavefronts, instructions) = self.predicted(op);
@@ -347,6 +352,11 @@ pub struct Measured<S> {
 #[derive(Clone, Debug)]
 pub struct Counted {
     pub counters: SharedCounters,
+    /// ncu's hardware bank-conflict counter (`l1tex__data_bank_conflicts_*`), loads and stores.
+    pub hardware_conflicts: Option<u64>,
+    /// The exact bank conflicts of the launch: declared wavefronts beyond the ideal, which the
+    /// sass counters confirm whenever `mismatches` is empty.
+    pub excess_wavefronts: u64,
     pub mismatches: Vec<Mismatch>,
 }
 
@@ -457,6 +467,8 @@ fn measure<L: Lesson>(
             Some(Counted {
                 mismatches: declared.check_counters(&profiled.totals, &profiled.instructions),
                 counters: profiled.totals,
+                hardware_conflicts: profiled.hardware_conflicts,
+                excess_wavefronts: declared.predicted_excess(),
             })
         });
         measured.push(Measured { run, timing, counters, occupancy });
@@ -494,6 +506,7 @@ pub enum ProfileError {
 pub struct Profiled {
     pub label: String,
     pub totals: SharedCounters,
+    pub hardware_conflicts: Option<u64>,
     pub instructions: Vec<SharedInstruction>,
 }
 
@@ -515,7 +528,12 @@ pub fn profile<L: Lesson>(lesson: &L, info: &GpuInfo, command: &SelfCommand) -> 
             let totals = launch.shared().ok_or_else(|| {
                 ProfileError::Launches(format!("ncu gave no shared-memory counters for {}", launch.kernel))
             })?;
-            Ok(Profiled { label: run.label, totals, instructions: launch.instructions.clone() })
+            Ok(Profiled {
+                label: run.label,
+                totals,
+                hardware_conflicts: launch.hardware_conflicts(),
+                instructions: launch.instructions.clone(),
+            })
         })
         .collect()
 }
@@ -608,7 +626,7 @@ pub fn counter_cells<S>(measured: &Measured<S>, op: Op) -> [Styled; 2] {
     let format = |v: Option<f64>| v.map_or("-".to_owned(), format_ratio);
     let measured_cell = match &measured.counters {
         None => "n/a".into(),
-        Some(Counted { counters, mismatches }) => {
+        Some(Counted { counters, mismatches, .. }) => {
             let per_request = match op {
                 Op::Load => counters.load_wavefronts_per_request(),
                 Op::Store => counters.store_wavefronts_per_request(),
