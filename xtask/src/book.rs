@@ -69,6 +69,7 @@ impl Tool {
 /// The model's tables of each lesson, as the book includes them.
 pub fn generated_pages() -> anyhow::Result<Vec<(String, String)>> {
     let mut pages = lessons::model_pages();
+    pages.push(("claims-model.md".to_owned(), claims::model_page()));
     if let Some(page) = results::page()? {
         pages.push(("results.md".to_owned(), page));
     }

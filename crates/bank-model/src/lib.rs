@@ -95,7 +95,8 @@ pub struct Analysis {
     pub wavefronts: u32,
     /// Wavefronts needed to move the active lanes' bytes with no conflict at all.
     pub ideal: u32,
-    /// `wavefronts - ideal`: what Nsight Compute reports as bank conflicts.
+    /// `wavefronts - ideal`: the bank conflicts, exactly (ncu's hardware counter of that name
+    /// counts more under load; lesson 3 shows it).
     pub excess: u32,
     pub active_lanes: LaneSet,
     /// Lanes whose words are all read or written by a lower lane of the same pass too

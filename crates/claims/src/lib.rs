@@ -1,0 +1,158 @@
+//! "Claims, checked": statements about bank conflicts often heard in notes and interviews, each
+//! put to the model as the warp instructions it is about. The book's appendix shows this table
+//! beside the H100 measurements of the lessons that test each claim.
+
+use bank_model::{Op, Request, WARP_SIZE, Width};
+use lesson_kit::Report;
+
+/// One claim and the instructions that decide it.
+pub struct Claim {
+    pub statement: &'static str,
+    /// Each instruction the claim is about, with how the source writes it.
+    pub questions: Vec<(String, Request)>,
+    /// The model's verdict, in a few words.
+    pub verdict: &'static str,
+    /// The lesson whose GPU run measures it.
+    pub measured_in: u32,
+}
+
+/// Lane `lane` reads element `row * pitch + column` of a tile of `width`-byte elements, row = lane.
+fn column_read(width: Width, pitch: u32, column: u32) -> Request {
+    let lanes = std::array::from_fn(|lane| Some((lane as u32 * pitch + column) * width.bytes()));
+    Request::new(Op::Load, width, lanes).expect("element addresses are aligned")
+}
+
+fn question(source: impl Into<String>, request: Request) -> (String, Request) {
+    (source.into(), request)
+}
+
+pub fn claims() -> Vec<Claim> {
+    let stride = |stride| Request::strided(Op::Load, Width::W4, stride).expect("aligned");
+    // Step s = 16 of an interleaved tree reduction: threads 0-15 of warp 0 read word 32t + 16.
+    let tree_step: [Option<u32>; WARP_SIZE] =
+        std::array::from_fn(|lane| (lane < 16).then_some(4 * (32 * lane as u32 + 16)));
+    vec![
+        Claim {
+            statement: "A 32-way bank conflict makes an access 32x slower.",
+            questions: vec![question("float tile[lane * 32]", stride(32)), question("float tile[lane]", stride(1))],
+            verdict: "32 wavefronts against 1; the time depends on what limits the kernel",
+            measured_in: 1,
+        },
+        Claim {
+            statement: "`char tile[32][129]` is conflict-free.",
+            questions: vec![
+                question("char tile[32][129], column 0", column_read(Width::W1, 129, 0)),
+                question("char tile[32][132], column 0", column_read(Width::W1, 132, 0)),
+            ],
+            verdict: "false: 4-way; pad to a whole odd number of words, [32][132]",
+            measured_in: 2,
+        },
+        Claim {
+            statement: "`double tile[32][33]` is conflict-free.",
+            questions: vec![
+                question("double tile[32][33], column 0", column_read(Width::W8, 33, 0)),
+                question("double tile[32][32], column 0", column_read(Width::W8, 32, 0)),
+            ],
+            verdict: "true: 2 wavefronts, the ideal for 8-byte lanes",
+            measured_in: 2,
+        },
+        Claim {
+            statement: "A `float4` tile needs `float tile[32][36]`.",
+            questions: vec![
+                question("float4 of float tile[32][36] (9 float4 per row), column 0", column_read(Width::W16, 9, 0)),
+                question("float4 of float tile[32][32] (8 float4 per row), column 0", column_read(Width::W16, 8, 0)),
+                question("float4 of float tile[32][40] (10 float4 per row), column 0", column_read(Width::W16, 10, 0)),
+            ],
+            verdict: "true: rows of an odd number of 16-byte units; [32][33] cannot even be read as float4",
+            measured_in: 2,
+        },
+        Claim {
+            statement: "In a tree reduction, threads 0 and 32 conflict.",
+            questions: vec![question(
+                "interleaved step s = 16, warp 0: tile[32t + 16], t < 16",
+                Request::new(Op::Load, Width::W4, tree_step).expect("aligned"),
+            )],
+            verdict: "false: only lanes of one warp's request conflict; 0 and 32 are in different warps",
+            measured_in: 6,
+        },
+        Claim {
+            statement: "Padding always helps.",
+            questions: vec![
+                question("float As[32][32], all lanes read As[ty][k..k+3] (float4)", {
+                    Request::new(Op::Load, Width::W16, [Some(0); WARP_SIZE]).expect("aligned")
+                }),
+                question("float As[32][33], all lanes read As[ty][k] (float)", {
+                    Request::new(Op::Load, Width::W4, [Some(0); WARP_SIZE]).expect("aligned")
+                }),
+            ],
+            verdict: "false: a broadcast has no conflict to remove, and a pad of one float breaks 16-byte loads",
+            measured_in: 5,
+        },
+        Claim {
+            statement: "The ncu bank-conflict counter is exact.",
+            questions: vec![question(
+                "float tile[32][33], column 0 (the padded transpose)",
+                column_read(Width::W4, 33, 0),
+            )],
+            verdict: "false: the model and the sass counters say 0 excess; the l1tex counter reports some under load",
+            measured_in: 3,
+        },
+    ]
+}
+
+/// The appendix's table: every claim's instructions and what the model says of each.
+pub fn model_page() -> String {
+    let mut report = Report::default();
+    let rows = claims()
+        .into_iter()
+        .enumerate()
+        .flat_map(|(number, claim)| {
+            claim.questions.into_iter().enumerate().map(move |(index, (source, request))| {
+                let analysis = request.analyze();
+                // The claim's number and verdict once, on its first row.
+                let (number, verdict) =
+                    if index == 0 { ((number + 1).to_string(), claim.verdict) } else { (String::new(), "") };
+                vec![
+                    number.into(),
+                    source.into(),
+                    analysis.wavefronts.into(),
+                    analysis.ideal.into(),
+                    analysis.excess.into(),
+                    verdict.into(),
+                ]
+            })
+        })
+        .collect();
+    report.table(["claim", "instruction", "wavefronts", "ideal", "excess", "the model's verdict"], rows);
+    report.render_markdown()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The wavefronts of each claim's instructions, in order.
+    fn wavefronts(number: usize) -> Vec<u32> {
+        claims()[number - 1].questions.iter().map(|(_, r)| r.analyze().wavefronts).collect()
+    }
+
+    #[test]
+    fn the_verdicts_follow_from_the_model() {
+        assert_eq!(wavefronts(1), [32, 1]);
+        assert_eq!(wavefronts(2), [4, 1], "char [32][129] is 4-way, [32][132] conflict-free");
+        assert_eq!(wavefronts(3), [2, 32], "double [32][33] is at the 8-byte ideal");
+        assert_eq!(wavefronts(4), [4, 32, 8], "only an odd number of 16-byte units per row is ideal");
+        assert_eq!(wavefronts(5), [16], "16 lanes of warp 0 in one bank");
+        assert_eq!(wavefronts(6), [2, 1]);
+        assert_eq!(wavefronts(7), [1]);
+        for claim in claims() {
+            assert!((1..=6).contains(&claim.measured_in), "{}", claim.statement);
+        }
+    }
+
+    #[test]
+    fn the_page_has_a_row_per_instruction() {
+        let rows = claims().iter().map(|c| c.questions.len()).sum::<usize>();
+        assert_eq!(model_page().lines().filter(|l| l.starts_with("| ")).count(), rows + 2, "header, rule and rows");
+    }
+}
