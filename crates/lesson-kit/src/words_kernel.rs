@@ -55,6 +55,19 @@ pub fn fill_tile_access(blocks: u32, words: u32) -> DeclaredAccess {
     }
 }
 
+/// What `load<Element>` of `kernels/shared_load.cuh` returns for the `width`-byte element at byte
+/// `byte` of a tile holding `words`: a narrow element's value (it sits inside one little-endian
+/// word), or the wrapping sum of a wide element's 32-bit words.
+pub fn loaded_value(words: &[u32], width: Width, byte: u32) -> u32 {
+    let word = (byte / 4) as usize;
+    let shift = 8 * (byte % 4);
+    match width {
+        Width::W1 => (words[word] >> shift) & 0xff,
+        Width::W2 => (words[word] >> shift) & 0xffff,
+        _ => words[word..word + width.bytes() as usize / 4].iter().fold(0, |sum: u32, &w| sum.wrapping_add(w)),
+    }
+}
+
 /// Launch shape and arguments of a [`words_kernel`] run.
 pub struct WordsLaunch {
     pub blocks: u32,
@@ -148,6 +161,16 @@ mod tests {
         assert_ne!(first, second, "each call gets the next seed");
         assert_eq!(with_fixed_inputs(two_calls), (first.clone(), second), "the same sequence every time");
         assert_ne!(random_words(64), first, "outside, inputs are fresh");
+    }
+
+    #[test]
+    fn loaded_values_follow_little_endian_bytes() {
+        let words = [0x4433_2211, 0x8877_6655, 1, 2];
+        assert_eq!(loaded_value(&words, Width::W1, 1), 0x22);
+        assert_eq!(loaded_value(&words, Width::W2, 6), 0x8877);
+        assert_eq!(loaded_value(&words, Width::W4, 4), 0x8877_6655);
+        assert_eq!(loaded_value(&words, Width::W8, 0), 0x4433_2211u32.wrapping_add(0x8877_6655));
+        assert_eq!(loaded_value(&words, Width::W16, 0), 0x4433_2211u32.wrapping_add(0x8877_6655).wrapping_add(3));
     }
 
     #[test]
