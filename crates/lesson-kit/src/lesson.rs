@@ -602,6 +602,23 @@ pub fn profile_target<L: Lesson>(lesson: &L) -> Result<(), String> {
     Ok(())
 }
 
+/// Results grouped by `family` (the table each belongs in, say), families in the order they first
+/// appear, results in their order.
+pub fn grouped<S>(
+    results: &[Measured<S>],
+    family: impl Fn(&S) -> &'static str,
+) -> Vec<(&'static str, Vec<&Measured<S>>)> {
+    let mut groups: Vec<(&'static str, Vec<&Measured<S>>)> = Vec::new();
+    for result in results {
+        let name = family(&result.run.spec);
+        match groups.iter_mut().find(|(existing, _)| *existing == name) {
+            Some((_, members)) => members.push(result),
+            None => groups.push((name, vec![result])),
+        }
+    }
+    groups
+}
+
 /// Cells for "predicted | measured" wavefronts per request of `op`.
 pub fn counter_cells<S>(measured: &Measured<S>, op: Op) -> [Styled; 2] {
     let predicted = measured.run.predicted_per_request(op);
@@ -714,6 +731,23 @@ mod tests {
         assert_eq!(mismatches[0].measured, "128 instructions, 128 wavefronts");
         assert_eq!(mismatches[1].access, "tile[ty][tx] = in");
         assert_eq!(mismatches.len(), 2);
+    }
+
+    #[test]
+    fn results_group_by_family_in_order_of_first_appearance() {
+        let result = |label: &str, spec: u32| Measured {
+            run: KernelRun { label: label.into(), kernel: None, accesses: Vec::new(), spec },
+            timing: Timing::from_samples(vec![1.0]).expect("one sample"),
+            counters: None,
+            occupancy: None,
+        };
+        let results = [result("a1", 1), result("b2", 2), result("a3", 3)];
+        let groups = grouped(&results, |&spec| if spec % 2 == 1 { "odd" } else { "even" });
+        let labels: Vec<(&str, Vec<&str>)> = groups
+            .iter()
+            .map(|(family, members)| (*family, members.iter().map(|m| m.run.label.as_str()).collect()))
+            .collect();
+        assert_eq!(labels, [("odd", vec!["a1", "a3"]), ("even", vec!["b2"])]);
     }
 
     #[test]

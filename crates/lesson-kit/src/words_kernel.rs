@@ -76,6 +76,27 @@ pub struct WordsLaunch {
     pub args: [u32; 2],
 }
 
+/// Launch shape of a [`words_kernel`] run whose second `unsigned` argument is the number of
+/// iterations of its loop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Launch {
+    pub blocks: u32,
+    pub threads: u32,
+    pub iterations: u32,
+}
+
+impl Launch {
+    /// Warps in the launch, a partial warp counting as one.
+    pub fn warps(self) -> u64 {
+        self.blocks as u64 * self.threads.div_ceil(32) as u64
+    }
+
+    /// The arguments of the launch, given the kernel's first `unsigned` argument.
+    pub fn with_first_argument(self, first: u32) -> WordsLaunch {
+        WordsLaunch { blocks: self.blocks, threads: self.threads, args: [first, self.iterations] }
+    }
+}
+
 /// Prepares `kernel` from `file` with `words` as input; `expected(words, thread)` is the CPU
 /// reference for what thread `thread` writes.
 pub fn words_kernel<'g>(
