@@ -13,7 +13,7 @@ use std::ops::RangeInclusive;
 use bank_model::{Analysis, Op, Request, WAVEFRONT_BYTES, Width};
 use cuda_kernels::{Gpu, GpuError, GpuInfo};
 use lesson_kit::{
-    DeclaredAccess, Figure, KernelRun, Lesson, Measured, Prepared, Report, Size, Tone,
+    DeclaredAccess, Figure, KernelRun, Lesson, Measured, Prepared, Report, Size, TimeRatio, Tone,
     bank_table::add_bank_grid,
     lesson::{counter_cells, grouped},
     styled,
@@ -49,26 +49,26 @@ pub const GROUP_PATTERNS: [(Width, u32); 4] = [(Width::W8, 16), (Width::W8, 8), 
 const MODEL_CHUNKS: [u32; 3] = [4, 8, 16];
 /// Threads per block of every kernel.
 const THREADS: u32 = 1024;
-/// The headline figures: key, label, and the runs whose times they divide (slow over fast).
-const FIGURES: [(&str, &str, &str, &str); 3] = [
-    (
-        "chunk16_chars_vs_float4",
-        "16 bytes per thread read as 16 chars, time over one float4 load",
-        "16-byte chunk as char",
-        "16-byte chunk as float4",
-    ),
-    (
-        "float4_column_pitch32_vs_36",
-        "float4 column of float tile[32][32], time over tile[32][36]",
-        "float4 column of float tile[32][32]",
-        "float4 column of float tile[32][36]",
-    ),
-    (
-        "group16_store_vs_load",
-        "one float4 per quarter-warp, stores' time over loads'",
-        "st float4[(lane + 32 r) / 8]",
-        "ld float4[(lane + 32 r) / 8]",
-    ),
+/// The headline figures: each divides the times of two runs.
+const FIGURES: [TimeRatio; 3] = [
+    TimeRatio {
+        key: "chunk16_chars_vs_float4",
+        label: "16 bytes per thread read as 16 chars, time over one float4 load",
+        numerator: "16-byte chunk as char",
+        denominator: "16-byte chunk as float4",
+    },
+    TimeRatio {
+        key: "float4_column_pitch32_vs_36",
+        label: "float4 column of float tile[32][32], time over tile[32][36]",
+        numerator: "float4 column of float tile[32][32]",
+        denominator: "float4 column of float tile[32][36]",
+    },
+    TimeRatio {
+        key: "group16_store_vs_load",
+        label: "one float4 per quarter-warp, stores' time over loads'",
+        numerator: "st float4[(lane + 32 r) / 8]",
+        denominator: "ld float4[(lane + 32 r) / 8]",
+    },
 ];
 
 /// The type a kernel of this lesson reads at each width (4-byte `half2`, `char4` and
@@ -534,13 +534,7 @@ impl Lesson for VectorWidths {
     }
 
     fn figures(&self, _gpu: &GpuInfo, results: &[Measured<Spec>]) -> Vec<Figure> {
-        let time = |label: &str| results.iter().find(|m| m.run.label == label).map(|m| m.timing.median_ms);
-        FIGURES
-            .iter()
-            .filter_map(|&(key, label, slow, fast)| {
-                Some(Figure { key, label: label.into(), value: time(slow)? / time(fast)?, unit: "x" })
-            })
-            .collect()
+        FIGURES.iter().filter_map(|ratio| ratio.figure(results)).collect()
     }
 
     fn summarize(&self, _gpu: &GpuInfo, results: &[Measured<Spec>], report: &mut Report) {
@@ -630,19 +624,15 @@ mod tests {
     #[test]
     fn every_declared_access_is_one_the_model_has_verified() {
         for run in VectorWidths.runs(&GpuInfo::h100(), Size::Profile) {
-            for access in &run.accesses {
-                assert!(access.request.analyze().verified, "{}: {}", run.label, access.name);
-            }
+            assert_eq!(run.unverified_accesses(), Vec::<&str>::new(), "{}", run.label);
         }
     }
 
     #[test]
     fn every_figure_divides_the_times_of_two_runs() {
         let runs = VectorWidths.runs(&GpuInfo::h100(), Size::Timed);
-        for (key, _, slow, fast) in FIGURES {
-            for label in [slow, fast] {
-                assert!(runs.iter().any(|run| run.label == label), "{key}: no run {label}");
-            }
+        for ratio in FIGURES {
+            assert_eq!(ratio.missing_runs(&runs), Vec::<&str>::new(), "{}", ratio.key);
         }
     }
 

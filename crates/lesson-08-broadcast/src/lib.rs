@@ -11,7 +11,7 @@
 use bank_model::{Op, Request, WARP_SIZE, Width};
 use cuda_kernels::{Gpu, GpuError, GpuInfo};
 use lesson_kit::{
-    DeclaredAccess, Figure, KernelRun, Lesson, Measured, Prepared, Report, Size, Styled, Tone,
+    DeclaredAccess, Figure, KernelRun, Lesson, Measured, Prepared, Report, Size, Styled, TimeRatio, Tone,
     bank_table::{add_bank_grid, summary},
     lesson::{counter_cells, format_ratio, grouped},
     styled,
@@ -40,38 +40,38 @@ const MODEL_ENTRIES: [u32; 6] = [32, 64, 128, 256, 1024, 4096];
 const MODEL_SAMPLES: u32 = 4096;
 /// Threads per block of the throughput kernels.
 const THREADS: u32 = 1024;
-/// The headline figures: key, label, and the runs whose times they divide (slow over fast).
-const FIGURES: [(&str, &str, &str, &str); 5] = [
-    (
-        "multicast_4_words_one_bank_vs_4_banks",
-        "4 words in one bank, time over 4 words in 4 banks",
-        "4 words in one bank",
-        "4 words in 4 banks",
-    ),
-    (
-        "one_address_store16_vs_load16",
-        "16 bytes of one address, stores' time over loads'",
-        "st 16-byte, one address",
-        "ld 16-byte, one address",
-    ),
-    (
-        "vector_lane_per_value_vs_broadcast",
-        "a vector to every lane: one lane per value and shuffles, time over shared broadcasts",
-        "vector: one lane per value, shuffle",
-        "vector: shared broadcast",
-    ),
-    (
-        "chain_shuffle_vs_broadcast",
-        "one warp's chain: a shuffle step's time over a shared broadcast step's",
-        "chain: one lane per value, shuffle",
-        "chain: shared broadcast",
-    ),
-    (
-        "lookup_1024_vs_32",
-        "random lookups, 1024-entry table time over 32-entry",
-        "lookup: 1024 entries in shared memory",
-        "lookup: 32 entries in shared memory",
-    ),
+/// The headline figures: each divides the times of two runs.
+const FIGURES: [TimeRatio; 5] = [
+    TimeRatio {
+        key: "multicast_4_words_one_bank_vs_4_banks",
+        label: "4 words in one bank, time over 4 words in 4 banks",
+        numerator: "4 words in one bank",
+        denominator: "4 words in 4 banks",
+    },
+    TimeRatio {
+        key: "one_address_store16_vs_load16",
+        label: "16 bytes of one address, stores' time over loads'",
+        numerator: "st 16-byte, one address",
+        denominator: "ld 16-byte, one address",
+    },
+    TimeRatio {
+        key: "vector_lane_per_value_vs_broadcast",
+        label: "a vector to every lane: one lane per value and shuffles, time over shared broadcasts",
+        numerator: "vector: one lane per value, shuffle",
+        denominator: "vector: shared broadcast",
+    },
+    TimeRatio {
+        key: "chain_shuffle_vs_broadcast",
+        label: "one warp's chain: a shuffle step's time over a shared broadcast step's",
+        numerator: "chain: one lane per value, shuffle",
+        denominator: "chain: shared broadcast",
+    },
+    TimeRatio {
+        key: "lookup_1024_vs_32",
+        label: "random lookups, 1024-entry table time over 32-entry",
+        numerator: "lookup: 1024 entries in shared memory",
+        denominator: "lookup: 32 entries in shared memory",
+    },
 ];
 
 /// Lane `lane` reads word `(lane mod distinct) * step + row`, `step` 32 (one bank) or 1 (many).
@@ -562,13 +562,7 @@ impl Lesson for Broadcast {
     }
 
     fn figures(&self, _gpu: &GpuInfo, results: &[Measured<Spec>]) -> Vec<Figure> {
-        let time = |label: &str| results.iter().find(|m| m.run.label == label).map(|m| m.timing.median_ms);
-        FIGURES
-            .iter()
-            .filter_map(|&(key, label, slow, fast)| {
-                Some(Figure { key, label: label.into(), value: time(slow)? / time(fast)?, unit: "x" })
-            })
-            .collect()
+        FIGURES.iter().filter_map(|ratio| ratio.figure(results)).collect()
     }
 
     fn summarize(&self, _gpu: &GpuInfo, results: &[Measured<Spec>], report: &mut Report) {
@@ -671,10 +665,8 @@ mod tests {
     #[test]
     fn every_figure_divides_the_times_of_two_runs() {
         let runs = Broadcast.runs(&GpuInfo::h100(), Size::Timed);
-        for (key, _, slow, fast) in FIGURES {
-            for label in [slow, fast] {
-                assert!(runs.iter().any(|run| run.label == label), "{key}: no run {label}");
-            }
+        for ratio in FIGURES {
+            assert_eq!(ratio.missing_runs(&runs), Vec::<&str>::new(), "{}", ratio.key);
         }
     }
 
@@ -709,9 +701,7 @@ mod tests {
     #[test]
     fn every_declared_access_is_one_the_model_has_verified() {
         for run in Broadcast.runs(&GpuInfo::h100(), Size::Profile) {
-            for access in &run.accesses {
-                assert!(access.request.analyze().verified, "{}: {}", run.label, access.name);
-            }
+            assert_eq!(run.unverified_accesses(), Vec::<&str>::new(), "{}", run.label);
         }
     }
 }
