@@ -14,6 +14,16 @@
 
 #include "shared_load.cuh"
 
+// ANCHOR: lane_zero_load
+// Lane 0 alone loads tile[index] (a request of one active lane), and a shuffle hands the value
+// to every lane of the warp.
+__device__ __forceinline__ unsigned load_by_lane_zero(const unsigned* tile, unsigned index) {
+    unsigned value = 0;
+    if (threadIdx.x % 32 == 0) value = load(tile, index);
+    return __shfl_sync(FULL_WARP, value, 0);
+}
+// ANCHOR_END: lane_zero_load
+
 // ANCHOR: multicast
 // In row r, lane l reads word (l mod distinct) * STEP + r: `distinct` different words, each read
 // by 32 / distinct lanes. STEP = 32 puts all of them in one bank, STEP = 1 in `distinct` banks.
@@ -106,15 +116,10 @@ extern "C" __global__ void spread_broadcast(const unsigned* words, unsigned* out
 extern "C" __global__ void spread_one_lane(const unsigned* words, unsigned* out, unsigned, unsigned iterations) {
     __shared__ unsigned vector[VALUES];
     fill_tile(vector, words, VALUES);
-    const unsigned lane = threadIdx.x % 32;
     unsigned sum = 0;
     for (unsigned i = 0; i < iterations; ++i) {
 #pragma unroll
-        for (unsigned k = 0; k < VALUES; ++k) {
-            unsigned value = 0;
-            if (lane == 0) value = load(vector, k);
-            sum += __shfl_sync(FULL_WARP, value, 0);
-        }
+        for (unsigned k = 0; k < VALUES; ++k) sum += load_by_lane_zero(vector, k);
     }
     out[blockIdx.x * blockDim.x + threadIdx.x] = sum;
 }
@@ -152,13 +157,8 @@ extern "C" __global__ void chain_broadcast(const unsigned* words, unsigned* out,
 extern "C" __global__ void chain_one_lane(const unsigned* words, unsigned* out, unsigned, unsigned steps) {
     __shared__ unsigned table[VALUES];
     fill_tile(table, words, VALUES);
-    const unsigned lane = threadIdx.x % 32;
     unsigned index = 0;
-    for (unsigned s = 0; s < steps; ++s) {
-        unsigned value = 0;
-        if (lane == 0) value = load(table, index);
-        index = __shfl_sync(FULL_WARP, value, 0) % VALUES;
-    }
+    for (unsigned s = 0; s < steps; ++s) index = load_by_lane_zero(table, index) % VALUES;
     out[threadIdx.x] = index;
 }
 
