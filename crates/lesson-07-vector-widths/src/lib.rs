@@ -17,7 +17,7 @@ use lesson_kit::{
     bank_table::add_bank_grid,
     lesson::{counter_cells, grouped},
     styled,
-    words_kernel::{Launch, fill_tile_access, loaded_value, random_words, words_kernel},
+    words_kernel::{Launch, fill_tile_access, loaded_value, random_words, repeated_sum, words_kernel},
 };
 
 /// The kernels' source file in `kernels/`.
@@ -226,6 +226,45 @@ impl Spec {
             }
             Spec::Column { width, pitch, .. } => format!("{} column of float tile[32][{pitch}]", vector_type(width)),
             Spec::Chunk { chunk, width, .. } => format!("{chunk}-byte chunk as {}", vector_type(width)),
+        }
+    }
+
+    /// The kernel's input words: the tile it fills. The store kernels fill none and read no input
+    /// (a word is uploaded all the same).
+    fn input(&self) -> Vec<u32> {
+        let words = match *self {
+            Spec::Wide { op: Op::Load, .. } => TILE_BYTES / 4,
+            Spec::Wide { op: Op::Store, .. } => 1,
+            Spec::Column { pitch, .. } => TILE_ROWS * pitch,
+            Spec::Chunk { chunk, .. } => 32 * ROWS * chunk / 4,
+        };
+        random_words(words as usize)
+    }
+
+    /// The CPU reference: what lane `lane` of warp `warp` writes, given the input words.
+    fn expected(&self, words: &[u32], lane: u32, warp: u32) -> u32 {
+        let iterations = self.launch().iterations;
+        match *self {
+            Spec::Wide { op: Op::Load, width, stride, share, .. } => {
+                let elements = (0..ROWS).map(|row| wide_element(width, lane, row, stride, share));
+                repeated_sum(elements.map(|element| loaded_value(words, width, element * width.bytes())), iterations)
+            }
+            // Every part of element e ends up holding e + iterations - 1.
+            Spec::Wide { op: Op::Store, width, stride, share, .. } => {
+                let element = wide_element(width, lane, 0, stride, share);
+                (element + iterations - 1).wrapping_mul(width.bytes() / 4)
+            }
+            Spec::Column { width, pitch, .. } => {
+                let per_row = row_elements(width, pitch).expect("runs use pitches that fit the view");
+                let element = lane * per_row + warp % view_columns(width);
+                repeated_sum([loaded_value(words, width, element * width.bytes())], iterations)
+            }
+            Spec::Chunk { chunk, width, .. } => {
+                let parts = (0..ROWS).flat_map(|row| {
+                    (0..chunk).step_by(width.bytes() as usize).map(move |offset| chunk * (lane + 32 * row) + offset)
+                });
+                repeated_sum(parts.map(|byte| loaded_value(words, width, byte)), iterations)
+            }
         }
     }
 
@@ -490,47 +529,10 @@ impl Lesson for VectorWidths {
 
     fn prepare<'g>(&self, gpu: &'g Gpu, run: &KernelRun<Spec>) -> Result<Box<dyn Prepared + 'g>, GpuError> {
         let spec = run.spec.clone();
-        let (kernel, iterations) = (spec.kernel(), spec.launch().iterations);
         let launch = spec.launch().with_first_argument(spec.first_argument());
-        match spec {
-            Spec::Wide { op: Op::Load, width, stride, share, .. } => {
-                let words = random_words(TILE_BYTES as usize / 4);
-                words_kernel(gpu, KERNEL_FILE, kernel, words, launch, move |words, thread| {
-                    let lane = thread as u32 % 32;
-                    let rows = (0..ROWS).fold(0u32, |sum, row| {
-                        let byte = wide_element(width, lane, row, stride, share) * width.bytes();
-                        sum.wrapping_add(loaded_value(words, width, byte))
-                    });
-                    rows.wrapping_mul(iterations)
-                })
-            }
-            Spec::Wide { op: Op::Store, width, stride, share, .. } => {
-                // The store kernels read no input; every part of element e ends up holding e + iterations - 1.
-                words_kernel(gpu, KERNEL_FILE, kernel, vec![0], launch, move |_, thread| {
-                    let element = wide_element(width, thread as u32 % 32, 0, stride, share);
-                    (element + iterations - 1).wrapping_mul(width.bytes() / 4)
-                })
-            }
-            Spec::Column { width, pitch, .. } => {
-                let per_row = row_elements(width, pitch).expect("runs use pitches that fit the view");
-                let words = random_words((TILE_ROWS * pitch) as usize);
-                words_kernel(gpu, KERNEL_FILE, kernel, words, launch, move |words, thread| {
-                    let (lane, column) = (thread as u32 % 32, thread as u32 / 32 % view_columns(width));
-                    loaded_value(words, width, (lane * per_row + column) * width.bytes()).wrapping_mul(iterations)
-                })
-            }
-            Spec::Chunk { chunk, width, .. } => {
-                let words = random_words((32 * ROWS * chunk / 4) as usize);
-                words_kernel(gpu, KERNEL_FILE, kernel, words, launch, move |words, thread| {
-                    let lane = thread as u32 % 32;
-                    let bytes = (0..ROWS).flat_map(|row| {
-                        (0..chunk).step_by(width.bytes() as usize).map(move |offset| chunk * (lane + 32 * row) + offset)
-                    });
-                    let sum = bytes.fold(0u32, |sum, byte| sum.wrapping_add(loaded_value(words, width, byte)));
-                    sum.wrapping_mul(iterations)
-                })
-            }
-        }
+        words_kernel(gpu, KERNEL_FILE, spec.kernel(), spec.input(), launch, move |words, thread| {
+            spec.expected(words, thread as u32 % 32, thread as u32 / 32)
+        })
     }
 
     fn figures(&self, _gpu: &GpuInfo, results: &[Measured<Spec>]) -> Vec<Figure> {
@@ -619,6 +621,31 @@ mod tests {
         }
         let per_warp: Vec<u32> = Width::ALL.into_iter().map(|w| 16 / w.bytes() * 4).collect();
         assert_eq!(per_warp, [64, 32, 16, 8, 4], "16 chars one by one cost 16 times one float4 load");
+    }
+
+    #[test]
+    fn references_read_what_the_kernels_read() {
+        let launch = Launch { blocks: 1, threads: 1024, iterations: 3 };
+        let counting: Vec<u32> = (0..TILE_BYTES / 4).collect();
+        // Word i holds i: lane 5 of float[(lane + 32 r) * 2] reads words 10, 74, ..., 458.
+        let load = Spec::Wide { op: Op::Load, width: Width::W4, stride: 2, share: 1, launch };
+        assert_eq!(load.expected(&counting, 5, 0), 3 * (0..8).map(|r| 2 * (5 + 32 * r)).sum::<u32>());
+        // Lane 9 of st float4[(lane + 32 r) / 8] writes element 1: four words of 1 + 2.
+        let store = Spec::Wide { op: Op::Store, width: Width::W16, stride: 1, share: 8, launch };
+        assert_eq!(store.expected(&[], 9, 0), 4 * 3);
+        // Warp 20 reads float2 column 20 % 16 = 4 of float tile[32][34]: element 17 l + 4, words
+        // 34 l + 8 and 34 l + 9.
+        let column = Spec::Column { width: Width::W8, pitch: 34, launch };
+        assert_eq!(column.expected(&counting, 2, 20), 3 * (76 + 77));
+        // Words below 256 have one non-zero byte: every width of a chunk sums the same.
+        let small: Vec<u32> = counting.iter().map(|word| word % 251).collect();
+        for (chunk, widths) in CHUNK_WIDTHS {
+            let sums: Vec<u32> =
+                widths.iter().map(|&width| Spec::Chunk { chunk, width, launch }.expected(&small, 7, 0)).collect();
+            assert!(sums.iter().all(|&sum| sum == sums[0]), "{chunk}-byte chunks: {sums:?}");
+        }
+        let four_chars = Spec::Chunk { chunk: 4, width: Width::W1, launch };
+        assert_eq!(four_chars.expected(&small, 7, 0), 3 * (0..8).map(|r| small[7 + 32 * r]).sum::<u32>());
     }
 
     #[test]

@@ -15,7 +15,7 @@ use lesson_kit::{
     bank_table::{add_bank_grid, summary},
     lesson::{counter_cells, format_ratio, grouped},
     styled,
-    words_kernel::{Launch, fill_tile_access, loaded_value, random_words, words_kernel},
+    words_kernel::{Launch, fill_tile_access, loaded_value, random_words, repeated_sum, words_kernel},
 };
 
 /// The kernels' source file in `kernels/`.
@@ -74,10 +74,16 @@ const FIGURES: [TimeRatio; 5] = [
     },
 ];
 
-/// Lane `lane` reads word `(lane mod distinct) * step + row`, `step` 32 (one bank) or 1 (many).
-pub fn multicast_request(distinct: u32, one_bank: bool, row: u32) -> Request {
+/// The word lane `lane` reads in row `row` of a multicast: `(lane mod distinct) * step + row`,
+/// `step` 32 (one bank) or 1 (many).
+pub fn multicast_word(distinct: u32, one_bank: bool, lane: u32, row: u32) -> u32 {
     let step = if one_bank { 32 } else { 1 };
-    let lanes = std::array::from_fn(|lane| Some((lane as u32 % distinct * step + row) * 4));
+    lane % distinct * step + row
+}
+
+/// Row `row` of a multicast as a warp request.
+pub fn multicast_request(distinct: u32, one_bank: bool, row: u32) -> Request {
+    let lanes = std::array::from_fn(|lane| Some(4 * multicast_word(distinct, one_bank, lane as u32, row)));
     Request::new(Op::Load, Width::W4, lanes).expect("word addresses are aligned")
 }
 
@@ -263,6 +269,57 @@ impl Spec {
         }
     }
 
+    /// Entries of the lookup table: `entries` in shared memory, 32 for the shuffle's registers.
+    fn table_entries(&self) -> u32 {
+        match *self {
+            Spec::Lookup { shuffle: true, .. } => WARP_SIZE as u32,
+            Spec::Lookup { entries, .. } => entries,
+            _ => 0,
+        }
+    }
+
+    /// The kernel's input words: what it fills its tile with. The lookups' table is followed by
+    /// their fixed indices; the store kernels read no input (a word is uploaded all the same).
+    fn input(&self) -> Vec<u32> {
+        match *self {
+            Spec::Multicast { .. } => random_words(MULTICAST_WORDS as usize),
+            Spec::OneAddress { op: Op::Load, width, .. } => random_words((ROWS * width.bytes() / 4) as usize),
+            Spec::OneAddress { op: Op::Store, .. } => vec![0],
+            Spec::Spread { .. } | Spec::Chain { .. } => random_words(VALUES as usize),
+            Spec::Lookup { .. } => {
+                let table = self.table_entries();
+                let mut words = random_words(table as usize);
+                words.extend(
+                    (0..ROWS).flat_map(|row| (0..WARP_SIZE as u32).map(move |lane| lookup_index(row, lane, table))),
+                );
+                words
+            }
+        }
+    }
+
+    /// The CPU reference: what lane `lane` writes, given the input words.
+    fn expected(&self, words: &[u32], lane: u32) -> u32 {
+        let (launch, _) = self.launch();
+        let iterations = launch.iterations;
+        match *self {
+            Spec::Multicast { distinct, one_bank, .. } => repeated_sum(
+                (0..ROWS).map(|row| words[multicast_word(distinct, one_bank, lane, row) as usize]),
+                iterations,
+            ),
+            Spec::OneAddress { op: Op::Load, width, .. } => {
+                repeated_sum((0..ROWS).map(|row| loaded_value(words, width, row * width.bytes())), iterations)
+            }
+            // Element 0 ends up holding iterations - 1 in every part.
+            Spec::OneAddress { op: Op::Store, width, .. } => (iterations - 1).wrapping_mul(width.bytes() / 4),
+            Spec::Spread { .. } => repeated_sum(words.iter().copied(), iterations),
+            Spec::Chain { steps, .. } => (0..steps).fold(0, |index, _| words[index as usize] % VALUES),
+            Spec::Lookup { .. } => {
+                let table = self.table_entries();
+                repeated_sum((0..ROWS).map(|row| words[lookup_index(row, lane, table) as usize]), iterations)
+            }
+        }
+    }
+
     /// The table of the GPU summary that shows the run.
     fn family(&self) -> &'static str {
         match self {
@@ -337,7 +394,7 @@ impl Spec {
             Spec::Spread { way, launch } => way.spread_accesses(launch),
             Spec::Chain { way, steps } => way.chain_accesses(steps),
             Spec::Lookup { entries, shuffle, .. } => {
-                let table = if shuffle { WARP_SIZE as u32 } else { entries };
+                let table = self.table_entries();
                 let mut accesses = vec![fill_tile_access(launch.blocks, table + WARP_SIZE as u32 * ROWS)];
                 accesses.extend((0..ROWS).map(|row| DeclaredAccess {
                     name: format!("index[{row}] = tile[{table} + lane + 32 * {row}]"),
@@ -510,55 +567,10 @@ impl Lesson for Broadcast {
     fn prepare<'g>(&self, gpu: &'g Gpu, run: &KernelRun<Spec>) -> Result<Box<dyn Prepared + 'g>, GpuError> {
         let spec = run.spec.clone();
         let (launch, first) = spec.launch();
-        let (kernel, iterations) = (spec.kernel(), launch.iterations);
         let arguments = launch.with_first_argument(first);
-        let sum_times_iterations = move |values: &mut dyn Iterator<Item = u32>| {
-            values.fold(0u32, |sum, value| sum.wrapping_add(value)).wrapping_mul(iterations)
-        };
-        match spec {
-            Spec::Multicast { distinct, one_bank, .. } => {
-                let words = random_words(MULTICAST_WORDS as usize);
-                words_kernel(gpu, KERNEL_FILE, kernel, words, arguments, move |words, thread| {
-                    let request = |row| multicast_request(distinct, one_bank, row).lanes[thread % WARP_SIZE];
-                    sum_times_iterations(
-                        &mut (0..ROWS).map(|row| words[request(row).expect("every lane") as usize / 4]),
-                    )
-                })
-            }
-            Spec::OneAddress { op: Op::Load, width, .. } => {
-                let words = random_words((ROWS * width.bytes() / 4) as usize);
-                words_kernel(gpu, KERNEL_FILE, kernel, words, arguments, move |words, _| {
-                    sum_times_iterations(&mut (0..ROWS).map(|row| loaded_value(words, width, row * width.bytes())))
-                })
-            }
-            Spec::OneAddress { op: Op::Store, width, .. } => {
-                // The store kernels read no input; element 0 ends up holding iterations - 1 in every part.
-                words_kernel(gpu, KERNEL_FILE, kernel, vec![0], arguments, move |_, _| {
-                    (iterations - 1).wrapping_mul(width.bytes() / 4)
-                })
-            }
-            Spec::Spread { .. } => {
-                words_kernel(gpu, KERNEL_FILE, kernel, random_words(VALUES as usize), arguments, move |words, _| {
-                    sum_times_iterations(&mut words.iter().copied())
-                })
-            }
-            Spec::Chain { steps, .. } => {
-                words_kernel(gpu, KERNEL_FILE, kernel, random_words(VALUES as usize), arguments, move |words, _| {
-                    (0..steps).fold(0, |index, _| words[index as usize] % VALUES)
-                })
-            }
-            Spec::Lookup { entries, shuffle, .. } => {
-                let table = if shuffle { WARP_SIZE as u32 } else { entries };
-                let mut words = random_words(table as usize);
-                words.extend(
-                    (0..ROWS).flat_map(|row| (0..WARP_SIZE as u32).map(move |lane| lookup_index(row, lane, table))),
-                );
-                words_kernel(gpu, KERNEL_FILE, kernel, words, arguments, move |words, thread| {
-                    let lane = (thread % WARP_SIZE) as u32;
-                    sum_times_iterations(&mut (0..ROWS).map(|row| words[lookup_index(row, lane, table) as usize]))
-                })
-            }
-        }
+        words_kernel(gpu, KERNEL_FILE, spec.kernel(), spec.input(), arguments, move |words, thread| {
+            spec.expected(words, (thread % WARP_SIZE) as u32)
+        })
     }
 
     fn figures(&self, _gpu: &GpuInfo, results: &[Measured<Spec>]) -> Vec<Figure> {
@@ -696,6 +708,30 @@ mod tests {
         let timed = Broadcast.runs(&GpuInfo::h100(), Size::Timed);
         assert_eq!(timed.len(), runs.len());
         assert!(timed.iter().zip(&runs).all(|(t, p)| t.kernel == p.kernel && t.label == p.label));
+    }
+
+    #[test]
+    fn references_read_what_the_kernels_read() {
+        let launch = Launch { blocks: 1, threads: 1024, iterations: 3 };
+        let counting: Vec<u32> = (0..MULTICAST_WORDS).collect();
+        // Word i holds i: lane 6 of the 4-word one-bank multicast reads words 64 + r.
+        let multicast = Spec::Multicast { distinct: 4, one_bank: true, launch };
+        assert_eq!(multicast.expected(&counting, 6), 3 * (0..8).map(|r| 64 + r).sum::<u32>());
+        // Every part of a 16-byte element 0 holds iterations - 1 = 2.
+        let store = Spec::OneAddress { op: Op::Store, width: Width::W16, launch };
+        assert_eq!(store.expected(&[], 6), 4 * 2);
+        // table[i] = i + 1: a chain from 0 is at step s after s steps, modulo 32.
+        let next: Vec<u32> = (1..=VALUES).collect();
+        for way in Way::ALL {
+            assert_eq!(Spec::Chain { way, steps: 70 }.expected(&next, 0), 70 % 32);
+        }
+        // The lookups' input ends with their indices, which the reference follows.
+        let lookup = Spec::Lookup { entries: 256, shuffle: false, launch };
+        let words = lookup.input();
+        assert_eq!(words.len(), 256 + 32 * 8);
+        assert_eq!(words[256 + 32 * 2 + 5], lookup_index(2, 5, 256));
+        let picked = (0..8).map(|row| words[lookup_index(row, 5, 256) as usize]);
+        assert_eq!(lookup.expected(&words, 5), repeated_sum(picked, 3));
     }
 
     #[test]

@@ -68,6 +68,11 @@ pub fn loaded_value(words: &[u32], width: Width, byte: u32) -> u32 {
     }
 }
 
+/// What a thread holds after adding `values` up `iterations` times, wrapping as `unsigned` does.
+pub fn repeated_sum(values: impl IntoIterator<Item = u32>, iterations: u32) -> u32 {
+    values.into_iter().fold(0u32, |sum, value| sum.wrapping_add(value)).wrapping_mul(iterations)
+}
+
 /// Launch shape and arguments of a [`words_kernel`] run.
 pub struct WordsLaunch {
     pub blocks: u32,
@@ -192,6 +197,12 @@ mod tests {
         assert_eq!(loaded_value(&words, Width::W4, 4), 0x8877_6655);
         assert_eq!(loaded_value(&words, Width::W8, 0), 0x4433_2211u32.wrapping_add(0x8877_6655));
         assert_eq!(loaded_value(&words, Width::W16, 0), 0x4433_2211u32.wrapping_add(0x8877_6655).wrapping_add(3));
+    }
+
+    #[test]
+    fn repeated_sums_wrap_like_unsigned() {
+        assert_eq!(repeated_sum([1, 2, 3], 4), 24);
+        assert_eq!(repeated_sum([u32::MAX, 2], 3), 3);
     }
 
     #[test]
