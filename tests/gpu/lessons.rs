@@ -45,4 +45,13 @@ macro_rules! lessons_on_the_gpu {
     };
 }
 
-lessons_on_the_gpu!(lesson_1: 1, lesson_2: 2, lesson_3: 3, lesson_4: 4, lesson_5: 5, lesson_6: 6);
+lessons_on_the_gpu!(
+    lesson_1: 1,
+    lesson_2: 2,
+    lesson_3: 3,
+    lesson_4: 4,
+    lesson_5: 5,
+    lesson_6: 6,
+    lesson_7: 7,
+    lesson_8: 8
+);

@@ -15,6 +15,8 @@ use lesson_03_transpose::Transpose;
 use lesson_04_gemm::Gemm;
 use lesson_05_occupancy::OccupancyTradeoff;
 use lesson_06_reduction::Reduction;
+use lesson_07_vector_widths::VectorWidths;
+use lesson_08_broadcast::Broadcast;
 use lesson_kit::{
     Figure, Lesson,
     lesson::{self, GpuStatus, Options, Outcome, SelfCommand, SuiteRecord},
@@ -27,7 +29,7 @@ trait Visit {
 }
 
 /// The one place that lists the lessons.
-const LESSON_NUMBERS: [u32; 6] = [1, 2, 3, 4, 5, 6];
+const LESSON_NUMBERS: [u32; 8] = [1, 2, 3, 4, 5, 6, 7, 8];
 
 fn dispatch<V: Visit>(number: u32, visit: V) -> V::Output {
     match number {
@@ -37,6 +39,8 @@ fn dispatch<V: Visit>(number: u32, visit: V) -> V::Output {
         4 => visit.visit(&Gemm),
         5 => visit.visit(&OccupancyTradeoff),
         6 => visit.visit(&Reduction),
+        7 => visit.visit(&VectorWidths),
+        8 => visit.visit(&Broadcast),
         n => unreachable!("lesson {n} is not in LESSON_NUMBERS"),
     }
 }

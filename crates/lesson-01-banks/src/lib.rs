@@ -12,7 +12,7 @@ use lesson_kit::{
     bank_table::add_bank_grid,
     lesson::counter_cells,
     styled,
-    words_kernel::{WordsLaunch, fill_tile_access, random_words, words_kernel},
+    words_kernel::{WordsLaunch, fill_tile_access, loaded_value, random_words, words_kernel},
 };
 
 /// The kernels' source file in `kernels/`.
@@ -199,10 +199,9 @@ impl Lesson for Banks {
                     launch,
                     move |words, thread| {
                         let lane = thread as u32 % 32;
-                        let words_per_element = width.bytes() / 4;
                         let row_sum = (0..ROWS).fold(0u32, |sum, row| {
-                            let first = element_index(width, lane, row, stride) * words_per_element;
-                            (first..first + words_per_element).fold(sum, |s, w| s.wrapping_add(words[w as usize]))
+                            let byte = element_index(width, lane, row, stride) * width.bytes();
+                            sum.wrapping_add(loaded_value(words, width, byte))
                         });
                         row_sum.wrapping_mul(iterations)
                     },

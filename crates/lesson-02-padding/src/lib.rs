@@ -12,7 +12,7 @@ use lesson_kit::{
     bank_table::add_bank_grid,
     lesson::counter_cells,
     styled,
-    words_kernel::{WordsLaunch, fill_tile_access, random_words, words_kernel},
+    words_kernel::{WordsLaunch, fill_tile_access, loaded_value, random_words, words_kernel},
 };
 
 /// The kernels' source file in `kernels/`.
@@ -94,14 +94,7 @@ fn tile_words(width: Width, pitch: u32) -> u32 {
 /// The value thread `thread` reads once: its element of the tile, as the kernel sums it.
 fn element_value(words: &[u32], width: Width, pitch: u32, thread: usize) -> u32 {
     let (lane, column) = (thread as u32 % 32, (thread as u32 / 32) % 32);
-    let byte = ((lane * pitch + column) * width.bytes()) as usize;
-    // Narrow elements sit inside one little-endian word (they are aligned to their width).
-    let shift = 8 * (byte % 4) as u32;
-    match width {
-        Width::W1 => (words[byte / 4] >> shift) & 0xff,
-        Width::W2 => (words[byte / 4] >> shift) & 0xffff,
-        _ => (0..width.bytes() as usize / 4).fold(0u32, |sum, i| sum.wrapping_add(words[byte / 4 + i])),
-    }
+    loaded_value(words, width, (lane * pitch + column) * width.bytes())
 }
 
 impl Lesson for Padding {

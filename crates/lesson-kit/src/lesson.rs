@@ -36,6 +36,30 @@ pub struct Figure {
     pub unit: &'static str,
 }
 
+/// A headline figure that divides the median times of two runs, named by their labels.
+#[derive(Clone, Copy, Debug)]
+pub struct TimeRatio {
+    pub key: &'static str,
+    pub label: &'static str,
+    /// The run whose time is divided, usually the slower one.
+    pub numerator: &'static str,
+    pub denominator: &'static str,
+}
+
+impl TimeRatio {
+    /// The figure, when both runs were measured.
+    pub fn figure<S>(&self, results: &[Measured<S>]) -> Option<Figure> {
+        let time = |label| results.iter().find(|m| m.run.label == label).map(|m| m.timing.median_ms);
+        let value = time(self.numerator)? / time(self.denominator)?;
+        Some(Figure { key: self.key, label: self.label.into(), value, unit: "x" })
+    }
+
+    /// The labels it names that no run has.
+    pub fn missing_runs<S>(&self, runs: &[KernelRun<S>]) -> Vec<&'static str> {
+        [self.numerator, self.denominator].into_iter().filter(|&label| runs.iter().all(|r| r.label != label)).collect()
+    }
+}
+
 /// One shared-memory instruction of a kernel, as the model sees it.
 #[derive(Clone, Debug)]
 pub struct DeclaredAccess {
@@ -59,6 +83,11 @@ pub struct KernelRun<S> {
 }
 
 impl<S> KernelRun<S> {
+    /// The declared accesses of a kind the model does not predict exactly (`Analysis::verified`).
+    pub fn unverified_accesses(&self) -> Vec<&str> {
+        self.accesses.iter().filter(|a| !a.request.analyze().verified).map(|a| a.name.as_str()).collect()
+    }
+
     /// Declared (wavefronts, instructions) for loads or stores.
     pub fn predicted(&self, op: Op) -> (u64, u64) {
         self.accesses
@@ -620,6 +649,23 @@ pub fn profile_target<L: Lesson>(lesson: &L) -> Result<(), String> {
     Ok(())
 }
 
+/// Results grouped by `family` (the table each belongs in, say), families in the order they first
+/// appear, results in their order.
+pub fn grouped<S>(
+    results: &[Measured<S>],
+    family: impl Fn(&S) -> &'static str,
+) -> Vec<(&'static str, Vec<&Measured<S>>)> {
+    let mut groups: Vec<(&'static str, Vec<&Measured<S>>)> = Vec::new();
+    for result in results {
+        let name = family(&result.run.spec);
+        match groups.iter_mut().find(|(existing, _)| *existing == name) {
+            Some((_, members)) => members.push(result),
+            None => groups.push((name, vec![result])),
+        }
+    }
+    groups
+}
+
 /// Cells for "predicted | measured" wavefronts per request of `op`.
 pub fn counter_cells<S>(measured: &Measured<S>, op: Op) -> [Styled; 2] {
     let predicted = measured.run.predicted_per_request(op);
@@ -732,6 +778,52 @@ mod tests {
         assert_eq!(mismatches[0].measured, "128 instructions, 128 wavefronts");
         assert_eq!(mismatches[1].access, "tile[ty][tx] = in");
         assert_eq!(mismatches.len(), 2);
+    }
+
+    #[test]
+    fn time_ratios_divide_the_runs_they_name() {
+        let measured = |label: &str, median_ms| Measured {
+            run: KernelRun { label: label.into(), kernel: None, accesses: Vec::new(), spec: () },
+            timing: Timing::from_samples(vec![median_ms]).expect("one sample"),
+            counters: None,
+            occupancy: None,
+        };
+        let results = [measured("slow", 3.0), measured("fast", 1.5)];
+        let ratio = TimeRatio { key: "k", label: "slow over fast", numerator: "slow", denominator: "fast" };
+        assert_eq!(ratio.figure(&results).map(|f| f.value), Some(2.0));
+        assert_eq!(ratio.missing_runs(&[results[0].run.clone()]), ["fast"]);
+        assert_eq!(TimeRatio { denominator: "gone", ..ratio }.figure(&results), None);
+    }
+
+    #[test]
+    fn unverified_accesses_are_named() {
+        // An 8-byte load where lanes i and i + 16 share an address and each half reads several.
+        let lanes = std::array::from_fn(|lane| Some(lane as u32 % 16 * 8));
+        let mut run = transpose_like();
+        assert!(run.unverified_accesses().is_empty());
+        run.accesses.push(DeclaredAccess {
+            name: "halves repeat".into(),
+            request: Request::new(Op::Load, Width::W8, lanes).unwrap(),
+            executions: 1,
+        });
+        assert_eq!(run.unverified_accesses(), ["halves repeat"]);
+    }
+
+    #[test]
+    fn results_group_by_family_in_order_of_first_appearance() {
+        let result = |label: &str, spec: u32| Measured {
+            run: KernelRun { label: label.into(), kernel: None, accesses: Vec::new(), spec },
+            timing: Timing::from_samples(vec![1.0]).expect("one sample"),
+            counters: None,
+            occupancy: None,
+        };
+        let results = [result("a1", 1), result("b2", 2), result("a3", 3)];
+        let groups = grouped(&results, |&spec| if spec % 2 == 1 { "odd" } else { "even" });
+        let labels: Vec<(&str, Vec<&str>)> = groups
+            .iter()
+            .map(|(family, members)| (*family, members.iter().map(|m| m.run.label.as_str()).collect()))
+            .collect();
+        assert_eq!(labels, [("odd", vec!["a1", "a3"]), ("even", vec!["b2"])]);
     }
 
     #[test]

@@ -55,12 +55,51 @@ pub fn fill_tile_access(blocks: u32, words: u32) -> DeclaredAccess {
     }
 }
 
+/// What `load<Element>` of `kernels/shared_load.cuh` returns for the `width`-byte element at byte
+/// `byte` of a tile holding `words`: a narrow element's value (it sits inside one little-endian
+/// word), or the wrapping sum of a wide element's 32-bit words.
+pub fn loaded_value(words: &[u32], width: Width, byte: u32) -> u32 {
+    let word = (byte / 4) as usize;
+    let shift = 8 * (byte % 4);
+    match width {
+        Width::W1 => (words[word] >> shift) & 0xff,
+        Width::W2 => (words[word] >> shift) & 0xffff,
+        _ => words[word..word + width.bytes() as usize / 4].iter().fold(0, |sum: u32, &w| sum.wrapping_add(w)),
+    }
+}
+
+/// What a thread holds after adding `values` up `iterations` times, wrapping as `unsigned` does.
+pub fn repeated_sum(values: impl IntoIterator<Item = u32>, iterations: u32) -> u32 {
+    values.into_iter().fold(0u32, |sum, value| sum.wrapping_add(value)).wrapping_mul(iterations)
+}
+
 /// Launch shape and arguments of a [`words_kernel`] run.
 pub struct WordsLaunch {
     pub blocks: u32,
     pub threads: u32,
     /// The two `unsigned` arguments after `words` and `out`.
     pub args: [u32; 2],
+}
+
+/// Launch shape of a [`words_kernel`] run whose second `unsigned` argument is the number of
+/// iterations of its loop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Launch {
+    pub blocks: u32,
+    pub threads: u32,
+    pub iterations: u32,
+}
+
+impl Launch {
+    /// Warps in the launch, a partial warp counting as one.
+    pub fn warps(self) -> u64 {
+        self.blocks as u64 * self.threads.div_ceil(32) as u64
+    }
+
+    /// The arguments of the launch, given the kernel's first `unsigned` argument.
+    pub fn with_first_argument(self, first: u32) -> WordsLaunch {
+        WordsLaunch { blocks: self.blocks, threads: self.threads, args: [first, self.iterations] }
+    }
 }
 
 /// Prepares `kernel` from `file` with `words` as input; `expected(words, thread)` is the CPU
@@ -148,6 +187,22 @@ mod tests {
         assert_ne!(first, second, "each call gets the next seed");
         assert_eq!(with_fixed_inputs(two_calls), (first.clone(), second), "the same sequence every time");
         assert_ne!(random_words(64), first, "outside, inputs are fresh");
+    }
+
+    #[test]
+    fn loaded_values_follow_little_endian_bytes() {
+        let words = [0x4433_2211, 0x8877_6655, 1, 2];
+        assert_eq!(loaded_value(&words, Width::W1, 1), 0x22);
+        assert_eq!(loaded_value(&words, Width::W2, 6), 0x8877);
+        assert_eq!(loaded_value(&words, Width::W4, 4), 0x8877_6655);
+        assert_eq!(loaded_value(&words, Width::W8, 0), 0x4433_2211u32.wrapping_add(0x8877_6655));
+        assert_eq!(loaded_value(&words, Width::W16, 0), 0x4433_2211u32.wrapping_add(0x8877_6655).wrapping_add(3));
+    }
+
+    #[test]
+    fn repeated_sums_wrap_like_unsigned() {
+        assert_eq!(repeated_sum([1, 2, 3], 4), 24);
+        assert_eq!(repeated_sum([u32::MAX, 2], 3), 3);
     }
 
     #[test]
