@@ -56,3 +56,10 @@ fn reference_patterns_remeasured_by_the_course_probe_differ_only_where_flagged()
     // ld 8 stride128: 32 wavefronts on the course's probe, 16 in the reference data.
     assert_eq!((replay.rows, replay.unverified_misses), (420, 1));
 }
+
+#[test]
+fn lanes_of_a_group_sharing_one_of_several_addresses_are_flagged() {
+    let replay = replay("h100-group-sharing.tsv", include_str!("data/h100-group-sharing.tsv"));
+    // The hardware served each in half the rules' wavefronts, loads and stores alike.
+    assert_eq!((replay.rows, replay.unverified_misses), (4, 4));
+}

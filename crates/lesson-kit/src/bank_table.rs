@@ -8,8 +8,8 @@ use crate::report::{Report, Styled, Tone, styled};
 const COLUMNS: u32 = 8;
 
 /// Printed under instructions the model flags as not verified.
-pub const UNVERIFIED_NOTE: &str = "Note: an 8/16-byte load that multicasts one address to several half-/quarter-warps while \
-     others read several addresses: the H100 serves these in ways the model does not yet predict exactly.";
+pub const UNVERIFIED_NOTE: &str = "Note: unverified. The H100 serves 8/16-byte accesses whose lanes share addresses like \
+     this in ways the model does not yet predict exactly (see crates/bank-model/src/rules.rs).";
 
 /// A one-line verdict, e.g. `ld 4-byte: 2 wavefronts (ideal 1): 2-way bank conflict`.
 pub fn summary(request: &Request, analysis: &Analysis) -> String {
