@@ -9,6 +9,8 @@ pub struct Run {
     pub stdout: String,
     /// `Err` carries the error message `cargo xtask` would print.
     pub result: Result<ExitCode, String>,
+    /// The exit status `cargo xtask` would end with, errors included.
+    pub code: ExitCode,
 }
 
 impl Run {
@@ -26,8 +28,9 @@ pub fn xtask(args: &[&str]) -> Run {
     let cli = xtask::Cli::try_parse_from(std::iter::once("xtask").chain(args.iter().copied()))
         .unwrap_or_else(|e| panic!("cargo xtask {args:?} did not parse: {e}"));
     let mut out = Vec::new();
-    let result = xtask::run(cli, &mut out, false).map_err(|e| format!("{e:#}"));
-    Run { stdout: String::from_utf8(out).expect("UTF-8 output"), result }
+    let result = xtask::run(cli, &mut out, false);
+    let code = result.as_ref().map_or_else(xtask::exit_code, |code| *code);
+    Run { stdout: String::from_utf8(out).expect("UTF-8 output"), result: result.map_err(|e| format!("{e:#}")), code }
 }
 
 /// The clap error for arguments that must not parse.
