@@ -9,7 +9,7 @@ use std::{
     process::ExitCode,
 };
 
-use course_tests::{root, xtask};
+use course_tests::{files_under, root, xtask};
 use exercises::{
     Manifest,
     check::{CounterPair, Measurements, Outcome},
@@ -120,21 +120,6 @@ fn unknown_exercises_and_missing_files_are_named_and_end_with_status_2() {
     assert_eq!(run.code, ExitCode::from(2));
 }
 
-/// Every file under `dir` with its bytes and whether it is a link.
-fn snapshot_of(dir: &Path) -> BTreeMap<PathBuf, (Vec<u8>, bool)> {
-    let mut files = BTreeMap::new();
-    for entry in fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        let link = path.symlink_metadata().unwrap().file_type().is_symlink();
-        if path.is_dir() && !link {
-            files.extend(snapshot_of(&path));
-        } else {
-            files.insert(path.clone(), (fs::read(&path).unwrap_or_default(), link));
-        }
-    }
-    files
-}
-
 fn rows(out: &Path) -> Vec<Value> {
     let json: Value = serde_json::from_str(&fs::read_to_string(out.join(grading::JSON_FILE)).unwrap()).unwrap();
     json["rows"].as_array().unwrap().clone()
@@ -142,7 +127,7 @@ fn rows(out: &Path) -> Vec<Value> {
 
 #[test]
 fn without_a_gpu_grading_validates_all_six_fixtures_grades_nothing_and_modifies_nothing() {
-    let before = snapshot_of(&fixtures());
+    let before = files_under(&fixtures());
     let out = tempfile::tempdir().unwrap();
     let run = xtask(&[
         "grade",
@@ -163,7 +148,7 @@ fn without_a_gpu_grading_validates_all_six_fixtures_grades_nothing_and_modifies_
         assert_eq!(row["file"], format!("{}/exercise.cu", row["submission"].as_str().unwrap()));
     }
     assert!(!out.path().join(grading::STATE_FILE).exists(), "nothing to resume");
-    assert_eq!(snapshot_of(&fixtures()), before, "the submissions are never modified");
+    assert_eq!(files_under(&fixtures()), before, "the submissions are never modified");
 }
 
 #[test]

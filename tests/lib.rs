@@ -81,3 +81,19 @@ pub fn xtask_program() -> std::path::PathBuf {
         .unwrap_or_else(|| panic!("{XTASK_PROGRAM_VAR} is not set; run the GPU suite through `cargo xtask test --gpu`"))
         .into()
 }
+
+/// Every file under `dir` (links not followed) with its bytes and whether it is a link: to show
+/// that a command left a folder exactly as it was.
+pub fn files_under(dir: &std::path::Path) -> std::collections::BTreeMap<std::path::PathBuf, (Vec<u8>, bool)> {
+    let mut files = std::collections::BTreeMap::new();
+    for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display())) {
+        let path = entry.expect("a readable entry").path();
+        let link = path.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink());
+        if path.is_dir() && !link {
+            files.extend(files_under(&path));
+        } else {
+            files.insert(path.clone(), (std::fs::read(&path).unwrap_or_default(), link));
+        }
+    }
+    files
+}
