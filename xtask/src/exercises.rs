@@ -236,7 +236,7 @@ fn list(manifest: &Manifest, args: &ExerciseArgs, out: &mut dyn Write, color: bo
         };
         let file = match started {
             true => copy.display().to_string(),
-            false => format!("none yet: `cargo xtask exercise {}` makes it", exercise.id),
+            false => "none yet".to_owned(),
         };
         rows.push(vec![
             exercise.id.clone().into(),

@@ -73,7 +73,9 @@ struct Kernels {
     reference: CudaFunction,
 }
 
-/// Compiles the submission (as `shown`) and the reference; a compile error is the submission's.
+/// Compiles the reference, then the submission (as `shown`). Once the reference has compiled and
+/// loaded here, any failure to build or load the submission is the submission's own (a syntax
+/// error, an include that does not exist, more shared memory than a block may have).
 fn compile(
     gpu: &Gpu,
     manifest: &Manifest,
@@ -81,15 +83,17 @@ fn compile(
     file: &LearnerFile,
     shown: &str,
 ) -> Result<Kernels, Outcome> {
-    let submission = compile_text(gpu, shown, &file.text, &exercise.entry).map_err(|error| match error {
-        GpuError::Compile { log, .. } => Outcome::CompileError { messages: diagnostics::errors(&log, shown) },
-        GpuError::MissingKernel { kernel, .. } => Outcome::CompileError {
-            messages: vec![format!("{shown}: the compiled file has no kernel `{kernel}` (is it inside an #if?)")],
-        },
-        other => Outcome::CouldNotCheck { reason: other.to_string() },
-    })?;
     let reference = compile_file(gpu, manifest, &exercise.solution, &exercise.entry)
         .map_err(|e| Outcome::CouldNotCheck { reason: format!("the reference solution: {e}") })?;
+    let submission = compile_text(gpu, shown, &file.text, &exercise.entry).map_err(|error| Outcome::CompileError {
+        messages: match error {
+            GpuError::Compile { log, .. } => diagnostics::errors(&log, shown),
+            GpuError::MissingKernel { kernel, .. } => {
+                vec![format!("{shown}: the compiled file has no kernel `{kernel}` (is it inside an #if?)")]
+            }
+            other => vec![format!("{shown}: {other}")],
+        },
+    })?;
     Ok(Kernels { submission, reference })
 }
 

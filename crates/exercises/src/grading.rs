@@ -375,6 +375,33 @@ mod tests {
         assert_eq!((calls.get(), fourth.resumed), (2, 1));
     }
 
+    /// A checker whose "check process" is the shell script `script`, given the checker's arguments.
+    fn shell_checker(script: &str, seconds: u64) -> Checker {
+        Checker {
+            program: "sh".into(),
+            command: vec!["-c".into(), script.into(), "sh".into()],
+            time_limit: Duration::from_secs(seconds),
+        }
+    }
+
+    #[test]
+    fn the_check_process_reports_through_its_result_file_and_is_killed_or_blamed_when_it_cannot() {
+        let exercise = transpose();
+        let file = LearnerFile { text: "x".into(), region: (1, 1) };
+        let write_result = r#"while [ $# -gt 0 ]; do [ "$1" = --result ] && r=$2; shift; done
+            echo '{"outcome":"incorrect","input":"random","detail":"out[3] is 1"}' > "$r""#;
+        assert_eq!(
+            shell_checker(write_result, 60).check(&exercise, &file, "a.cu"),
+            Outcome::Incorrect { input: crate::manifest::Input::Random, detail: "out[3] is 1".into() }
+        );
+        assert_eq!(shell_checker("sleep 600", 1).check(&exercise, &file, "a.cu"), Outcome::TimedOut { seconds: 1 });
+        let died =
+            shell_checker("echo 'CUDA_ERROR_ILLEGAL_ADDRESS' >&2; kill -SEGV $$", 60).check(&exercise, &file, "a.cu");
+        let Outcome::Crashed { detail } = died else { panic!("{died:?}") };
+        assert!(detail.starts_with("the check process ended (signal: 11"), "{detail}");
+        assert!(detail.ends_with("without a result:\nCUDA_ERROR_ILLEGAL_ADDRESS"), "{detail}");
+    }
+
     #[test]
     fn the_state_of_another_exercise_is_not_used() {
         let setup = Setup::new();
