@@ -108,10 +108,6 @@ impl Requirement {
         self.at_least.or(self.at_most).expect("checked when the manifest was loaded")
     }
 
-    pub fn met_by(&self, value: f64) -> bool {
-        self.measure.meets(value, self.limit())
-    }
-
     pub fn needed(&self) -> String {
         self.measure.needed(self.limit())
     }
@@ -308,7 +304,10 @@ fix = "f"
         let (_dir, manifest) = write_manifest(ONE);
         let manifest = manifest.unwrap();
         let exercise = manifest.exercise("x").unwrap();
-        assert!(exercise.requirements[0].met_by(2.0) && !exercise.requirements[0].met_by(1.9));
+        let requirement = &exercise.requirements[0];
+        assert!(
+            requirement.measure.meets(2.0, requirement.limit()) && !requirement.measure.meets(1.9, requirement.limit())
+        );
         assert_eq!(exercise.requirements[0].needed(), "≥ 2x");
         let unknown = manifest.exercise("y").unwrap_err().to_string();
         assert_eq!(
