@@ -9,6 +9,8 @@ pub struct Run {
     pub stdout: String,
     /// `Err` carries the error message `cargo xtask` would print.
     pub result: Result<ExitCode, String>,
+    /// The exit status `cargo xtask` would end with, errors included.
+    pub code: ExitCode,
 }
 
 impl Run {
@@ -26,8 +28,9 @@ pub fn xtask(args: &[&str]) -> Run {
     let cli = xtask::Cli::try_parse_from(std::iter::once("xtask").chain(args.iter().copied()))
         .unwrap_or_else(|e| panic!("cargo xtask {args:?} did not parse: {e}"));
     let mut out = Vec::new();
-    let result = xtask::run(cli, &mut out, false).map_err(|e| format!("{e:#}"));
-    Run { stdout: String::from_utf8(out).expect("UTF-8 output"), result }
+    let result = xtask::run(cli, &mut out, false);
+    let code = result.as_ref().map_or_else(xtask::exit_code, |code| *code);
+    Run { stdout: String::from_utf8(out).expect("UTF-8 output"), result: result.map_err(|e| format!("{e:#}")), code }
 }
 
 /// The clap error for arguments that must not parse.
@@ -39,8 +42,9 @@ pub fn parse_error(args: &[&str]) -> String {
 }
 
 /// The workspace's root folder.
+/// In the self-contained build the suite runs beside its data, named by `INSTA_WORKSPACE_ROOT`.
 pub fn root() -> std::path::PathBuf {
-    xtask::workspace_root()
+    std::env::var_os("INSTA_WORKSPACE_ROOT").map_or_else(xtask::workspace_root, Into::into)
 }
 
 use xtask::test::{SUITE_MODE_VAR as GPU_SUITE_VAR, XTASK_PROGRAM_VAR};
@@ -78,4 +82,20 @@ pub fn xtask_program() -> std::path::PathBuf {
     std::env::var_os(XTASK_PROGRAM_VAR)
         .unwrap_or_else(|| panic!("{XTASK_PROGRAM_VAR} is not set; run the GPU suite through `cargo xtask test --gpu`"))
         .into()
+}
+
+/// Every file under `dir` (links not followed) with its bytes and whether it is a link: to show
+/// that a command left a folder exactly as it was.
+pub fn files_under(dir: &std::path::Path) -> std::collections::BTreeMap<std::path::PathBuf, (Vec<u8>, bool)> {
+    let mut files = std::collections::BTreeMap::new();
+    for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display())) {
+        let path = entry.expect("a readable entry").path();
+        let link = path.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink());
+        if path.is_dir() && !link {
+            files.extend(files_under(&path));
+        } else {
+            files.insert(path.clone(), (std::fs::read(&path).unwrap_or_default(), link));
+        }
+    }
+    files
 }

@@ -2,4 +2,5 @@
 //! `cargo xtask test` runs it (`--gpu` to require it, `--no-gpu` to skip it); the self-contained
 //! build carries it compiled, so it also runs where there is no Rust toolchain.
 
+mod grading;
 mod lessons;

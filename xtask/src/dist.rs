@@ -1,5 +1,6 @@
 //! `cargo xtask dist`: a folder that runs the course on a Linux GPU machine with a driver and
-//! CUDA but no Rust toolchain (a lab server): the release binary, the kernels, and a README.
+//! CUDA but no Rust toolchain (a lab server): the release binary, the kernels, the exercises,
+//! and a README.
 
 use std::{
     env, fs,
@@ -12,8 +13,9 @@ use anyhow::{Context, bail};
 
 use crate::{test, workspace_root};
 
-/// Where the GPU suite's snapshots live, relative to the workspace (and to the folder made here).
-const SUITE_SNAPSHOTS: &str = "tests/gpu/snapshots";
+/// What the GPU suite reads, relative to the workspace (and to the folder made here): its
+/// snapshots and the grading fixtures.
+const SUITE_DATA: [&str; 2] = ["tests/gpu/snapshots", "tests/fixtures"];
 
 const README: &str = include_str!("../dist-README.md");
 
@@ -32,13 +34,16 @@ pub fn run(folder: &Path, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     fs::create_dir_all(&kernels).with_context(|| format!("cannot create {}", kernels.display()))?;
     fs::copy(root.join("target/release/xtask"), folder.join("xtask")).context("cannot copy the binary")?;
     fs::copy(build_gpu_suite(&root)?, folder.join(test::SUITE_BINARY)).context("cannot copy the GPU suite")?;
-    copy_folder(&root.join(SUITE_SNAPSHOTS), &folder.join(SUITE_SNAPSHOTS))?;
+    for suite_data in SUITE_DATA {
+        copy_folder(&root.join(suite_data), &folder.join(suite_data)).context("cannot copy the GPU suite's data")?;
+    }
     for entry in fs::read_dir(root.join("kernels"))? {
         let path = entry?.path();
-        if path.extension().is_some_and(|ext| ext == "cu") {
+        if path.extension().is_some_and(|ext| ext == "cu" || ext == "cuh") {
             fs::copy(&path, kernels.join(path.file_name().expect("a file"))).context("cannot copy a kernel")?;
         }
     }
+    copy_folder(&root.join("exercises"), &folder.join("exercises")).context("cannot copy the exercises")?;
     fs::write(folder.join("README.md"), README)?;
     writeln!(out, "{}", folder.display())?;
     Ok(ExitCode::SUCCESS)
@@ -67,20 +72,18 @@ fn build_gpu_suite(root: &Path) -> anyhow::Result<PathBuf> {
         .context("cargo built no GPU suite binary")
 }
 
-/// Copies the files of `from` (one level, if it exists) into `to`, replacing what was there.
-fn copy_folder(from: &Path, to: &Path) -> anyhow::Result<()> {
+/// Copies the files and sub-folders of `from` into `to`, replacing what was there; nothing when
+/// `from` does not exist (a course without snapshots yet).
+fn copy_folder(from: &Path, to: &Path) -> std::io::Result<()> {
+    if !from.exists() {
+        return Ok(());
+    }
     let _ = fs::remove_dir_all(to);
-    fs::create_dir_all(to).with_context(|| format!("cannot create {}", to.display()))?;
-    let entries = match fs::read_dir(from) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        entries => entries.with_context(|| format!("cannot read {}", from.display()))?,
-    };
-    for entry in entries {
+    fs::create_dir_all(to)?;
+    for entry in fs::read_dir(from)? {
         let path = entry?.path();
-        if path.is_file() {
-            fs::copy(&path, to.join(path.file_name().expect("a file")))
-                .with_context(|| format!("cannot copy {}", path.display()))?;
-        }
+        let target = to.join(path.file_name().expect("an entry"));
+        if path.is_dir() { copy_folder(&path, &target)? } else { fs::copy(&path, &target).map(drop)? }
     }
     Ok(())
 }

@@ -4,6 +4,7 @@ mod bench;
 pub mod book;
 mod conflicts;
 mod dist;
+mod exercises;
 pub mod lessons;
 mod probe;
 pub mod results;
@@ -91,6 +92,16 @@ pub enum Command {
         #[arg(long)]
         no_gpu: bool,
     },
+    /// Check your solution of an exercise on the GPU (`--list` shows every exercise, `--hint` helps).
+    Exercise(exercises::ExerciseArgs),
+    /// Grade a folder of submissions to an exercise: CSV, JSON and a Markdown summary.
+    Grade(exercises::GradeArgs),
+    /// Internal: check one file in a process of its own, writing the outcome as JSON.
+    #[command(name = "__check-submission", hide = true)]
+    CheckSubmission(exercises::ChildArgs),
+    /// Internal: launch an exercise's reference and a submission once each, to be profiled by ncu.
+    #[command(name = "__profile-submission", hide = true)]
+    ProfileSubmission(exercises::ChildArgs),
     /// Internal: run a lesson's kernels once each, to be profiled by ncu.
     #[command(name = "__profile-lesson", hide = true)]
     ProfileLesson { number: String },
@@ -114,7 +125,19 @@ pub fn run(cli: Cli, out: &mut dyn Write, color: bool) -> anyhow::Result<ExitCod
         Command::Bench { seconds, json, no_gpu } => bench::run(bench::Options { seconds, json, no_gpu }, out, color),
         Command::ProfileLesson { number } => lessons::profile_target(&number),
         Command::ProbeTarget { batch } => probe::target(&batch),
+        Command::Exercise(args) => exercises::exercise(&args, out, color),
+        Command::Grade(args) => exercises::grade(&args, out),
+        Command::CheckSubmission(args) => exercises::check_submission(&args),
+        Command::ProfileSubmission(args) => exercises::profile_submission(&args),
     }
+}
+
+/// The exit status for an error: 2 when the input left nothing to do (an unknown exercise, a
+/// missing or empty folder), else 1.
+pub fn exit_code(error: &anyhow::Error) -> ExitCode {
+    let nothing_to_do = error.downcast_ref::<::exercises::BadInput>().is_some()
+        || error.downcast_ref::<::exercises::UnknownExercise>().is_some();
+    if nothing_to_do { ExitCode::from(2) } else { ExitCode::FAILURE }
 }
 
 /// The workspace root (this crate's parent folder).

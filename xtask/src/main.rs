@@ -8,7 +8,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(error) => {
             eprintln!("error: {error:#}");
-            ExitCode::FAILURE
+            xtask::exit_code(&error)
         }
     }
 }

@@ -166,15 +166,31 @@ impl Gpu {
             };
             GpuError::MissingSource(wanted, searched.join(", "))
         })?;
+        let module = self.compile(file, &source.display_name(), &source.text)?;
+        self.modules.borrow_mut().insert(file.to_owned(), module.clone());
+        Ok(module)
+    }
+
+    /// Kernel `kernel` of a source that is not in `kernels/` (an exercise): `text` is compiled as
+    /// it is, once per call, and compiler messages name `display_name` (see
+    /// [`source::expand_for_compile`] for its includes).
+    pub fn function_from_text(&self, display_name: &str, text: &str, kernel: &str) -> Result<CudaFunction, GpuError> {
+        let module = self.compile(display_name, display_name, text)?;
+        module
+            .load_function(kernel)
+            .map_err(|_| GpuError::MissingKernel { file: display_name.to_owned(), kernel: kernel.to_owned() })
+    }
+
+    /// NVRTC for this GPU's architecture; `file` names the source in errors, `name` in messages.
+    fn compile(&self, file: &str, name: &str, text: &str) -> Result<Arc<CudaModule>, GpuError> {
         let (major, minor) = self.info.compute_capability;
         let arch = format!("compute_{major}{minor}");
-        let name = source.display_name();
         let options = CompileOptions {
             options: vec![format!("--gpu-architecture={arch}"), "-std=c++17".into(), "-lineinfo".into()],
-            name: Some(name),
+            name: Some(name.to_owned()),
             ..Default::default()
         };
-        let ptx = compile_ptx_with_opts(&source.text, options).map_err(|e| GpuError::Compile {
+        let ptx = compile_ptx_with_opts(text, options).map_err(|e| GpuError::Compile {
             file: file.to_owned(),
             arch: self.info.arch(),
             log: match e {
@@ -182,9 +198,7 @@ impl Gpu {
                 other => other.to_string(),
             },
         })?;
-        let module = self.context.load_module(ptx)?;
-        self.modules.borrow_mut().insert(file.to_owned(), module.clone());
-        Ok(module)
+        Ok(self.context.load_module(ptx)?)
     }
 
     pub fn upload<T: DeviceRepr>(&self, data: &[T]) -> Result<CudaSlice<T>, GpuError> {

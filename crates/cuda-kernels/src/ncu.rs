@@ -15,7 +15,7 @@ use std::{
     process::Command,
 };
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 pub const LOAD_WAVEFRONTS: &str = "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld.sum";
@@ -92,7 +92,7 @@ fn opcode(sass: &str) -> &str {
 }
 
 /// The shared-memory counters of a launch.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SharedCounters {
     pub load_wavefronts: u64,
     pub load_instructions: u64,

@@ -38,14 +38,20 @@ impl KernelSource {
 /// The folders searched, in order: `$BCM_KERNELS_DIR`, `kernels/` beside the executable (a
 /// `cargo xtask dist` folder), and the workspace's `kernels/`.
 pub fn search_dirs() -> Vec<PathBuf> {
+    course_dirs("kernels", KERNELS_DIR_VAR)
+}
+
+/// Where a folder of the course's files (`kernels`, `exercises`) may be, in the order to search:
+/// the folder `$var` names, `folder` beside the executable, and `folder` in the workspace.
+pub fn course_dirs(folder: &str, var: &str) -> Vec<PathBuf> {
     let mut dirs = Vec::new();
-    if let Some(dir) = env::var_os(KERNELS_DIR_VAR) {
+    if let Some(dir) = env::var_os(var) {
         dirs.push(PathBuf::from(dir));
     }
     if let Some(exe_dir) = env::current_exe().ok().and_then(|exe| exe.parent().map(Path::to_path_buf)) {
-        dirs.push(exe_dir.join("kernels"));
+        dirs.push(exe_dir.join(folder));
     }
-    dirs.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../kernels"));
+    dirs.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(folder));
     dirs
 }
 
@@ -85,6 +91,13 @@ pub fn load_for_compile(file: &str) -> Result<KernelSource, Missing> {
     Ok(KernelSource { text, ..main })
 }
 
+/// `text`, a source that is not in `kernels/` (an exercise), ready for NVRTC as
+/// [`load_for_compile`] makes a kernel file: its `#include "NAME"` lines of `kernels/` files
+/// inlined, with `#line` directives naming `display_name` for its own lines.
+pub fn expand_for_compile(display_name: &str, text: &str) -> Result<String, Missing> {
+    expand_includes(display_name, text, &mut Vec::new())
+}
+
 fn expand_includes(file: &str, text: &str, seen: &mut Vec<String>) -> Result<String, Missing> {
     let mut out = String::with_capacity(text.len());
     for (index, line) in text.lines().enumerate() {
@@ -95,9 +108,9 @@ fn expand_includes(file: &str, text: &str, seen: &mut Vec<String>) -> Result<Str
                 let included = load(name)
                     .ok_or_else(|| Missing { file: name.to_owned(), included_from: Some(file.to_owned()) })?;
                 let shown = included.display_name();
-                out.push_str(&format!("#line 1 \"{shown}\"\n"));
+                out.push_str(&format!("#line 1 {}\n", quoted(&shown)));
                 out.push_str(&expand_includes(&shown, &included.text, seen)?);
-                out.push_str(&format!("#line {} \"{file}\"\n", index + 2));
+                out.push_str(&format!("#line {} {}\n", index + 2, quoted(file)));
             }
             Some(_) => out.push('\n'),
             None => {
@@ -107,6 +120,11 @@ fn expand_includes(file: &str, text: &str, seen: &mut Vec<String>) -> Result<Str
         }
     }
     Ok(out)
+}
+
+/// `name` as a C string literal: a path may hold quotes or backslashes.
+fn quoted(name: &str) -> String {
+    format!("\"{}\"", name.replace('\\', "\\\\").replace('"', "\\\""))
 }
 
 /// Names of all embedded kernel files.
@@ -143,5 +161,15 @@ mod tests {
         assert!(source.text.contains(&format!("#line {} \"{}\"\n", include_line + 1, main.display_name())));
         let missing = load_for_compile("nope.cu").unwrap_err();
         assert_eq!(missing, Missing { file: "nope.cu".into(), included_from: None });
+    }
+
+    #[test]
+    fn any_text_can_include_kernel_headers_and_keeps_its_own_name() {
+        let text = "// a learner's file\n#include \"shared_load.cuh\"\nint x;\n";
+        let expanded = expand_for_compile("my \"work\"/a.cu", text).unwrap();
+        assert!(expanded.contains("__device__ __forceinline__ void fill_tile"), "{expanded}");
+        assert!(expanded.ends_with("#line 3 \"my \\\"work\\\"/a.cu\"\nint x;\n"), "{expanded}");
+        let missing = expand_for_compile("a.cu", "#include \"nope.cuh\"\n").unwrap_err();
+        assert_eq!(missing, Missing { file: "nope.cuh".into(), included_from: Some("a.cu".into()) });
     }
 }

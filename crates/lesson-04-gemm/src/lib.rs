@@ -205,12 +205,12 @@ pub struct Spec {
 }
 
 /// Uniform floats in [-1, 1), different on every call.
-fn random_matrix(len: usize) -> Vec<f32> {
+pub fn random_matrix(len: usize) -> Vec<f32> {
     random_words(len).into_iter().map(|w| (w >> 8) as f32 / (1u32 << 23) as f32 - 1.0).collect()
 }
 
 /// `||got - want|| / ||want||`.
-fn relative_error(got: &[f32], want: &[f64]) -> f64 {
+pub fn relative_error(got: &[f32], want: &[f64]) -> f64 {
     let (mut diff, mut norm) = (0.0f64, 0.0f64);
     for (g, w) in got.iter().zip(want) {
         diff += (*g as f64 - w).powi(2);
@@ -220,7 +220,7 @@ fn relative_error(got: &[f32], want: &[f64]) -> f64 {
 }
 
 /// Row-major `a * b` in double precision, for the rows listed (all when profiling).
-fn cpu_product(a: &[f32], b: &[f32], n: usize, rows: impl Iterator<Item = usize>) -> Vec<(usize, Vec<f64>)> {
+pub fn cpu_product(a: &[f32], b: &[f32], n: usize, rows: impl Iterator<Item = usize>) -> Vec<(usize, Vec<f64>)> {
     rows.map(|i| {
         let mut row = vec![0.0f64; n];
         for k in 0..n {

@@ -1,0 +1,223 @@
+//! Checking one learner file on the GPU: compile, correctness on every input, Nsight Compute's
+//! counters beside the reference solution's, and the clock beside the starter's and the
+//! reference's. This runs in a process of its own (see [`crate::supervise`]), so that a kernel
+//! that crashes or never ends takes nothing else with it.
+
+use std::{fs, path::Path, time::Instant};
+
+use cuda_kernels::{
+    CudaFunction, Gpu, GpuError,
+    ncu::{Ncu, SharedCounters},
+    source,
+    timing::{self, Plan},
+};
+use lesson_kit::lesson::SelfCommand;
+use serde::{Deserialize, Serialize};
+
+use crate::{
+    diagnostics,
+    harness::{HostInput, Run, Size, compare},
+    learner_file::LearnerFile,
+    manifest::{Exercise, Input, Manifest},
+};
+
+/// How a check ended.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(tag = "outcome", rename_all = "kebab-case")]
+pub enum Outcome {
+    /// NVRTC's messages, each `file:line: error: ...` in the learner's file.
+    CompileError {
+        messages: Vec<String>,
+    },
+    /// The kernel faulted (an illegal address, a trap) or the checking process died.
+    Crashed {
+        detail: String,
+    },
+    /// The check did not finish within the time limit and was killed.
+    TimedOut {
+        seconds: u64,
+    },
+    Incorrect {
+        input: Input,
+        detail: String,
+    },
+    Correct(Measurements),
+    /// Not the submission's doing (no GPU, the reference failed): it was not graded.
+    CouldNotCheck {
+        reason: String,
+    },
+}
+
+/// What was measured of a correct kernel.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+pub struct Measurements {
+    /// Submission and reference, launched once each at the check size under Nsight Compute.
+    pub counters: Result<CounterPair, String>,
+    /// Median ms per launch at the timed size, measured side by side in one run.
+    pub submission_ms: f64,
+    pub reference_ms: f64,
+    pub starter_ms: f64,
+    /// Static shared memory of the submission's kernel.
+    pub shared_bytes: u32,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+pub struct CounterPair {
+    pub submission: SharedCounters,
+    pub reference: SharedCounters,
+}
+
+/// The three kernels of a check, compiled.
+struct Kernels {
+    submission: CudaFunction,
+    reference: CudaFunction,
+}
+
+/// Compiles the reference, then the submission (as `shown`). Once the reference has compiled and
+/// loaded here, any failure to build or load the submission is the submission's own (a syntax
+/// error, an include that does not exist, more shared memory than a block may have).
+fn compile(
+    gpu: &Gpu,
+    manifest: &Manifest,
+    exercise: &Exercise,
+    file: &LearnerFile,
+    shown: &str,
+) -> Result<Kernels, Outcome> {
+    let reference = compile_file(gpu, manifest, &exercise.solution, &exercise.entry)
+        .map_err(|e| Outcome::CouldNotCheck { reason: format!("the reference solution: {e}") })?;
+    let submission = compile_text(gpu, shown, &file.text, &exercise.entry).map_err(|error| Outcome::CompileError {
+        messages: match error {
+            GpuError::Compile { log, .. } => diagnostics::errors(&log, shown),
+            GpuError::MissingKernel { kernel, .. } => {
+                vec![format!("{shown}: the compiled file has no kernel `{kernel}` (is it inside an #if?)")]
+            }
+            other => vec![format!("{shown}: {other}")],
+        },
+    })?;
+    Ok(Kernels { submission, reference })
+}
+
+fn compile_file(gpu: &Gpu, manifest: &Manifest, file: &Path, entry: &str) -> Result<CudaFunction, GpuError> {
+    let path = manifest.path(file);
+    let text =
+        fs::read_to_string(&path).map_err(|e| GpuError::MissingSource(path.display().to_string(), e.to_string()))?;
+    compile_text(gpu, &path.display().to_string(), &text, entry)
+}
+
+fn compile_text(gpu: &Gpu, shown: &str, text: &str, entry: &str) -> Result<CudaFunction, GpuError> {
+    let expanded = source::expand_for_compile(shown, text).map_err(|missing| {
+        GpuError::MissingSource(missing.file, format!("included from {shown}; searched {:?}", source::search_dirs()))
+    })?;
+    gpu.function_from_text(shown, &expanded, entry)
+}
+
+/// Checks `file` (shown as `shown` in messages). `profile_with` restarts this program so that
+/// it runs [`profile_target`] under Nsight Compute.
+pub fn check(
+    manifest: &Manifest,
+    exercise: &Exercise,
+    file: &LearnerFile,
+    shown: &str,
+    profile_with: &SelfCommand,
+) -> Outcome {
+    let gpu = match Gpu::open() {
+        Ok(gpu) => gpu,
+        Err(why) => return Outcome::CouldNotCheck { reason: why.to_string() },
+    };
+    let kernels = match compile(&gpu, manifest, exercise, file, shown) {
+        Ok(kernels) => kernels,
+        Err(outcome) => return outcome,
+    };
+    let harness = &exercise.harness;
+    for &input in &exercise.inputs {
+        let data = harness.input(input, Size::Check);
+        let result = Run::new(&gpu, &kernels.submission, harness, Size::Check, &data).and_then(|mut run| {
+            run.launch()?;
+            run.output()
+        });
+        match result {
+            Err(error) => return Outcome::Crashed { detail: format!("on the {input} input: {error}") },
+            Ok(output) => {
+                if let Err(detail) = compare(&output, &harness.expected(&data, Size::Check), exercise.tolerance) {
+                    return Outcome::Incorrect { input, detail };
+                }
+            }
+        }
+    }
+    let counters = counters(exercise, profile_with);
+    match measure(&gpu, manifest, exercise, &kernels) {
+        Ok((submission_ms, reference_ms, starter_ms, shared_bytes)) => {
+            Outcome::Correct(Measurements { counters, submission_ms, reference_ms, starter_ms, shared_bytes })
+        }
+        Err(error) => Outcome::Crashed { detail: format!("at the timed size: {error}") },
+    }
+}
+
+/// Reference and submission under Nsight Compute, when a requirement asks for counters.
+fn counters(exercise: &Exercise, profile_with: &SelfCommand) -> Result<CounterPair, String> {
+    if !exercise.requirements.iter().any(|r| r.measure.needs_counters()) {
+        return Err("no requirement of this exercise needs them".into());
+    }
+    let ncu = Ncu::find().map_err(|e| e.to_string())?;
+    let launches = ncu.profile(&profile_with.program, &profile_with.args).map_err(|e| e.to_string())?;
+    let shared: Vec<SharedCounters> =
+        launches.iter().filter(|l| l.kernel == exercise.entry).filter_map(|l| l.shared()).collect();
+    match shared[..] {
+        [reference, submission] => Ok(CounterPair { submission, reference }),
+        _ => Err(format!(
+            "ncu reported {} launches of `{}`, expected 2 (reference, submission)",
+            shared.len(),
+            exercise.entry
+        )),
+    }
+}
+
+/// The profiled side of [`counters`]: the reference, then the submission, once each.
+pub fn profile_target(manifest: &Manifest, exercise: &Exercise, file: &LearnerFile, shown: &str) -> Result<(), String> {
+    let gpu = Gpu::open().map_err(|e| e.to_string())?;
+    let kernels = compile(&gpu, manifest, exercise, file, shown).map_err(|outcome| format!("{outcome:?}"))?;
+    let data = exercise.harness.input(Input::Random, Size::Check);
+    for function in [&kernels.reference, &kernels.submission] {
+        let mut run = Run::new(&gpu, function, &exercise.harness, Size::Check, &data).map_err(|e| e.to_string())?;
+        run.launch().map_err(|e| e.to_string())?;
+        gpu.synchronize().map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+/// Rounds of timing, each timing the three kernels one after the other, so that a drift of the
+/// clock (boost, temperature) touches them alike; each gets the median of its rounds' medians.
+const ROUNDS: usize = 3;
+const PLAN: Plan = Plan { warmup: 2, reps: 7 };
+/// The GPU runs the reference for this long first, to leave its idle clocks.
+const WARM_UP_SECONDS: f64 = 0.2;
+
+/// (submission, reference, starter) median ms at the timed size, and the submission's shared bytes.
+fn measure(
+    gpu: &Gpu,
+    manifest: &Manifest,
+    exercise: &Exercise,
+    kernels: &Kernels,
+) -> Result<(f64, f64, f64, u32), GpuError> {
+    let harness = &exercise.harness;
+    let starter = compile_file(gpu, manifest, &exercise.starter, &exercise.entry)?;
+    let data: HostInput = harness.input(Input::Random, Size::Timed);
+    let mut runs = [&kernels.submission, &kernels.reference, &starter]
+        .into_iter()
+        .map(|function| Run::new(gpu, function, harness, Size::Timed, &data))
+        .collect::<Result<Vec<_>, _>>()?;
+    let start = Instant::now();
+    while start.elapsed().as_secs_f64() < WARM_UP_SECONDS {
+        runs[1].launch()?;
+        gpu.synchronize()?;
+    }
+    let mut medians = vec![Vec::with_capacity(ROUNDS); runs.len()];
+    for _ in 0..ROUNDS {
+        for (run, samples) in runs.iter_mut().zip(&mut medians) {
+            samples.push(timing::time(gpu, PLAN, || run.launch())?.median_ms);
+        }
+    }
+    let median = |samples: &Vec<f64>| timing::Timing::from_samples(samples.clone()).expect("rounds").median_ms;
+    let shared_bytes = gpu.occupancy(&kernels.submission, harness.block_threads(), 0)?.shared_bytes_per_block;
+    Ok((median(&medians[0]), median(&medians[1]), median(&medians[2]), shared_bytes))
+}

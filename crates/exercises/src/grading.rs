@@ -1,0 +1,412 @@
+//! Grading a folder of submissions: one row each, resumable, written as CSV, JSON and Markdown.
+
+use std::{
+    collections::HashMap,
+    ffi::OsString,
+    fs,
+    io::{self, Write},
+    path::{Path, PathBuf},
+    time::Duration,
+};
+
+use serde::{Deserialize, Serialize};
+
+use crate::{
+    check::Outcome,
+    learner_file::{self, LearnerFile},
+    manifest::{Exercise, MAX_SCORE},
+    submissions::Entry,
+    supervise,
+    verdict::{Verdict, judge},
+};
+
+/// The state file in the output folder: one JSON line per graded submission.
+pub const STATE_FILE: &str = "progress.jsonl";
+pub const CSV_FILE: &str = "grades.csv";
+pub const JSON_FILE: &str = "grades.json";
+pub const MARKDOWN_FILE: &str = "summary.md";
+/// Output kept from a check process, per stream.
+const OUTPUT_CAP: usize = 64 * 1024;
+/// Largest result file read back from a check process.
+const RESULT_CAP: u64 = 1024 * 1024;
+
+/// One submission's row.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+pub struct Row {
+    pub submission: String,
+    /// The file graded, relative to the submissions folder.
+    pub file: Option<String>,
+    pub sha256: Option<String>,
+    /// Why it was not graded (refused, not a valid learner file, could not be checked).
+    pub not_graded: Option<String>,
+    pub verdict: Option<Verdict>,
+}
+
+impl Row {
+    pub fn score(&self) -> Option<u32> {
+        self.verdict.as_ref().and_then(|v| v.score)
+    }
+
+    pub fn graded(&self) -> bool {
+        self.score().is_some()
+    }
+}
+
+/// Starts this program's hidden check command on a file, in a process of its own.
+pub struct Checker {
+    pub program: PathBuf,
+    /// The hidden command, e.g. `["__check-submission"]`; the checker adds `--exercise`, `--file`,
+    /// `--name` and `--result`.
+    pub command: Vec<OsString>,
+    pub time_limit: Duration,
+}
+
+impl Checker {
+    /// Checks `file` (shown as `shown`) in a child process killed at the time limit.
+    pub fn check(&self, exercise: &Exercise, file: &LearnerFile, shown: &str) -> Outcome {
+        match self.try_check(exercise, file, shown) {
+            Ok(outcome) => outcome,
+            Err(error) => Outcome::CouldNotCheck { reason: format!("cannot run the check process: {error}") },
+        }
+    }
+
+    fn try_check(&self, exercise: &Exercise, file: &LearnerFile, shown: &str) -> io::Result<Outcome> {
+        let work = tempfile::tempdir()?;
+        let copy = work.path().join("submission.cu");
+        fs::write(&copy, &file.text)?;
+        let mut permissions = fs::metadata(&copy)?.permissions();
+        permissions.set_readonly(true);
+        fs::set_permissions(&copy, permissions)?;
+        let result = work.path().join("result.json");
+        let mut command = std::process::Command::new(&self.program);
+        command.args(&self.command).arg("--exercise").arg(&exercise.id).arg("--file").arg(&copy);
+        command.arg("--name").arg(shown).arg("--result").arg(&result).current_dir(work.path());
+        let finished = supervise::run(&mut command, self.time_limit, OUTPUT_CAP)?;
+        let Some(status) = finished.status else {
+            return Ok(Outcome::TimedOut { seconds: self.time_limit.as_secs() });
+        };
+        let mut text = String::new();
+        if let Ok(file) = fs::File::open(&result) {
+            io::Read::read_to_string(&mut io::Read::take(file, RESULT_CAP), &mut text)?;
+        }
+        Ok(serde_json::from_str(&text).unwrap_or_else(|_| {
+            let stderr = finished.stderr.shown();
+            let tail: Vec<&str> = stderr.lines().rev().take(12).collect::<Vec<_>>().into_iter().rev().collect();
+            Outcome::Crashed {
+                detail: format!("the check process ended ({status}) without a result:\n{}", tail.join("\n")),
+            }
+        }))
+    }
+}
+
+/// The rows already graded in `out_dir` for `exercise`, by (submission, sha256). A line that
+/// cannot be read (a run killed while writing it) is ignored: that submission is graded again.
+pub fn load_state(out_dir: &Path, exercise: &str) -> HashMap<(String, String), Row> {
+    let text = fs::read_to_string(out_dir.join(STATE_FILE)).unwrap_or_default();
+    text.lines()
+        .filter_map(|line| serde_json::from_str::<StateLine>(line).ok())
+        .filter(|line| line.exercise == exercise)
+        .filter_map(|line| Some(((line.row.submission.clone(), line.row.sha256.clone()?), line.row)))
+        .collect()
+}
+
+#[derive(Deserialize, Serialize)]
+struct StateLine {
+    exercise: String,
+    row: Row,
+}
+
+fn append_state(out_dir: &Path, exercise: &str, row: &Row) -> io::Result<()> {
+    let path = out_dir.join(STATE_FILE);
+    // A run killed while writing leaves a line without its end: start a new line after it.
+    let cut_off = fs::read(&path).is_ok_and(|text| text.last().is_some_and(|&last| last != b'\n'));
+    let mut file = fs::OpenOptions::new().create(true).append(true).open(&path)?;
+    let line = serde_json::to_string(&StateLine { exercise: exercise.to_owned(), row: row.clone() })?;
+    writeln!(file, "{}{line}", if cut_off { "\n" } else { "" })?;
+    file.sync_data()
+}
+
+/// What a grading run did.
+pub struct Graded {
+    pub rows: Vec<Row>,
+    /// Rows taken from an earlier run.
+    pub resumed: usize,
+}
+
+/// Grades `entries` for `exercise` (its starter text is `starter`) into `out_dir`: each file is
+/// validated, then checked by `check` unless an earlier run in `out_dir` graded the same file;
+/// the reports are rewritten after every row, so an interrupted run keeps what it finished.
+/// `progress(name, done, total)` is told before each check.
+pub fn grade(
+    exercise: &Exercise,
+    starter: &str,
+    entries: &[Entry],
+    out_dir: &Path,
+    check: &dyn Fn(&LearnerFile, &str) -> Outcome,
+    progress: &dyn Fn(&str, usize, usize),
+) -> io::Result<Graded> {
+    fs::create_dir_all(out_dir)?;
+    let done = load_state(out_dir, &exercise.id);
+    let (mut rows, mut resumed) = (Vec::new(), 0);
+    for (index, entry) in entries.iter().enumerate() {
+        let row = match entry {
+            Entry::Refused { name, reason } => refused(name, reason.clone()),
+            Entry::Found(submission) => {
+                let mut row = Row {
+                    submission: submission.name.clone(),
+                    file: Some(submission.shown.clone()),
+                    sha256: Some(submission.sha256.clone()),
+                    not_graded: None,
+                    verdict: None,
+                };
+                match learner_file::validate(exercise, starter, &submission.bytes) {
+                    Err(invalid) => row.not_graded = Some(format!("{}: {invalid}", submission.shown)),
+                    Ok(_) if done.contains_key(&(submission.name.clone(), submission.sha256.clone())) => {
+                        resumed += 1;
+                        row = done[&(submission.name.clone(), submission.sha256.clone())].clone();
+                    }
+                    Ok(file) => {
+                        progress(&submission.name, index, entries.len());
+                        let outcome = check(&file, &submission.shown);
+                        if let Outcome::CouldNotCheck { reason } = &outcome {
+                            row.not_graded = Some(format!("not checked: {reason}"));
+                        }
+                        row.verdict = Some(judge(exercise, &outcome));
+                        if row.graded() {
+                            append_state(out_dir, &exercise.id, &row)?;
+                        }
+                    }
+                }
+                row
+            }
+        };
+        rows.push(row);
+        write_reports(exercise, &rows, out_dir)?;
+    }
+    Ok(Graded { rows, resumed })
+}
+
+fn refused(name: &str, reason: String) -> Row {
+    Row { submission: name.to_owned(), file: None, sha256: None, not_graded: Some(reason), verdict: None }
+}
+
+/// `grades.csv`, `grades.json` and `summary.md` in `out_dir`, each replaced whole.
+pub fn write_reports(exercise: &Exercise, rows: &[Row], out_dir: &Path) -> io::Result<()> {
+    write_atomically(&out_dir.join(CSV_FILE), &csv(rows)?)?;
+    let json = serde_json::json!({
+        "exercise": exercise.id,
+        "title": exercise.title,
+        "max_score": MAX_SCORE,
+        "rows": rows,
+    });
+    write_atomically(&out_dir.join(JSON_FILE), &(serde_json::to_string_pretty(&json)? + "\n"))?;
+    write_atomically(&out_dir.join(MARKDOWN_FILE), &markdown(exercise, rows))
+}
+
+fn write_atomically(path: &Path, text: &str) -> io::Result<()> {
+    let temporary = path.with_extension("partial");
+    fs::write(&temporary, text)?;
+    fs::rename(&temporary, path)
+}
+
+const CSV_HEADER: [&str; 15] = [
+    "submission",
+    "file",
+    "graded",
+    "outcome",
+    "compiled",
+    "correct",
+    "load_wavefronts_per_request",
+    "store_wavefronts_per_request",
+    "time_vs_reference",
+    "speedup_vs_starter",
+    "shared_bytes",
+    "score",
+    "max_score",
+    "lost_points",
+    "sha256",
+];
+
+/// One line per row; a reason not graded fills `lost_points`.
+pub fn csv(rows: &[Row]) -> io::Result<String> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    writer.write_record(CSV_HEADER)?;
+    let number = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.3}"));
+    let flag = |v: Option<bool>| v.map_or(String::new(), |v| if v { "yes" } else { "no" }.to_owned());
+    for row in rows {
+        let verdict = row.verdict.as_ref();
+        let lost = match (&row.not_graded, verdict) {
+            (Some(reason), _) => reason.clone(),
+            (None, Some(verdict)) => verdict.lost.join("; "),
+            (None, None) => String::new(),
+        };
+        writer.write_record([
+            row.submission.clone(),
+            row.file.clone().unwrap_or_default(),
+            flag(Some(row.graded())),
+            verdict.map_or("not-graded".to_owned(), |v| v.outcome.clone()),
+            flag(verdict.and_then(|v| v.compiled)),
+            flag(verdict.and_then(|v| v.correct)),
+            number(verdict.and_then(|v| v.load_wavefronts_per_request)),
+            number(verdict.and_then(|v| v.store_wavefronts_per_request)),
+            number(verdict.and_then(|v| v.time_vs_reference)),
+            number(verdict.and_then(|v| v.speedup_vs_starter)),
+            verdict.and_then(|v| v.shared_bytes).map_or(String::new(), |b| b.to_string()),
+            row.score().map_or(String::new(), |s| s.to_string()),
+            MAX_SCORE.to_string(),
+            lost,
+            row.sha256.clone().unwrap_or_default(),
+        ])?;
+    }
+    String::from_utf8(writer.into_inner().map_err(|e| e.into_error())?).map_err(io::Error::other)
+}
+
+/// A summary for the instructor: counts, one table row per submission, then the reasons.
+pub fn markdown(exercise: &Exercise, rows: &[Row]) -> String {
+    let graded = rows.iter().filter(|r| r.graded()).count();
+    let full = rows.iter().filter(|r| r.score() == Some(MAX_SCORE)).count();
+    let mut out = format!(
+        "# Grades: {} (lesson {}: {})\n\n{} submissions: {graded} graded ({full} with full marks), {} not graded.\n\n",
+        exercise.id,
+        exercise.lesson,
+        exercise.title,
+        rows.len(),
+        rows.len() - graded
+    );
+    out.push_str("| submission | score | compiled | correct | ld wf/req | st wf/req | time vs reference | lost points, or why not graded |\n");
+    out.push_str("| --- | --- | --- | --- | --- | --- | --- | --- |\n");
+    let cell = |text: String| text.replace('|', "\\|").replace('\n', " ");
+    for row in rows {
+        let verdict = row.verdict.as_ref();
+        let flag = |v: Option<bool>| v.map_or("-", |v| if v { "yes" } else { "no" });
+        let ratio = |v: Option<f64>| v.map_or("-".to_owned(), lesson_kit::lesson::format_ratio);
+        let lost = match (&row.not_graded, verdict) {
+            (Some(reason), _) => reason.clone(),
+            (None, Some(v)) if v.lost.is_empty() => "none".to_owned(),
+            (None, Some(v)) => v.lost.join("; "),
+            (None, None) => String::new(),
+        };
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            cell(row.submission.clone()),
+            row.score().map_or("-".to_owned(), |s| format!("{s}/{MAX_SCORE}")),
+            flag(verdict.and_then(|v| v.compiled)),
+            flag(verdict.and_then(|v| v.correct)),
+            ratio(verdict.and_then(|v| v.load_wavefronts_per_request)),
+            ratio(verdict.and_then(|v| v.store_wavefronts_per_request)),
+            verdict.and_then(|v| v.time_vs_reference).map_or("-".to_owned(), |t| format!("{t:.2}x")),
+            cell(lost),
+        ));
+    }
+    let notes: Vec<&String> = rows.iter().filter_map(|r| r.verdict.as_ref()).flat_map(|v| &v.notes).collect();
+    if let Some(note) = notes.first() {
+        out.push_str(&format!("\nNote: {note}\n"));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+
+    use super::*;
+    use crate::{
+        submissions::scan,
+        verdict::tests::{measured, transpose},
+    };
+
+    /// A folder with `correct.cu` and `invalid.cu`, graded by a check that counts its calls.
+    struct Setup {
+        submissions: tempfile::TempDir,
+        out: tempfile::TempDir,
+        exercise: Exercise,
+        starter: String,
+    }
+
+    impl Setup {
+        fn new() -> Setup {
+            let exercise = transpose();
+            let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../exercises");
+            let starter = fs::read_to_string(dir.join(&exercise.starter)).unwrap();
+            let submissions = tempfile::tempdir().unwrap();
+            fs::write(submissions.path().join("correct.cu"), fs::read(dir.join(&exercise.solution)).unwrap()).unwrap();
+            fs::write(submissions.path().join("invalid.cu"), starter.replace("unsigned n)", "int n)")).unwrap();
+            Setup { submissions, out: tempfile::tempdir().unwrap(), exercise, starter }
+        }
+
+        fn grade(&self, calls: &Cell<usize>) -> Graded {
+            let entries = scan(self.submissions.path(), "exercise.cu").unwrap();
+            let check = |_: &LearnerFile, _: &str| {
+                calls.set(calls.get() + 1);
+                Outcome::Correct(measured(1, 1, 1.0))
+            };
+            grade(&self.exercise, &self.starter, &entries, self.out.path(), &check, &|_, _, _| {}).unwrap()
+        }
+    }
+
+    #[test]
+    fn a_rerun_keeps_what_was_graded_and_regrades_what_changed() {
+        let setup = Setup::new();
+        let calls = Cell::new(0);
+        let first = setup.grade(&calls);
+        assert_eq!((calls.get(), first.resumed), (1, 0), "the invalid file is never checked");
+        assert_eq!(first.rows[0].score(), Some(100));
+        assert_eq!(
+            first.rows[1].not_graded.as_deref(),
+            Some(
+                "invalid.cu: kernel `transpose` takes (const unsigned* __restrict__ in, unsigned* __restrict__ out, int n); \
+                  it must take (const unsigned* __restrict__ in, unsigned* __restrict__ out, unsigned n) as in the starter"
+            )
+        );
+        let second = setup.grade(&calls);
+        assert_eq!((calls.get(), second.resumed), (1, 1));
+        assert_eq!(second.rows, first.rows);
+
+        // A changed file is graded again; a line cut off by an interrupted run is ignored.
+        let path = setup.submissions.path().join("correct.cu");
+        fs::write(&path, fs::read_to_string(&path).unwrap().replace("(column ^ row)", "((column + row) % TILE)"))
+            .unwrap();
+        let mut state = fs::OpenOptions::new().append(true).open(setup.out.path().join(STATE_FILE)).unwrap();
+        write!(state, "{{\"exercise\":\"transpose-swizzle\",\"row\":{{\"submis").unwrap();
+        let third = setup.grade(&calls);
+        assert_eq!((calls.get(), third.resumed), (2, 0));
+        assert_ne!(third.rows[0].sha256, first.rows[0].sha256);
+        let fourth = setup.grade(&calls);
+        assert_eq!((calls.get(), fourth.resumed), (2, 1));
+    }
+
+    /// A checker whose "check process" is the shell script `script`, given the checker's arguments.
+    fn shell_checker(script: &str, seconds: u64) -> Checker {
+        Checker {
+            program: "sh".into(),
+            command: vec!["-c".into(), script.into(), "sh".into()],
+            time_limit: Duration::from_secs(seconds),
+        }
+    }
+
+    #[test]
+    fn the_check_process_reports_through_its_result_file_and_is_killed_or_blamed_when_it_cannot() {
+        let exercise = transpose();
+        let file = LearnerFile { text: "x".into(), region: (1, 1) };
+        let write_result = r#"while [ $# -gt 0 ]; do [ "$1" = --result ] && r=$2; shift; done
+            echo '{"outcome":"incorrect","input":"random","detail":"out[3] is 1"}' > "$r""#;
+        assert_eq!(
+            shell_checker(write_result, 60).check(&exercise, &file, "a.cu"),
+            Outcome::Incorrect { input: crate::manifest::Input::Random, detail: "out[3] is 1".into() }
+        );
+        assert_eq!(shell_checker("sleep 600", 1).check(&exercise, &file, "a.cu"), Outcome::TimedOut { seconds: 1 });
+        let died =
+            shell_checker("echo 'CUDA_ERROR_ILLEGAL_ADDRESS' >&2; kill -SEGV $$", 60).check(&exercise, &file, "a.cu");
+        let Outcome::Crashed { detail } = died else { panic!("{died:?}") };
+        assert!(detail.starts_with("the check process ended (signal: 11"), "{detail}");
+        assert!(detail.ends_with("without a result:\nCUDA_ERROR_ILLEGAL_ADDRESS"), "{detail}");
+    }
+
+    #[test]
+    fn the_state_of_another_exercise_is_not_used() {
+        let setup = Setup::new();
+        setup.grade(&Cell::new(0));
+        assert_eq!(load_state(setup.out.path(), "transpose-swizzle").len(), 1);
+        assert!(load_state(setup.out.path(), "row-sums").is_empty());
+    }
+}

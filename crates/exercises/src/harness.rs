@@ -1,0 +1,320 @@
+//! An exercise's kernel on the GPU: its input data, its launch, and the output the CPU expects.
+
+use cuda_kernels::{CudaFunction, CudaSlice, Gpu, GpuError, LaunchConfig, PushKernelArg};
+use lesson_04_gemm::{cpu_product, random_matrix, relative_error};
+use lesson_kit::words_kernel::random_words;
+
+use crate::manifest::{Harness, Input};
+
+/// Words per row of a `row-sums` tile, and rows of a `column-sums` tile (as in the kernels).
+const ROW_WORDS: usize = 32;
+const TILE_ROWS: usize = 32;
+
+/// Which size to run: small for correctness and the counters, large for the clock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Size {
+    Check,
+    Timed,
+}
+
+/// Input data on the host, to upload and to compute the expected output from.
+#[derive(Clone, Debug)]
+pub enum HostInput {
+    Words(Vec<u32>),
+    /// A and B, each n x n.
+    Matrices(Vec<f32>, Vec<f32>),
+}
+
+/// What the kernel wrote.
+#[derive(Clone, Debug)]
+pub enum Output {
+    Words(Vec<u32>),
+    Floats(Vec<f32>),
+}
+
+/// What it should have written.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expected {
+    Words(Vec<u32>),
+    Floats(Vec<f64>),
+}
+
+impl Harness {
+    fn block(&self) -> [u32; 2] {
+        match *self {
+            Harness::RowSums { block, .. }
+            | Harness::ColumnSums { block, .. }
+            | Harness::Transpose { block, .. }
+            | Harness::Gemm { block, .. } => block,
+        }
+    }
+
+    pub fn block_threads(&self) -> u32 {
+        let [x, y] = self.block();
+        x * y
+    }
+
+    /// Blocks (word kernels) or the matrix side (transpose, GEMM) at `size`.
+    fn extent(&self, size: Size) -> u32 {
+        match (*self, size) {
+            (Harness::RowSums { check_blocks, .. } | Harness::ColumnSums { check_blocks, .. }, Size::Check) => {
+                check_blocks
+            }
+            (Harness::RowSums { timed_blocks, .. } | Harness::ColumnSums { timed_blocks, .. }, Size::Timed) => {
+                timed_blocks
+            }
+            (Harness::Transpose { check_n, .. } | Harness::Gemm { check_n, .. }, Size::Check) => check_n,
+            (Harness::Transpose { timed_n, .. } | Harness::Gemm { timed_n, .. }, Size::Timed) => timed_n,
+        }
+    }
+
+    pub fn launch_config(&self, size: Size) -> LaunchConfig {
+        let [x, y] = self.block();
+        let extent = self.extent(size);
+        let grid_dim = match self {
+            Harness::RowSums { .. } | Harness::ColumnSums { .. } => (extent, 1, 1),
+            Harness::Transpose { .. } => (extent / x, extent / x, 1),
+            Harness::Gemm { .. } => (extent / x, extent / y, 1),
+        };
+        LaunchConfig { grid_dim, block_dim: (x, y, 1), shared_mem_bytes: 0 }
+    }
+
+    /// Input words (or floats per matrix) at `size`.
+    fn input_len(&self, size: Size) -> usize {
+        let extent = self.extent(size) as usize;
+        match *self {
+            Harness::RowSums { .. } => extent * self.block_threads() as usize * ROW_WORDS,
+            Harness::ColumnSums { element_bytes, columns, .. } => {
+                extent * TILE_ROWS * columns as usize * element_bytes as usize / 4
+            }
+            Harness::Transpose { .. } | Harness::Gemm { .. } => extent * extent,
+        }
+    }
+
+    fn output_len(&self, size: Size) -> usize {
+        match self {
+            Harness::RowSums { .. } | Harness::ColumnSums { .. } => {
+                self.extent(size) as usize * self.block_threads() as usize
+            }
+            Harness::Transpose { .. } | Harness::Gemm { .. } => self.input_len(size),
+        }
+    }
+
+    /// Input data of kind `input` at `size`.
+    pub fn input(&self, input: Input, size: Size) -> HostInput {
+        let len = self.input_len(size);
+        match (self, input) {
+            (Harness::Gemm { .. }, Input::Index) => {
+                // Small integers, so that every product and sum is exact in floats.
+                let small = |modulus: usize| (0..len).map(|i| (i % modulus) as f32 - (modulus / 2) as f32).collect();
+                HostInput::Matrices(small(17), small(13))
+            }
+            (Harness::Gemm { .. }, Input::Random) => HostInput::Matrices(random_matrix(len), random_matrix(len)),
+            (Harness::ColumnSums { element_bytes: 1, .. }, Input::Index) => {
+                // Element e holds e mod 256: four to a word, little-endian.
+                HostInput::Words(
+                    (0..len as u32).map(|w| u32::from_le_bytes([0, 1, 2, 3].map(|b| (4 * w + b) as u8))).collect(),
+                )
+            }
+            (_, Input::Index) => HostInput::Words((0..len as u32).collect()),
+            (_, Input::Random) => HostInput::Words(random_words(len)),
+        }
+    }
+
+    /// The CPU's answer for `input` at `size`.
+    pub fn expected(&self, input: &HostInput, size: Size) -> Expected {
+        match (*self, input) {
+            (Harness::RowSums { iterations, .. }, HostInput::Words(words)) => Expected::Words(
+                words
+                    .chunks(ROW_WORDS)
+                    .map(|row| row.iter().fold(0u32, |s, &w| s.wrapping_add(w)).wrapping_mul(iterations))
+                    .collect(),
+            ),
+            (Harness::ColumnSums { element_bytes, columns, iterations, .. }, HostInput::Words(words)) => {
+                let element = |e: usize| match element_bytes {
+                    1 => (words[e / 4] >> (8 * (e % 4))) & 0xff,
+                    _ => words[e],
+                };
+                let (columns, threads) = (columns as usize, self.block_threads() as usize);
+                let tile_elements = TILE_ROWS * columns;
+                let out = (0..self.output_len(size)).map(|index| {
+                    let (block, thread) = (index / threads, index % threads);
+                    let (warp, lane) = (thread / 32, thread % 32);
+                    let first = block * tile_elements + lane * columns;
+                    let sum = (warp..columns).step_by(32).fold(0u32, |s, c| s.wrapping_add(element(first + c)));
+                    sum.wrapping_mul(iterations)
+                });
+                Expected::Words(out.collect())
+            }
+            (Harness::Transpose { .. }, HostInput::Words(words)) => {
+                let n = self.extent(size) as usize;
+                Expected::Words((0..n * n).map(|i| words[(i % n) * n + i / n]).collect())
+            }
+            (Harness::Gemm { .. }, HostInput::Matrices(a, b)) => {
+                let n = self.extent(size) as usize;
+                Expected::Floats(cpu_product(a, b, n, 0..n).into_iter().flat_map(|(_, row)| row).collect())
+            }
+            (harness, _) => unreachable!("{harness:?} makes its own kind of input"),
+        }
+    }
+}
+
+/// `Err` says where the output first differs (words) or by how much (floats).
+pub fn compare(output: &Output, expected: &Expected, tolerance: f64) -> Result<(), String> {
+    match (output, expected) {
+        (Output::Words(got), Expected::Words(want)) => {
+            match got.iter().zip(want).enumerate().find(|(_, (g, w))| g != w) {
+                None => Ok(()),
+                Some((index, (got, want))) => Err(format!("out[{index}] is {got}, the CPU's answer is {want}")),
+            }
+        }
+        (Output::Floats(got), Expected::Floats(want)) => {
+            let error = relative_error(got, want);
+            match error <= tolerance {
+                true => Ok(()),
+                false => Err(format!(
+                    "relative error {error:.2e} against the CPU in double precision (tolerance {tolerance:.0e})"
+                )),
+            }
+        }
+        _ => unreachable!("an output and its expectation have the same kind"),
+    }
+}
+
+/// One kernel with its buffers on the GPU, ready to launch again and again.
+pub struct Run<'g> {
+    gpu: &'g Gpu,
+    function: CudaFunction,
+    config: LaunchConfig,
+    buffers: Buffers,
+}
+
+enum Buffers {
+    /// `(in, out, scalar)`: the iteration count or the matrix side.
+    Words {
+        input: CudaSlice<u32>,
+        out: CudaSlice<u32>,
+        scalar: u32,
+    },
+    Gemm {
+        a: CudaSlice<f32>,
+        b: CudaSlice<f32>,
+        c: CudaSlice<f32>,
+        n: u32,
+    },
+}
+
+impl<'g> Run<'g> {
+    pub fn new(
+        gpu: &'g Gpu,
+        function: &CudaFunction,
+        harness: &Harness,
+        size: Size,
+        input: &HostInput,
+    ) -> Result<Run<'g>, GpuError> {
+        let out_len = harness.output_len(size);
+        let buffers = match (harness, input) {
+            (Harness::RowSums { iterations, .. } | Harness::ColumnSums { iterations, .. }, HostInput::Words(words)) => {
+                Buffers::Words { input: gpu.upload(words)?, out: gpu.zeros(out_len)?, scalar: *iterations }
+            }
+            (Harness::Transpose { .. }, HostInput::Words(words)) => {
+                Buffers::Words { input: gpu.upload(words)?, out: gpu.zeros(out_len)?, scalar: harness.extent(size) }
+            }
+            (Harness::Gemm { .. }, HostInput::Matrices(a, b)) => {
+                Buffers::Gemm { a: gpu.upload(a)?, b: gpu.upload(b)?, c: gpu.zeros(out_len)?, n: harness.extent(size) }
+            }
+            (harness, _) => unreachable!("{harness:?} makes its own kind of input"),
+        };
+        Ok(Run { gpu, function: function.clone(), config: harness.launch_config(size), buffers })
+    }
+
+    /// Enqueues one launch.
+    pub fn launch(&mut self) -> Result<(), GpuError> {
+        let mut launch = self.gpu.stream().launch_builder(&self.function);
+        match &mut self.buffers {
+            Buffers::Words { input, out, scalar } => launch.arg(&*input).arg(out).arg(&*scalar),
+            Buffers::Gemm { a, b, c, n } => launch.arg(&*a).arg(&*b).arg(c).arg(&*n).arg(&*n).arg(&*n),
+        };
+        // SAFETY: the kernel's signature was checked against the exercise's (words: `(const
+        // unsigned*, unsigned*, unsigned)`, GEMM: `(const float*, const float*, float*, unsigned,
+        // unsigned, unsigned)`), and the buffers hold what the launch shape makes it touch. A
+        // learner's kernel that strays outside them faults on the GPU, which is reported.
+        unsafe { launch.launch(self.config) }?;
+        Ok(())
+    }
+
+    /// Waits for the launches and copies the output back.
+    pub fn output(&self) -> Result<Output, GpuError> {
+        Ok(match &self.buffers {
+            Buffers::Words { out, .. } => Output::Words(self.gpu.download(out)?),
+            Buffers::Gemm { c, .. } => Output::Floats(self.gpu.download(c)?),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn row_sums_add_each_row_iterations_times() {
+        let harness = Harness::RowSums { block: [2, 1], check_blocks: 1, timed_blocks: 1, iterations: 3 };
+        assert_eq!(harness.input_len(Size::Check), 64);
+        let HostInput::Words(words) = harness.input(Input::Index, Size::Check) else { panic!("words") };
+        let row0: u32 = (0..32).sum();
+        let row1: u32 = (32..64).sum();
+        assert_eq!(harness.expected(&HostInput::Words(words), Size::Check), Expected::Words(vec![3 * row0, 3 * row1]));
+        assert_eq!(harness.launch_config(Size::Timed).grid_dim, (1, 1, 1));
+    }
+
+    #[test]
+    fn column_sums_read_a_column_of_bytes_per_warp() {
+        let harness = Harness::ColumnSums {
+            block: [64, 1],
+            element_bytes: 1,
+            columns: 64,
+            check_blocks: 1,
+            timed_blocks: 1,
+            iterations: 1,
+        };
+        let input = harness.input(Input::Index, Size::Check);
+        let HostInput::Words(words) = &input else { panic!("words") };
+        assert_eq!(words.len(), 32 * 64 / 4);
+        assert_eq!(words[1], u32::from_le_bytes([4, 5, 6, 7]));
+        let Expected::Words(out) = harness.expected(&input, Size::Check) else { panic!("words") };
+        // Lane 1 of warp 0 reads row 1, columns 0 and 32: elements 64 and 96.
+        assert_eq!(out[1], 64 + 96);
+        // Lane 5 of warp 1 reads row 5, columns 1 and 33: elements 321 and 353, mod 256.
+        assert_eq!(out[32 + 5], (321 % 256) + (353 % 256));
+    }
+
+    #[test]
+    fn transpose_and_gemm_answers() {
+        let harness = Harness::Transpose { block: [2, 1], check_n: 4, timed_n: 8 };
+        assert_eq!(harness.launch_config(Size::Timed).grid_dim, (4, 4, 1));
+        let Expected::Words(out) = harness.expected(&harness.input(Input::Index, Size::Check), Size::Check) else {
+            panic!("words")
+        };
+        assert_eq!(out[1], 4, "out(0, 1) = in(1, 0)");
+        let gemm = Harness::Gemm { block: [2, 2], check_n: 2, timed_n: 2 };
+        let input = HostInput::Matrices(vec![1.0, 2.0, 3.0, 4.0], vec![1.0, 0.0, 0.0, 1.0]);
+        assert_eq!(gemm.expected(&input, Size::Check), Expected::Floats(vec![1.0, 2.0, 3.0, 4.0]));
+        let HostInput::Matrices(a, _) = gemm.input(Input::Index, Size::Check) else { panic!("matrices") };
+        assert_eq!(a, vec![-8.0, -7.0, -6.0, -5.0]);
+    }
+
+    #[test]
+    fn comparisons_name_the_first_difference() {
+        let want = Expected::Words(vec![1, 2, 3]);
+        assert_eq!(compare(&Output::Words(vec![1, 2, 3]), &want, 0.0), Ok(()));
+        assert_eq!(
+            compare(&Output::Words(vec![1, 5, 3]), &want, 0.0),
+            Err("out[1] is 5, the CPU's answer is 2".to_owned())
+        );
+        let want = Expected::Floats(vec![1.0, 1.0]);
+        assert!(compare(&Output::Floats(vec![1.0, 1.00001]), &want, 1e-4).is_ok());
+        let error = compare(&Output::Floats(vec![1.0, 2.0]), &want, 1e-4).unwrap_err();
+        assert_eq!(error, "relative error 7.07e-1 against the CPU in double precision (tolerance 1e-4)");
+        assert!(compare(&Output::Floats(vec![f32::NAN, 1.0]), &want, 1e-4).is_err(), "NaN is never close");
+    }
+}

@@ -1,0 +1,262 @@
+//! A folder of submissions: one sub-folder or `.cu` file each. Nothing outside the folder is
+//! read: a name with `..` is refused, and so is a link that leads outside the folder.
+
+use std::{
+    fs,
+    io::Read,
+    path::{Path, PathBuf},
+};
+
+use sha2::{Digest, Sha256};
+
+use crate::{BadInput, learner_file::MAX_FILE_BYTES};
+
+/// One entry of the folder.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Entry {
+    Found(Submission),
+    /// Not graded, and why.
+    Refused {
+        name: String,
+        reason: String,
+    },
+}
+
+impl Entry {
+    pub fn name(&self) -> &str {
+        match self {
+            Entry::Found(submission) => &submission.name,
+            Entry::Refused { name, .. } => name,
+        }
+    }
+}
+
+/// A submission's file, read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Submission {
+    /// The entry's name in the submissions folder.
+    pub name: String,
+    /// The file's path relative to the submissions folder, as messages show it.
+    pub shown: String,
+    pub bytes: Vec<u8>,
+    /// SHA-256 of `bytes`, hex: with the name, what a resumed run recognises.
+    pub sha256: String,
+}
+
+/// Every entry of `dir` in name order (hidden ones, `.name`, are skipped); `learner_file` is the
+/// name looked for inside a sub-folder (e.g. `exercise.cu`).
+pub fn scan(dir: &Path, learner_file: &str) -> Result<Vec<Entry>, BadInput> {
+    let shown = dir.display();
+    let root = match fs::canonicalize(dir) {
+        Ok(root) if root.is_dir() => root,
+        Ok(_) => return Err(BadInput(format!("{shown} is a file: give the folder that holds the submissions"))),
+        Err(_) => {
+            return Err(BadInput(format!("there is no folder {shown}: give the folder that holds the submissions")));
+        }
+    };
+    let mut names = Vec::new();
+    for entry in fs::read_dir(&root).map_err(|e| BadInput(format!("cannot read {shown}: {e}")))? {
+        let entry = entry.map_err(|e| BadInput(format!("cannot read {shown}: {e}")))?;
+        names.push(entry.file_name().to_string_lossy().into_owned());
+    }
+    names.sort();
+    let entries: Vec<Entry> = names
+        .into_iter()
+        .filter(|name| !name.starts_with('.') || name.contains(".."))
+        .map(|name| match open(&root, &name, learner_file) {
+            Ok(submission) => Entry::Found(submission),
+            Err(reason) => Entry::Refused { name, reason },
+        })
+        .collect();
+    if entries.is_empty() {
+        return Err(BadInput(format!(
+            "{shown} has no submissions: put one sub-folder or .cu file per submission in it"
+        )));
+    }
+    Ok(entries)
+}
+
+/// The submission `name` in `root`, or why it is refused.
+fn open(root: &Path, name: &str, learner_file: &str) -> Result<Submission, String> {
+    let path = inside(root, name)?;
+    let (file, shown) = match path.is_dir() {
+        true => {
+            let file = learner_file_in(&path, learner_file)?;
+            let shown = format!("{name}/{}", file.file_name().expect("a file").to_string_lossy());
+            (inside(root, &shown)?, shown)
+        }
+        false if name.ends_with(".cu") => (path, name.to_owned()),
+        false => return Err(format!("not a CUDA source: a submission is a folder or a .cu file, `{name}` is neither")),
+    };
+    if !file.is_file() {
+        return Err(format!("{shown} is not a regular file"));
+    }
+    let mut bytes = Vec::new();
+    let mut reader = fs::File::open(&file).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    reader
+        .by_ref()
+        .take(MAX_FILE_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read {shown}: {e}"))?;
+    let sha256 = Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
+    Ok(Submission { name: name.to_owned(), shown, bytes, sha256 })
+}
+
+/// `root/relative` resolved, if it stays inside `root` (a canonical path): the name has no `..`
+/// and any link on the way leads inside.
+fn inside(root: &Path, relative: &str) -> Result<PathBuf, String> {
+    if relative.contains("..") {
+        return Err(format!("refused: the name `{relative}` contains `..`"));
+    }
+    let resolved =
+        fs::canonicalize(root.join(relative)).map_err(|_| format!("refused: `{relative}` is a link to nothing"))?;
+    if !resolved.starts_with(root) {
+        return Err(format!(
+            "refused: `{relative}` is a link to {}, outside the submissions folder",
+            resolved.display()
+        ));
+    }
+    Ok(resolved)
+}
+
+/// The learner's file in a submission folder: `learner_file`, else its only `.cu` file.
+fn learner_file_in(dir: &Path, learner_file: &str) -> Result<PathBuf, String> {
+    let name = dir.file_name().expect("a folder").to_string_lossy();
+    if dir.join(learner_file).exists() {
+        return Ok(dir.join(learner_file));
+    }
+    let mut files: Vec<String> = fs::read_dir(dir)
+        .map_err(|e| format!("cannot read {name}: {e}"))?
+        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+        .filter(|f| !f.starts_with('.'))
+        .collect();
+    files.sort();
+    let sources: Vec<&String> = files.iter().filter(|f| f.ends_with(".cu")).collect();
+    match sources[..] {
+        [only] => Ok(dir.join(only)),
+        [] if files.is_empty() => Err(format!("the folder {name} is empty: it needs the learner's {learner_file}")),
+        [] => {
+            Err(format!("no .cu file in {name} (it has {}): it needs the learner's {learner_file}", files.join(", ")))
+        }
+        _ => Err(format!(
+            "{name} has several .cu files ({}) and none named {learner_file}: name the one to grade {learner_file}",
+            sources.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::symlink;
+
+    use super::*;
+
+    fn refused(entries: &[Entry], name: &str) -> String {
+        match entries.iter().find(|e| e.name() == name) {
+            Some(Entry::Refused { reason, .. }) => reason.clone(),
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn folders_files_and_every_refusal() {
+        let outside = tempfile::tempdir().unwrap();
+        fs::write(outside.path().join("secret.cu"), "__global__ void k() {}").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for (path, text) in [
+            ("alice/exercise.cu", "a"),
+            ("alice/notes.txt", "n"),
+            ("bob/mine.cu", "b"),
+            ("carol/a.cu", "c"),
+            ("carol/b.cu", "c"),
+            ("dave/report.pdf", "p"),
+            ("erin.cu", "e"),
+            ("frank.txt", "f"),
+            (".DS_Store", "x"),
+            ("..evil.cu", "x"),
+        ] {
+            fs::create_dir_all(root.join(path).parent().unwrap()).unwrap();
+            fs::write(root.join(path), text).unwrap();
+        }
+        fs::create_dir(root.join("empty")).unwrap();
+        symlink(outside.path().join("secret.cu"), root.join("mallory.cu")).unwrap();
+        fs::create_dir(root.join("oscar")).unwrap();
+        symlink(outside.path().join("secret.cu"), root.join("oscar/exercise.cu")).unwrap();
+        symlink(root.join("erin.cu"), root.join("peggy.cu")).unwrap();
+        symlink(root.join("nowhere.cu"), root.join("trent.cu")).unwrap();
+
+        let entries = scan(root, "exercise.cu").unwrap();
+        let names: Vec<&str> = entries.iter().map(Entry::name).collect();
+        assert_eq!(
+            names,
+            [
+                "..evil.cu",
+                "alice",
+                "bob",
+                "carol",
+                "dave",
+                "empty",
+                "erin.cu",
+                "frank.txt",
+                "mallory.cu",
+                "oscar",
+                "peggy.cu",
+                "trent.cu"
+            ]
+        );
+        let Entry::Found(alice) = &entries[1] else { panic!("{:?}", entries[1]) };
+        assert_eq!((alice.shown.as_str(), alice.bytes.as_slice()), ("alice/exercise.cu", b"a".as_slice()));
+        assert_eq!(alice.sha256, "ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb");
+        assert!(matches!(&entries[2], Entry::Found(s) if s.shown == "bob/mine.cu"));
+        assert!(matches!(&entries[6], Entry::Found(s) if s.shown == "erin.cu"));
+        assert!(matches!(&entries[10], Entry::Found(s) if s.shown == "peggy.cu"), "a link inside is followed");
+
+        assert_eq!(refused(&entries, "..evil.cu"), "refused: the name `..evil.cu` contains `..`");
+        assert_eq!(
+            refused(&entries, "carol"),
+            "carol has several .cu files (a.cu, b.cu) and none named exercise.cu: name the one to grade exercise.cu"
+        );
+        assert_eq!(
+            refused(&entries, "dave"),
+            "no .cu file in dave (it has report.pdf): it needs the learner's exercise.cu"
+        );
+        assert_eq!(refused(&entries, "empty"), "the folder empty is empty: it needs the learner's exercise.cu");
+        assert_eq!(
+            refused(&entries, "frank.txt"),
+            "not a CUDA source: a submission is a folder or a .cu file, `frank.txt` is neither"
+        );
+        let secret = fs::canonicalize(outside.path().join("secret.cu")).unwrap();
+        assert_eq!(
+            refused(&entries, "mallory.cu"),
+            format!("refused: `mallory.cu` is a link to {}, outside the submissions folder", secret.display())
+        );
+        assert_eq!(
+            refused(&entries, "oscar"),
+            format!("refused: `oscar/exercise.cu` is a link to {}, outside the submissions folder", secret.display())
+        );
+        assert_eq!(refused(&entries, "trent.cu"), "refused: `trent.cu` is a link to nothing");
+    }
+
+    #[test]
+    fn a_missing_or_empty_folder_is_bad_input() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("nope");
+        assert_eq!(
+            scan(&missing, "exercise.cu").unwrap_err().to_string(),
+            format!("there is no folder {}: give the folder that holds the submissions", missing.display())
+        );
+        fs::write(dir.path().join(".hidden"), "x").unwrap();
+        assert_eq!(
+            scan(dir.path(), "exercise.cu").unwrap_err().to_string(),
+            format!("{} has no submissions: put one sub-folder or .cu file per submission in it", dir.path().display())
+        );
+        let file = dir.path().join(".hidden");
+        assert!(
+            scan(&file, "exercise.cu")
+                .unwrap_err()
+                .to_string()
+                .ends_with("is a file: give the folder that holds the submissions")
+        );
+    }
+}

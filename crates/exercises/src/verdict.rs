@@ -1,0 +1,338 @@
+//! From what a check measured to a score, the reason for every lost point, and what to fix next.
+//! Needs no GPU: it only reads an [`Outcome`].
+
+use serde::{Deserialize, Serialize};
+
+use crate::{
+    check::{Measurements, Outcome},
+    manifest::{Exercise, MAX_SCORE, Measure},
+};
+
+/// One line of the verdict: correctness or a requirement.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+pub struct Item {
+    pub what: String,
+    /// `None`: not measured (the kernel did not get that far).
+    pub measured: Option<String>,
+    pub needed: String,
+    pub met: bool,
+    pub points: u32,
+    pub earned: u32,
+}
+
+/// A scored check.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+pub struct Verdict {
+    /// `compile-error`, `crashed`, `timed-out`, `incorrect`, `correct` or `could-not-check`.
+    pub outcome: String,
+    /// `None` when the submission could not be checked (not its fault): it was not graded.
+    pub score: Option<u32>,
+    pub compiled: Option<bool>,
+    pub correct: Option<bool>,
+    pub load_wavefronts_per_request: Option<f64>,
+    pub store_wavefronts_per_request: Option<f64>,
+    pub time_vs_reference: Option<f64>,
+    pub speedup_vs_starter: Option<f64>,
+    pub shared_bytes: Option<u32>,
+    pub items: Vec<Item>,
+    /// `-30 shared load wavefronts per request: 32, needed ≤ 1`, one per item that lost points.
+    pub lost: Vec<String>,
+    /// Facts about how it was judged (counters unavailable, ...).
+    pub notes: Vec<String>,
+    /// What to do next, in one or two sentences.
+    pub next: String,
+}
+
+pub fn judge(exercise: &Exercise, outcome: &Outcome) -> Verdict {
+    let kind = serde_json::to_value(outcome).ok().and_then(|v| v["outcome"].as_str().map(str::to_owned));
+    let mut verdict = Verdict {
+        outcome: kind.expect("every outcome has a name"),
+        score: Some(0),
+        compiled: Some(true),
+        correct: None,
+        load_wavefronts_per_request: None,
+        store_wavefronts_per_request: None,
+        time_vs_reference: None,
+        speedup_vs_starter: None,
+        shared_bytes: None,
+        items: Vec::new(),
+        lost: Vec::new(),
+        notes: Vec::new(),
+        next: String::new(),
+    };
+    let (failure, next) = match outcome {
+        Outcome::Correct(measurements) => {
+            verdict.correct = Some(true);
+            judge_measurements(exercise, measurements, &mut verdict);
+            return verdict;
+        }
+        Outcome::CouldNotCheck { reason } => {
+            verdict.score = None;
+            verdict.compiled = None;
+            verdict.next = format!("Not checked: {reason}.");
+            return verdict;
+        }
+        Outcome::CompileError { messages } => {
+            verdict.compiled = Some(false);
+            let first = messages.first().map_or("", String::as_str);
+            (format!("does not compile: {first}"), format!("Fix the compile error first: {first}"))
+        }
+        Outcome::Crashed { detail } => (
+            format!("crashed: {detail}"),
+            "The kernel crashed on the GPU: look for an index outside the arrays (or a __trap).".to_owned(),
+        ),
+        Outcome::TimedOut { seconds } => {
+            // Killed while compiling or while running: which, the time limit does not tell.
+            verdict.compiled = None;
+            (
+                format!("killed after {seconds} s without finishing"),
+                format!("It did not finish within {seconds} s: look for a loop that never ends."),
+            )
+        }
+        Outcome::Incorrect { input, detail } => {
+            verdict.correct = Some(false);
+            (
+                format!("wrong output on the {input} input: {detail}"),
+                format!(
+                    "The output is wrong on the {input} input ({detail}): every element must still be read and written \
+                     exactly once. Performance is measured once the output is right."
+                ),
+            )
+        }
+    };
+    verdict.items.push(Item {
+        what: "correct output".into(),
+        measured: Some("no".into()),
+        needed: "yes".into(),
+        met: false,
+        points: exercise.correct_points,
+        earned: 0,
+    });
+    verdict.lost.push(format!("-{} {failure}", exercise.correct_points));
+    let rest = MAX_SCORE - exercise.correct_points;
+    if rest > 0 {
+        verdict.lost.push(format!("-{rest} performance not measured: it needs a correct kernel"));
+    }
+    for requirement in &exercise.requirements {
+        verdict.items.push(Item {
+            what: requirement.measure.describe().into(),
+            measured: None,
+            needed: requirement.needed(),
+            met: false,
+            points: requirement.points,
+            earned: 0,
+        });
+    }
+    verdict.next = next;
+    verdict
+}
+
+fn judge_measurements(exercise: &Exercise, m: &Measurements, verdict: &mut Verdict) {
+    verdict.items.push(Item {
+        what: "correct output".into(),
+        measured: Some(exercise.inputs.iter().map(|i| format!("yes ({i})")).collect::<Vec<_>>().join(", ")),
+        needed: "yes".into(),
+        met: true,
+        points: exercise.correct_points,
+        earned: exercise.correct_points,
+    });
+    let time_vs_reference = m.submission_ms / m.reference_ms;
+    verdict.time_vs_reference = Some(time_vs_reference);
+    verdict.speedup_vs_starter = Some(m.starter_ms / m.submission_ms);
+    verdict.shared_bytes = Some(m.shared_bytes);
+    if let Ok(pair) = &m.counters {
+        verdict.load_wavefronts_per_request = pair.submission.load_wavefronts_per_request();
+        verdict.store_wavefronts_per_request = pair.submission.store_wavefronts_per_request();
+    }
+    let mut by_clock = false;
+    for requirement in &exercise.requirements {
+        let (value, measure, limit) = match (&m.counters, requirement.measure.needs_counters()) {
+            (Err(_), true) => {
+                by_clock = true;
+                (Some(time_vs_reference), Measure::TimeVsReference, exercise.fallback_time_vs_reference)
+            }
+            _ => (value(requirement.measure, m), requirement.measure, requirement.limit()),
+        };
+        // No shared access of that kind at all: nothing to conflict.
+        let met = value.is_none_or(|v| measure.meets(v, limit));
+        let measured = value.map_or_else(|| "none".to_owned(), |v| measure.format(v));
+        let what = match measure == requirement.measure {
+            true => measure.describe().to_owned(),
+            false => format!("{} (judged by {})", requirement.measure.describe(), measure.describe()),
+        };
+        if !met {
+            verdict.lost.push(format!("-{} {what}: {measured}, needed {}", requirement.points, measure.needed(limit)));
+        }
+        verdict.items.push(Item {
+            what,
+            measured: Some(measured),
+            needed: measure.needed(limit),
+            met,
+            points: requirement.points,
+            earned: if met { requirement.points } else { 0 },
+        });
+    }
+    if let (true, Err(why)) = (by_clock, &m.counters) {
+        verdict.notes.push(format!(
+            "Conflicts judged by timing against the reference (met at ≤ {}x its time): Nsight Compute's counters could \
+             not be read: {why}",
+            exercise.fallback_time_vs_reference
+        ));
+    }
+    verdict.score = Some(verdict.items.iter().map(|i| i.earned).sum());
+    let failing = exercise.requirements.iter().zip(&verdict.items[1..]).find(|(_, item)| !item.met);
+    verdict.next = match failing {
+        None => "All requirements met.".to_owned(),
+        Some((requirement, item)) => format!(
+            "Correct, but {} is {}, needed {}: {}.",
+            item.what,
+            item.measured.as_deref().unwrap_or("-"),
+            item.needed,
+            requirement.fix
+        ),
+    };
+}
+
+/// A requirement's value, `None` when the kernel made no shared access of that kind.
+fn value(measure: Measure, m: &Measurements) -> Option<f64> {
+    let counters = m.counters.as_ref().ok();
+    let ratio = |a: u64, b: u64| (b > 0).then(|| a as f64 / b as f64);
+    match measure {
+        Measure::LoadWavefrontsPerRequest => counters?.submission.load_wavefronts_per_request(),
+        Measure::StoreWavefrontsPerRequest => counters?.submission.store_wavefronts_per_request(),
+        Measure::LoadWavefrontsVsReference => {
+            let c = counters?;
+            ratio(c.submission.load_wavefronts, c.reference.load_wavefronts)
+        }
+        Measure::LoadInstructionsVsReference => {
+            let c = counters?;
+            ratio(c.submission.load_instructions, c.reference.load_instructions)
+        }
+        Measure::SharedBytesPerBlock => Some(m.shared_bytes as f64),
+        Measure::SpeedupVsStarter => Some(m.starter_ms / m.submission_ms),
+        Measure::TimeVsReference => Some(m.submission_ms / m.reference_ms),
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use cuda_kernels::ncu::SharedCounters;
+
+    use super::*;
+    use crate::{
+        check::CounterPair,
+        manifest::{Input, Manifest},
+    };
+
+    pub fn transpose() -> Exercise {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../exercises");
+        Manifest::load(&dir).unwrap().exercise("transpose-swizzle").unwrap().clone()
+    }
+
+    /// Per warp: 32 loads and 32 stores of `load` and `store` wavefronts each.
+    pub fn measured(load: u64, store: u64, submission_ms: f64) -> Measurements {
+        let counters = |load, store| SharedCounters {
+            load_wavefronts: 32 * load,
+            load_instructions: 32,
+            store_wavefronts: 32 * store,
+            store_instructions: 32,
+        };
+        Measurements {
+            counters: Ok(CounterPair { submission: counters(load, store), reference: counters(1, 1) }),
+            submission_ms,
+            reference_ms: 1.0,
+            starter_ms: 1.7,
+            shared_bytes: 4096,
+        }
+    }
+
+    #[test]
+    fn a_conflict_free_kernel_gets_every_point() {
+        let verdict = judge(&transpose(), &Outcome::Correct(measured(1, 1, 1.0)));
+        assert_eq!((verdict.score, verdict.correct, verdict.compiled), (Some(100), Some(true), Some(true)));
+        assert_eq!((verdict.load_wavefronts_per_request, verdict.store_wavefronts_per_request), (Some(1.0), Some(1.0)));
+        assert!(verdict.lost.is_empty() && verdict.notes.is_empty(), "{verdict:?}");
+        assert_eq!(verdict.next, "All requirements met.");
+    }
+
+    #[test]
+    fn a_conflicted_kernel_loses_the_conflict_points_and_is_told_what_to_fix() {
+        let mut conflicted = measured(2, 1, 1.0);
+        conflicted.shared_bytes = 4224;
+        let verdict = judge(&transpose(), &Outcome::Correct(conflicted));
+        assert_eq!(verdict.score, Some(60));
+        assert_eq!(
+            verdict.lost,
+            [
+                "-30 shared load wavefronts per request: 2, needed ≤ 1",
+                "-10 shared memory per block: 4224 B, needed ≤ 4096 B"
+            ]
+        );
+        assert_eq!(
+            verdict.next,
+            "Correct, but shared load wavefronts per request is 2, needed ≤ 1: a column load still puts several lanes \
+             in one bank: column c of rows 0..31 must be in 32 different banks."
+        );
+    }
+
+    #[test]
+    fn without_counters_conflicts_are_judged_by_the_clock_and_the_verdict_says_so() {
+        let mut slow = measured(1, 1, 1.5);
+        slow.counters = Err("ncu not found".into());
+        let verdict = judge(&transpose(), &Outcome::Correct(slow));
+        assert_eq!(verdict.load_wavefronts_per_request, None);
+        assert_eq!(
+            verdict.lost[0],
+            "-30 shared load wavefronts per request (judged by time vs the reference): 1.50x, needed ≤ 1.20x"
+        );
+        assert_eq!(
+            verdict.score,
+            Some(40 + 10),
+            "correct and within the shared memory; 1.13x over the starter is too slow"
+        );
+        assert_eq!(
+            verdict.notes,
+            [
+                "Conflicts judged by timing against the reference (met at ≤ 1.2x its time): Nsight Compute's counters could \
+              not be read: ncu not found"
+            ]
+        );
+        let mut fast = measured(1, 1, 1.0);
+        fast.counters = Err("ncu not found".into());
+        assert_eq!(judge(&transpose(), &Outcome::Correct(fast)).score, Some(100));
+    }
+
+    #[test]
+    fn failures_before_measuring_cost_everything_with_one_reason_each() {
+        let error = "does-not-compile/exercise.cu:20: error: identifier \"colum\" is undefined".to_owned();
+        let verdict = judge(&transpose(), &Outcome::CompileError { messages: vec![error.clone()] });
+        assert_eq!(
+            (verdict.score, verdict.compiled, verdict.outcome.as_str()),
+            (Some(0), Some(false), "compile-error")
+        );
+        assert_eq!(
+            verdict.lost,
+            [
+                format!("-40 does not compile: {error}"),
+                "-60 performance not measured: it needs a correct kernel".into()
+            ]
+        );
+        assert_eq!(verdict.next, format!("Fix the compile error first: {error}"));
+        assert_eq!(verdict.items.len(), 1 + transpose().requirements.len());
+
+        let wrong = judge(
+            &transpose(),
+            &Outcome::Incorrect { input: Input::Index, detail: "out[1] is 0, the CPU's answer is 256".into() },
+        );
+        assert_eq!((wrong.score, wrong.correct), (Some(0), Some(false)));
+        assert_eq!(wrong.lost[0], "-40 wrong output on the index-encoded input: out[1] is 0, the CPU's answer is 256");
+        let hung = judge(&transpose(), &Outcome::TimedOut { seconds: 30 });
+        assert_eq!((hung.score, hung.outcome.as_str()), (Some(0), "timed-out"));
+        assert_eq!(hung.lost[0], "-40 killed after 30 s without finishing");
+        let crashed =
+            judge(&transpose(), &Outcome::Crashed { detail: "on the index-encoded input: CUDA driver error".into() });
+        assert_eq!(crashed.lost[0], "-40 crashed: on the index-encoded input: CUDA driver error");
+        let unchecked = judge(&transpose(), &Outcome::CouldNotCheck { reason: "no GPU".into() });
+        assert_eq!((unchecked.score, unchecked.compiled), (None, None));
+    }
+}

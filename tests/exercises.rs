@@ -1,0 +1,305 @@
+//! Exercises and grading where there is no GPU (the GPU suite's `grading` tests run the rest):
+//! the manifest and its files, validation, refusals, exit statuses, and the reports' format.
+
+use std::{
+    collections::BTreeMap,
+    fs,
+    os::unix::fs::symlink,
+    path::{Path, PathBuf},
+    process::ExitCode,
+};
+
+use course_tests::{files_under, root, xtask};
+use exercises::{
+    Manifest,
+    check::{CounterPair, Measurements, Outcome},
+    grading::{self, Row},
+    learner_file,
+    manifest::Input,
+    verdict::judge,
+};
+use serde_json::Value;
+
+fn manifest() -> Manifest {
+    Manifest::load(&root().join("exercises")).unwrap()
+}
+
+fn fixtures() -> PathBuf {
+    root().join("tests/fixtures/grading/transpose-swizzle")
+}
+
+#[test]
+fn one_exercise_per_lesson_at_least_six_each_with_starter_solution_hints_and_requirements() {
+    let manifest = manifest();
+    assert!(manifest.exercises.len() >= 6, "six or more exercises");
+    for lesson in 1..=5 {
+        assert!(manifest.exercises.iter().any(|e| e.lesson == lesson), "lesson {lesson} has an exercise");
+    }
+    for exercise in &manifest.exercises {
+        let id = &exercise.id;
+        let starter = fs::read_to_string(manifest.path(&exercise.starter)).unwrap();
+        let solution = fs::read_to_string(manifest.path(&exercise.solution)).unwrap();
+        let starter_file = learner_file::validate(exercise, &starter, starter.as_bytes()).unwrap();
+        let solution_file = learner_file::validate(exercise, &starter, solution.as_bytes())
+            .unwrap_or_else(|e| panic!("{id}: the solution differs from the starter outside the region: {e}"));
+        assert_ne!(starter_file.region_text(), solution_file.region_text(), "{id}: the solution changes the region");
+        assert_eq!(exercise.starter.file_name().unwrap(), "exercise.cu", "{id}: submissions hold exercise.cu");
+        assert!(!exercise.hints.is_empty() && !exercise.requirements.is_empty(), "{id}");
+        assert_eq!(exercise.inputs, [Input::Index, Input::Random], "{id}: both inputs, so plausible mistakes fail");
+        assert!(
+            exercise.requirements.iter().any(|r| r.measure.needs_counters()),
+            "{id}: a requirement on conflicts, measured by the counters"
+        );
+    }
+}
+
+#[test]
+fn without_a_gpu_the_exercise_command_validates_and_says_in_one_line_that_checking_needs_one() {
+    let solution = root().join("exercises/transpose-swizzle/solution.cu");
+    let run = xtask(&["exercise", "transpose-swizzle", "--file", solution.to_str().unwrap(), "--no-gpu"]);
+    assert_eq!(run.code, ExitCode::from(2), "nothing was checked");
+    assert!(
+        run.stdout.ends_with(&format!(
+            "{}: valid (markers in place, the rest as in the starter).\nChecking needs a GPU: --no-gpu given.\n",
+            solution.display()
+        )),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.starts_with("Exercise transpose-swizzle (lesson 3): Transpose without padding\n"));
+
+    let dir = tempfile::tempdir().unwrap();
+    let edited = dir.path().join("mine.cu");
+    fs::write(
+        &edited,
+        fs::read_to_string(&solution).unwrap().replace("#define BLOCK_ROWS 8u", "#define BLOCK_ROWS 4u"),
+    )
+    .unwrap();
+    let run = xtask(&["exercise", "transpose-swizzle", "--file", edited.to_str().unwrap(), "--no-gpu"]);
+    assert_eq!(run.code, ExitCode::FAILURE, "the file has a problem");
+    assert!(
+        run.stdout.contains(&format!("{}: line 13 is outside the editable part", edited.display())),
+        "{}",
+        run.stdout
+    );
+
+    let run = xtask(&["exercise", "row-sums", "--hint"]);
+    assert_eq!(run.code, ExitCode::SUCCESS);
+    assert_eq!(
+        run.stdout.lines().filter(|l| l.starts_with("Hint ")).count(),
+        manifest().exercise("row-sums").unwrap().hints.len()
+    );
+}
+
+#[test]
+fn the_list_without_a_gpu_says_why_each_is_not_checked() {
+    let run = xtask(&["exercise", "--list", "--no-gpu"]);
+    assert_eq!(run.code, ExitCode::SUCCESS);
+    for exercise in &manifest().exercises {
+        let line = run.stdout.lines().find(|l| l.contains(&format!(" {} ", exercise.id))).expect("a line per exercise");
+        assert!(line.contains("not checked: --no-gpu given"), "{line}");
+    }
+}
+
+#[test]
+fn unknown_exercises_and_missing_files_are_named_and_end_with_status_2() {
+    let known = manifest()
+        .exercises
+        .iter()
+        .map(|e| format!("\n  {:<20} lesson {}: {}", e.id, e.lesson, e.title))
+        .collect::<String>();
+    let expected = format!(
+        "there is no exercise `nope`. The exercises are:{known}\nList them with `cargo xtask exercise --list`."
+    );
+    let run = xtask(&["exercise", "nope"]);
+    assert_eq!((run.error(), run.code), (expected.as_str(), ExitCode::from(2)));
+    let run = xtask(&["grade", "--exercise", "nope", fixtures().to_str().unwrap(), "--no-gpu"]);
+    assert_eq!((run.error(), run.code), (expected.as_str(), ExitCode::from(2)));
+    let run = xtask(&["exercise", "row-sums", "--file", "/nonexistent/mine.cu", "--no-gpu"]);
+    assert!(run.error().starts_with("cannot read /nonexistent/mine.cu: "), "{}", run.error());
+    assert_eq!(run.code, ExitCode::from(2));
+}
+
+fn rows(out: &Path) -> Vec<Value> {
+    let json: Value = serde_json::from_str(&fs::read_to_string(out.join(grading::JSON_FILE)).unwrap()).unwrap();
+    json["rows"].as_array().unwrap().clone()
+}
+
+#[test]
+fn without_a_gpu_grading_validates_all_six_fixtures_grades_nothing_and_modifies_nothing() {
+    let before = files_under(&fixtures());
+    let out = tempfile::tempdir().unwrap();
+    let run = xtask(&[
+        "grade",
+        "--exercise",
+        "transpose-swizzle",
+        fixtures().to_str().unwrap(),
+        "--out",
+        out.path().to_str().unwrap(),
+        "--no-gpu",
+    ]);
+    assert_eq!(run.code, ExitCode::from(2), "nothing graded: {}", run.stdout);
+    assert!(run.stdout.trim_end().ends_with("Nothing graded: grading needs a GPU (--no-gpu given)."), "{}", run.stdout);
+    let rows = rows(out.path());
+    let names: Vec<&str> = rows.iter().map(|r| r["submission"].as_str().unwrap()).collect();
+    assert_eq!(names, ["conflicted", "correct", "crashes", "does-not-compile", "hangs", "wrong-result"]);
+    for row in &rows {
+        assert_eq!(row["not_graded"], "not checked: the file is valid; grading it needs a GPU", "{row}");
+        assert_eq!(row["file"], format!("{}/exercise.cu", row["submission"].as_str().unwrap()));
+    }
+    assert!(!out.path().join(grading::STATE_FILE).exists(), "nothing to resume");
+    assert_eq!(files_under(&fixtures()), before, "the submissions are never modified");
+}
+
+#[test]
+fn grading_refuses_unsafe_names_links_and_files_that_are_not_the_exercise_each_with_its_reason() {
+    let outside = tempfile::tempdir().unwrap();
+    fs::write(outside.path().join("secret.cu"), "__global__ void transpose() {}").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let submissions = dir.path().join("submissions");
+    let starter = fs::read_to_string(root().join("exercises/transpose-swizzle/exercise.cu")).unwrap();
+    let solution = fs::read_to_string(root().join("exercises/transpose-swizzle/solution.cu")).unwrap();
+    for (path, text) in [
+        ("good/exercise.cu", solution.clone()),
+        ("..sneaky.cu", solution.clone()),
+        ("notes.txt", "my answer is XOR".to_owned()),
+        ("python.cu", "import numpy\nprint(numpy.zeros(3))\n".to_owned()),
+        ("renamed.cu", solution.replace("void transpose(", "void my_transpose(")),
+        ("retyped.cu", solution.replace("unsigned n)", "int n)")),
+        ("edited-outside.cu", solution.replace("#define TILE 32u", "#define TILE 16u")),
+        ("no-markers.cu", starter.replace("// ---- EDIT BELOW ----\n", "")),
+    ] {
+        fs::create_dir_all(submissions.join(path).parent().unwrap()).unwrap();
+        fs::write(submissions.join(path), text).unwrap();
+    }
+    fs::write(submissions.join("binary.cu"), [0x7f, b'E', b'L', b'F', 0, 0, 1]).unwrap();
+    symlink(outside.path().join("secret.cu"), submissions.join("link-out.cu")).unwrap();
+    let out = dir.path().join("grades");
+    let run = xtask(&[
+        "grade",
+        "--exercise",
+        "transpose-swizzle",
+        submissions.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--no-gpu",
+    ]);
+    assert_eq!(run.code, ExitCode::from(2), "{}", run.error());
+    let reasons: BTreeMap<String, String> = rows(&out)
+        .iter()
+        .map(|r| (r["submission"].as_str().unwrap().to_owned(), r["not_graded"].as_str().unwrap().to_owned()))
+        .collect();
+    let secret = fs::canonicalize(outside.path().join("secret.cu")).unwrap();
+    let expected = [
+        ("..sneaky.cu", "refused: the name `..sneaky.cu` contains `..`".to_owned()),
+        ("binary.cu", "binary.cu: the file is not text (binary or not UTF-8): hand in the .cu source file".into()),
+        (
+            "edited-outside.cu",
+            "edited-outside.cu: line 12 is outside the editable part and differs from the starter:\n  yours:   #define TILE 16u\n  \
+             starter: #define TILE 32u\nOnly the lines between the markers may change: restore that line from the starter"
+                .into(),
+        ),
+        ("good", "not checked: the file is valid; grading it needs a GPU".into()),
+        ("link-out.cu", format!("refused: `link-out.cu` is a link to {}, outside the submissions folder", secret.display())),
+        (
+            "no-markers.cu",
+            "no-markers.cu: the lines `// ---- EDIT BELOW ----` and `// ---- EDIT ABOVE ----` must each appear once, in \
+             that order: restore them from the starter"
+                .into(),
+        ),
+        ("notes.txt", "not a CUDA source: a submission is a folder or a .cu file, `notes.txt` is neither".into()),
+        (
+            "python.cu",
+            "python.cu: the file does not look like CUDA C++ (no `__global__` kernel, no edit markers): is it the right file?".into(),
+        ),
+        (
+            "renamed.cu",
+            "renamed.cu: there is no kernel `transpose` (it defines `my_transpose`); keep the starter's `extern \"C\" \
+             __global__ void transpose(const unsigned* __restrict__ in, unsigned* __restrict__ out, unsigned n)`"
+                .into(),
+        ),
+        (
+            "retyped.cu",
+            "retyped.cu: kernel `transpose` takes (const unsigned* __restrict__ in, unsigned* __restrict__ out, int n); \
+             it must take (const unsigned* __restrict__ in, unsigned* __restrict__ out, unsigned n) as in the starter"
+                .into(),
+        ),
+    ];
+    assert_eq!(reasons, expected.into_iter().map(|(k, v)| (k.to_owned(), v)).collect());
+}
+
+#[test]
+fn bad_folders_are_named_and_end_with_status_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let grade = |folder: &Path, out: Option<&Path>| {
+        let mut args = vec!["grade", "--exercise", "row-sums", folder.to_str().unwrap(), "--no-gpu"];
+        if let Some(out) = out {
+            args.extend(["--out", out.to_str().unwrap()]);
+        }
+        let run = xtask(&args);
+        assert_eq!(run.code, ExitCode::from(2), "{}", run.error());
+        run.error().to_owned()
+    };
+    let missing = dir.path().join("missing");
+    assert_eq!(
+        grade(&missing, None),
+        format!("there is no folder {}: give the folder that holds the submissions", missing.display())
+    );
+    let empty = dir.path().join("empty");
+    fs::create_dir(&empty).unwrap();
+    assert_eq!(
+        grade(&empty, None),
+        format!("{} has no submissions: put one sub-folder or .cu file per submission in it", empty.display())
+    );
+    fs::write(empty.join("a.cu"), "x").unwrap();
+    let inside = empty.join("grades");
+    assert_eq!(
+        grade(&empty, Some(&inside)),
+        format!(
+            "{} is inside the submissions folder, which grading never writes to: choose another --out",
+            inside.display()
+        )
+    );
+    assert!(!inside.exists());
+}
+
+fn measurements(load_per_request: u64) -> Measurements {
+    let counters = |load| cuda_kernels::ncu::SharedCounters {
+        load_wavefronts: 256 * load,
+        load_instructions: 256,
+        store_wavefronts: 256,
+        store_instructions: 256,
+    };
+    Measurements {
+        counters: Ok(CounterPair { submission: counters(load_per_request), reference: counters(1) }),
+        submission_ms: 2.0,
+        reference_ms: 2.0,
+        starter_ms: 3.0,
+        shared_bytes: 4096,
+    }
+}
+
+#[test]
+fn reports_have_a_row_per_submission_and_every_lost_point() {
+    let exercise = manifest().exercise("transpose-swizzle").unwrap().clone();
+    let row = |name: &str, outcome: Option<Outcome>, not_graded: Option<&str>| Row {
+        submission: name.into(),
+        file: outcome.as_ref().map(|_| format!("{name}/exercise.cu")),
+        sha256: None,
+        not_graded: not_graded.map(str::to_owned),
+        verdict: outcome.map(|o| judge(&exercise, &o)),
+    };
+    let rows = [
+        row("alice", Some(Outcome::Correct(measurements(1))), None),
+        row("bob", Some(Outcome::Correct(measurements(2))), None),
+        row(
+            "carol",
+            Some(Outcome::CompileError { messages: vec!["carol/exercise.cu:20: error: expected a \";\"".into()] }),
+            None,
+        ),
+        row("dave", Some(Outcome::TimedOut { seconds: 60 }), None),
+        row("..eve", None, Some("refused: the name `..eve` contains `..`")),
+    ];
+    insta::assert_snapshot!("grades_csv", grading::csv(&rows).unwrap());
+    insta::assert_snapshot!("grades_markdown", grading::markdown(&exercise, &rows));
+}

@@ -1,0 +1,132 @@
+//! Exercises and grading on the GPU, through the compiled `xtask` program as a learner and an
+//! instructor run it: every starter fails and every solution passes, and grading the six fixtures
+//! of `transpose-swizzle` gives each its expected row. The tests hold one lock, so that no two
+//! checks time kernels at once (speed is a requirement).
+
+use std::{collections::BTreeMap, path::Path, process::Command, sync::Mutex};
+
+use course_tests::{files_under, gpu_suite_runs, root, xtask_program};
+use exercises::Manifest;
+use serde_json::Value;
+
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// Exit status and everything printed.
+fn xtask(args: &[&str]) -> (Option<i32>, String) {
+    let output = Command::new(xtask_program()).args(args).current_dir(root()).output().expect("xtask starts");
+    let text = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    (output.status.code(), text)
+}
+
+#[test]
+fn every_starter_fails_its_requirements_and_every_solution_passes() {
+    if !gpu_suite_runs("grading") {
+        return;
+    }
+    let _gpu = ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let manifest = Manifest::load(&root().join("exercises")).unwrap();
+    for exercise in &manifest.exercises {
+        let id = exercise.id.as_str();
+        let starter = manifest.path(&exercise.starter);
+        let (code, out) = xtask(&["exercise", id, "--file", starter.to_str().unwrap(), "--time-limit", "300"]);
+        assert_eq!(code, Some(1), "{id}: the starter must fail:\n{out}");
+        assert!(out.contains("Correct, but "), "{id}: the starter is correct and fails a requirement:\n{out}");
+        let solution = manifest.path(&exercise.solution);
+        let (code, out) = xtask(&["exercise", id, "--file", solution.to_str().unwrap(), "--time-limit", "300"]);
+        assert_eq!(code, Some(0), "{id}: the solution must pass:\n{out}");
+        assert!(out.contains("Score: 100/100") && out.contains("All requirements met."), "{id}:\n{out}");
+        assert!(!out.contains("Note: Conflicts judged by timing"), "{id}: the GPU suite reads the counters:\n{out}");
+    }
+}
+
+fn rows(out: &Path) -> BTreeMap<String, Value> {
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(out.join("grades.json")).unwrap()).unwrap();
+    json["rows"].as_array().unwrap().iter().map(|r| (r["submission"].as_str().unwrap().to_owned(), r.clone())).collect()
+}
+
+#[test]
+fn grading_the_six_fixtures_gives_each_its_verdict_and_a_rerun_redoes_none() {
+    if !gpu_suite_runs("grading") {
+        return;
+    }
+    let _gpu = ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let fixtures = root().join("tests/fixtures/grading/transpose-swizzle");
+    let before = files_under(&fixtures);
+    let out = tempfile::tempdir().unwrap();
+    let args = [
+        "grade",
+        "--exercise",
+        "transpose-swizzle",
+        fixtures.to_str().unwrap(),
+        "--out",
+        out.path().to_str().unwrap(),
+        "--time-limit",
+        "30",
+    ];
+    let (code, text) = xtask(&args);
+    assert_eq!(code, Some(0), "every submission graded:\n{text}");
+    let rows = rows(out.path());
+    let verdict = |name: &str| rows[name]["verdict"].clone();
+
+    let correct = verdict("correct");
+    assert_eq!(correct["score"], 100, "{correct:#}");
+    assert_eq!((correct["compiled"].clone(), correct["correct"].clone()), (Value::Bool(true), Value::Bool(true)));
+    assert_eq!(
+        (correct["load_wavefronts_per_request"].as_f64(), correct["store_wavefronts_per_request"].as_f64()),
+        (Some(1.0), Some(1.0))
+    );
+    assert_eq!(correct["lost"], serde_json::json!([]));
+
+    // Rows r and r + 16 share every bank: exactly 2 wavefronts per column load, 1 per row store.
+    let conflicted = verdict("conflicted");
+    assert_eq!(conflicted["correct"], true, "{conflicted:#}");
+    assert_eq!(conflicted["load_wavefronts_per_request"].as_f64(), Some(2.0), "{conflicted:#}");
+    assert_eq!(conflicted["store_wavefronts_per_request"].as_f64(), Some(1.0));
+    let lost: Vec<&str> = conflicted["lost"].as_array().unwrap().iter().map(|l| l.as_str().unwrap()).collect();
+    assert_eq!(lost[0], "-30 shared load wavefronts per request: 2, needed ≤ 1");
+    assert!(
+        lost[1..].iter().all(|l| l.starts_with("-10 speed-up over the starter: ")),
+        "only speed may go too: {lost:?}"
+    );
+    assert!(conflicted["score"] == 70 || conflicted["score"] == 60, "{conflicted:#}");
+
+    let wrong = verdict("wrong-result");
+    assert_eq!(
+        (wrong["outcome"].as_str(), wrong["score"].as_u64(), wrong["correct"].as_bool()),
+        (Some("incorrect"), Some(0), Some(false))
+    );
+    assert!(
+        wrong["lost"][0].as_str().unwrap().starts_with("-40 wrong output on the index-encoded input: out["),
+        "{wrong:#}"
+    );
+
+    let broken = verdict("does-not-compile");
+    assert_eq!(
+        (broken["outcome"].as_str(), broken["score"].as_u64(), broken["compiled"].as_bool()),
+        (Some("compile-error"), Some(0), Some(false))
+    );
+    assert_eq!(
+        broken["lost"][0],
+        "-40 does not compile: does-not-compile/exercise.cu:20: error: identifier \"colum\" is undefined"
+    );
+
+    let crashed = verdict("crashes");
+    assert_eq!((crashed["outcome"].as_str(), crashed["score"].as_u64()), (Some("crashed"), Some(0)), "{crashed:#}");
+    assert!(
+        crashed["lost"][0].as_str().unwrap().starts_with("-40 crashed: on the index-encoded input: CUDA driver error"),
+        "{crashed:#}"
+    );
+
+    let hung = verdict("hangs");
+    assert_eq!((hung["outcome"].as_str(), hung["score"].as_u64()), (Some("timed-out"), Some(0)), "{hung:#}");
+    assert_eq!(hung["lost"][0], "-40 killed after 30 s without finishing");
+
+    for file in ["grades.csv", "summary.md", "progress.jsonl"] {
+        assert!(out.path().join(file).is_file(), "{file} written");
+    }
+    let (code, text) = xtask(&args);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("Resumed: 6 submissions graded by an earlier run into this folder were kept."), "{text}");
+    assert_eq!(self::rows(out.path()), rows, "the same rows, none checked again");
+    assert_eq!(files_under(&fixtures), before, "the submissions are never modified");
+}

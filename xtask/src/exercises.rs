@@ -1,0 +1,355 @@
+//! `cargo xtask exercise` and `cargo xtask grade`: find the exercise, run each check in a process
+//! of its own (the hidden `__check-submission` command), and print what the exercises crate says.
+
+use std::{
+    fs,
+    io::Write,
+    path::{Path, PathBuf},
+    process::ExitCode,
+    time::Duration,
+};
+
+use anyhow::Context;
+use clap::Args;
+use cuda_kernels::Gpu;
+use exercises::{
+    BadInput, Exercise, Manifest, check,
+    grading::{self, Checker, Graded},
+    learner_file::{self, LearnerFile},
+    submissions, supervise,
+    verdict::{Verdict, judge},
+};
+use indicatif::{ProgressBar, ProgressStyle};
+use lesson_kit::{Report, Tone, lesson::SelfCommand, styled};
+
+const EXERCISE_EXIT_CODES: &str = "Exit status: 0 every requirement met (or --hint, --list); 1 the file has a \
+problem (invalid, does not compile, wrong output, a requirement not met); 2 nothing was checked (no GPU, \
+--no-gpu, an unknown exercise).";
+
+#[derive(Debug, Args)]
+#[command(after_help = EXERCISE_EXIT_CODES)]
+pub struct ExerciseArgs {
+    /// The exercise, e.g. `row-sums` (`--list` shows them all).
+    #[arg(required_unless_present = "list")]
+    pub id: Option<String>,
+    /// List every exercise and whether your copy of it passes.
+    #[arg(long, conflicts_with_all = ["hint", "file"])]
+    pub list: bool,
+    /// Show the exercise's hints.
+    #[arg(long)]
+    pub hint: bool,
+    /// Check this file instead of your copy in my-exercises/.
+    #[arg(long, value_name = "PATH")]
+    pub file: Option<PathBuf>,
+    /// Only validate the file; do not run it on the GPU.
+    #[arg(long)]
+    pub no_gpu: bool,
+    /// Seconds a check may take before it is killed.
+    #[arg(long, default_value_t = 120, value_name = "SECONDS")]
+    pub time_limit: u64,
+}
+
+const GRADE_EXIT_CODES: &str = "Exit status: 0 every submission was graded; 1 some were graded, some could not \
+be (refused, not a valid learner file, not checked); 2 nothing was graded (no GPU, --no-gpu, a missing or \
+empty folder, an unknown exercise).";
+
+#[derive(Debug, Args)]
+#[command(after_help = GRADE_EXIT_CODES)]
+pub struct GradeArgs {
+    /// The exercise the submissions answer.
+    #[arg(long)]
+    pub exercise: String,
+    /// One sub-folder (holding the learner's .cu file) or one .cu file per submission. Never modified.
+    pub submissions: PathBuf,
+    /// Where to write grades.csv, grades.json and summary.md (default: grades-ID beside the
+    /// submissions folder). A rerun into the same folder keeps what was graded.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Seconds one submission's check may take before it is killed.
+    #[arg(long, default_value_t = 120, value_name = "SECONDS")]
+    pub time_limit: u64,
+    /// Only validate the submissions; grade nothing.
+    #[arg(long)]
+    pub no_gpu: bool,
+}
+
+/// The hidden commands that check one file in a process of their own.
+#[derive(Debug, Args)]
+pub struct ChildArgs {
+    #[arg(long)]
+    pub exercise: String,
+    /// The copy of the learner's file to check.
+    #[arg(long)]
+    pub file: PathBuf,
+    /// The file's name as messages show it.
+    #[arg(long)]
+    pub name: String,
+    /// Where to write the outcome as JSON (the check command only).
+    #[arg(long)]
+    pub result: Option<PathBuf>,
+}
+
+fn manifest() -> anyhow::Result<Manifest> {
+    Manifest::find().map_err(|e| BadInput(e.to_string()).into())
+}
+
+/// `Err(reason)` when checks cannot run here.
+fn gpu_available(no_gpu: bool) -> Result<(), String> {
+    if no_gpu {
+        return Err("--no-gpu given".into());
+    }
+    Gpu::open().map(drop).map_err(|why| why.to_string())
+}
+
+fn checker(time_limit: u64) -> anyhow::Result<Checker> {
+    Ok(Checker {
+        program: std::env::current_exe().context("cannot find this program to run checks with")?,
+        command: vec!["__check-submission".into()],
+        time_limit: Duration::from_secs(time_limit),
+    })
+}
+
+fn starter_text(manifest: &Manifest, exercise: &Exercise) -> anyhow::Result<String> {
+    let path = manifest.path(&exercise.starter);
+    fs::read_to_string(&path).with_context(|| format!("cannot read the starter {}", path.display()))
+}
+
+pub fn exercise(args: &ExerciseArgs, out: &mut dyn Write, color: bool) -> anyhow::Result<ExitCode> {
+    let manifest = manifest()?;
+    if args.list {
+        return list(&manifest, args, out, color);
+    }
+    let exercise = manifest.exercise(args.id.as_deref().expect("clap requires it without --list"))?;
+    writeln!(out, "Exercise {} (lesson {}): {}\n{}", exercise.id, exercise.lesson, exercise.title, exercise.task)?;
+    if args.hint {
+        for (number, hint) in exercise.hints.iter().enumerate() {
+            writeln!(out, "Hint {}: {hint}", number + 1)?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let path = match &args.file {
+        Some(path) => path.clone(),
+        None => {
+            let (path, created) = exercises::learner_copy(&manifest, exercise)
+                .context("cannot make your copy of the exercise in my-exercises/")?;
+            if created {
+                writeln!(
+                    out,
+                    "Made your copy: {}. Edit the lines between the markers, then run this again.",
+                    path.display()
+                )?;
+            }
+            path
+        }
+    };
+    let shown = path.display().to_string();
+    let bytes = fs::read(&path).map_err(|e| BadInput(format!("cannot read {shown}: {e}")))?;
+    let file = match learner_file::validate(exercise, &starter_text(&manifest, exercise)?, &bytes) {
+        Ok(file) => file,
+        Err(invalid) => {
+            writeln!(out, "{shown}: {invalid}")?;
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    writeln!(out, "{shown}: valid (markers in place, the rest as in the starter).")?;
+    if let Err(why) = gpu_available(args.no_gpu) {
+        writeln!(out, "Checking needs a GPU: {why}.")?;
+        return Ok(ExitCode::from(2));
+    }
+    let verdict = with_spinner(&format!("checking {shown}"), || {
+        Ok(judge(exercise, &checker(args.time_limit)?.check(exercise, &file, &shown)))
+    })?;
+    write!(out, "{}", render(&verdict).render(color))?;
+    Ok(match verdict.score {
+        None => ExitCode::from(2),
+        Some(score) if score == exercises::manifest::MAX_SCORE => ExitCode::SUCCESS,
+        Some(_) => ExitCode::FAILURE,
+    })
+}
+
+fn with_spinner<T>(message: &str, work: impl FnOnce() -> anyhow::Result<T>) -> anyhow::Result<T> {
+    let bar = ProgressBar::new_spinner().with_message(message.to_owned());
+    bar.enable_steady_tick(Duration::from_millis(120));
+    let result = work();
+    bar.finish_and_clear();
+    result
+}
+
+/// A verdict as the learner reads it: one line per requirement, the lost points, what to do next.
+fn render(verdict: &Verdict) -> Report {
+    let mut report = Report::default();
+    let rows = verdict
+        .items
+        .iter()
+        .map(|item| {
+            vec![
+                match item.met {
+                    true => styled("✓", Tone::Good),
+                    false => styled("✗", Tone::Bad),
+                },
+                item.what.clone().into(),
+                item.measured.clone().unwrap_or_else(|| "-".into()).into(),
+                item.needed.clone().into(),
+                format!("{}/{}", item.earned, item.points).into(),
+            ]
+        })
+        .collect();
+    if !verdict.items.is_empty() {
+        report.table(["", "requirement", "measured", "needed", "points"], rows);
+    }
+    for note in &verdict.notes {
+        report.text(format!("Note: {note}"));
+    }
+    if let Some(score) = verdict.score {
+        report.text(format!("Score: {score}/{}", exercises::manifest::MAX_SCORE));
+    }
+    report.text(verdict.next.clone());
+    report
+}
+
+fn list(manifest: &Manifest, args: &ExerciseArgs, out: &mut dyn Write, color: bool) -> anyhow::Result<ExitCode> {
+    let gpu = gpu_available(args.no_gpu);
+    let checker = checker(args.time_limit)?;
+    let mut rows = Vec::new();
+    for exercise in &manifest.exercises {
+        let copy = exercises::learner_copy_path(manifest, exercise);
+        let started = copy.is_file();
+        let status = match (&gpu, started) {
+            (Err(why), _) => styled(format!("not checked: {why}"), Tone::Warn),
+            (Ok(()), false) => styled("not started", Tone::Plain),
+            (Ok(()), true) => {
+                let shown = copy.display().to_string();
+                let starter = starter_text(manifest, exercise)?;
+                let verdict = match learner_file::validate(exercise, &starter, &fs::read(&copy)?) {
+                    Err(invalid) => Err(invalid.to_string()),
+                    Ok(file) => Ok(with_spinner(&format!("checking {shown}"), || {
+                        Ok(judge(exercise, &checker.check(exercise, &file, &shown)))
+                    })?),
+                };
+                match verdict {
+                    Ok(v) if v.score == Some(exercises::manifest::MAX_SCORE) => styled("passes", Tone::Good),
+                    Ok(v) if v.score.is_none() => styled(v.next, Tone::Warn),
+                    Ok(v) => styled(format!("fails ({}/100): {}", v.score.unwrap_or(0), v.next), Tone::Bad),
+                    Err(invalid) => styled(format!("fails: {invalid}"), Tone::Bad),
+                }
+            }
+        };
+        let file = match started {
+            true => copy.display().to_string(),
+            false => "none yet".to_owned(),
+        };
+        rows.push(vec![
+            exercise.id.clone().into(),
+            exercise.lesson.into(),
+            exercise.title.clone().into(),
+            file.into(),
+            status,
+        ]);
+    }
+    let mut report = Report::default();
+    report.table(["exercise", "lesson", "title", "your copy", "status"], rows);
+    write!(out, "{}", report.render(color))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn grade(args: &GradeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    let manifest = manifest()?;
+    let exercise = manifest.exercise(&args.exercise)?;
+    let learner_file = exercise.starter.file_name().expect("a starter file").to_string_lossy().into_owned();
+    let entries = submissions::scan(&args.submissions, &learner_file)?;
+    let out_dir = output_folder(args)?;
+    let starter = starter_text(&manifest, exercise)?;
+    let gpu = gpu_available(args.no_gpu);
+    let checker = checker(args.time_limit)?;
+    let check = |file: &LearnerFile, shown: &str| match &gpu {
+        Err(_) => check::Outcome::CouldNotCheck { reason: "the file is valid; grading it needs a GPU".into() },
+        Ok(()) => checker.check(exercise, file, shown),
+    };
+    let bar = ProgressBar::new(entries.len() as u64)
+        .with_style(ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}").expect("valid progress template"));
+    let progress = |name: &str, done: usize, _total: usize| {
+        bar.set_position(done as u64);
+        bar.set_message(format!("grading {name}"));
+    };
+    let Graded { rows, resumed } = grading::grade(exercise, &starter, &entries, &out_dir, &check, &progress)
+        .with_context(|| format!("cannot write the grades in {}", out_dir.display()))?;
+    bar.finish_and_clear();
+    write!(out, "{}", grading::markdown(exercise, &rows))?;
+    if resumed > 0 {
+        writeln!(out, "\nResumed: {resumed} submissions graded by an earlier run into this folder were kept.")?;
+    }
+    let graded = rows.iter().filter(|r| r.graded()).count();
+    let written =
+        [grading::CSV_FILE, grading::JSON_FILE, grading::MARKDOWN_FILE].map(|f| out_dir.join(f).display().to_string());
+    writeln!(out, "\nWritten: {}", written.join(", "))?;
+    Ok(match graded {
+        0 => {
+            let why = gpu.err().map_or(String::new(), |why| format!(": grading needs a GPU ({why})"));
+            writeln!(out, "Nothing graded{why}.")?;
+            ExitCode::from(2)
+        }
+        n if n == rows.len() => ExitCode::SUCCESS,
+        _ => ExitCode::FAILURE,
+    })
+}
+
+/// `--out`, or `grades-ID` beside the submissions folder; never inside it.
+fn output_folder(args: &GradeArgs) -> anyhow::Result<PathBuf> {
+    let submissions = fs::canonicalize(&args.submissions)?;
+    let out = match &args.out {
+        Some(out) => std::path::absolute(out)?,
+        None => match submissions.parent() {
+            Some(parent) => parent.join(format!("grades-{}", args.exercise)),
+            None => return Err(BadInput("the submissions folder has no parent folder: give --out".into()).into()),
+        },
+    };
+    // The deepest part of `out` that exists, resolved, decides where it really is.
+    let existing = out.ancestors().find(|a| a.exists()).unwrap_or(Path::new("/"));
+    let resolved = fs::canonicalize(existing)?.join(out.strip_prefix(existing).expect("an ancestor"));
+    if resolved.starts_with(&submissions) {
+        return Err(BadInput(format!(
+            "{} is inside the submissions folder, which grading never writes to: choose another --out",
+            out.display()
+        ))
+        .into());
+    }
+    Ok(out)
+}
+
+fn child_file(args: &ChildArgs) -> anyhow::Result<(Manifest, Exercise, LearnerFile)> {
+    let manifest = manifest()?;
+    let exercise = manifest.exercise(&args.exercise)?.clone();
+    let bytes = fs::read(&args.file).with_context(|| format!("cannot read {}", args.file.display()))?;
+    let file = learner_file::validate(&exercise, &starter_text(&manifest, &exercise)?, &bytes)?;
+    Ok((manifest, exercise, file))
+}
+
+/// The child side of a check: writes the outcome as JSON to `--result`.
+pub fn check_submission(args: &ChildArgs) -> anyhow::Result<ExitCode> {
+    supervise::end_with_supervisor();
+    let (manifest, exercise, file) = child_file(args)?;
+    let profile_with = SelfCommand {
+        program: std::env::current_exe().context("cannot find this program to profile it")?,
+        args: vec![
+            "__profile-submission".into(),
+            "--exercise".into(),
+            exercise.id.clone().into(),
+            "--file".into(),
+            args.file.clone().into(),
+            "--name".into(),
+            args.name.clone().into(),
+        ],
+    };
+    let outcome = check::check(&manifest, &exercise, &file, &args.name, &profile_with);
+    let result = args.result.as_ref().context("--result names where the outcome goes")?;
+    fs::write(result, serde_json::to_string(&outcome)?)
+        .with_context(|| format!("cannot write {}", result.display()))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The profiled side of a check: the reference and the submission, once each.
+pub fn profile_submission(args: &ChildArgs) -> anyhow::Result<ExitCode> {
+    let (manifest, exercise, file) = child_file(args)?;
+    check::profile_target(&manifest, &exercise, &file, &args.name).map_err(anyhow::Error::msg)?;
+    Ok(ExitCode::SUCCESS)
+}
