@@ -189,17 +189,8 @@ impl Ncu {
         let (details, source) = pages?;
         let mut launches = parse_csv(&details)?;
         let listings = parse_source_page(&source)?;
-        // ncu prints every launch's listing twice in a row; anything else is a format we do not know.
-        let once: Vec<_> = listings.chunks(2).filter(|pair| pair.len() == 2 && pair[0] == pair[1]).collect();
-        if once.len() != launches.len() || listings.len() != 2 * launches.len() {
-            return Err(NcuUnavailable::Failed(format!(
-                "ncu's source page lists {} kernels for {} launches",
-                listings.len(),
-                launches.len()
-            )));
-        }
-        for (launch, pair) in launches.iter_mut().zip(once) {
-            let (kernel, instructions) = &pair[0];
+        let listings = one_listing_per_launch(listings, launches.len())?;
+        for (launch, (kernel, instructions)) in launches.iter_mut().zip(&listings) {
             if *kernel != launch.kernel {
                 return Err(NcuUnavailable::Failed(format!(
                     "ncu's source page lists {kernel} where launch {} is {}",
@@ -276,6 +267,22 @@ pub fn parse_csv(report: &str) -> Result<Vec<KernelCounters>, NcuUnavailable> {
 
 /// One kernel's listing on ncu's source page: its name and its shared-memory instructions.
 type Listing = (String, Vec<SharedInstruction>);
+
+/// ncu 2025.3 prints each launch's listing once, or twice in a row (seen for kernels whose module
+/// was loaded more than once); anything else is a format we do not know.
+fn one_listing_per_launch(listings: Vec<Listing>, launches: usize) -> Result<Vec<Listing>, NcuUnavailable> {
+    if listings.len() == launches {
+        return Ok(listings);
+    }
+    let doubled = listings.len() == 2 * launches && listings.chunks(2).all(|pair| pair[0] == pair[1]);
+    match doubled {
+        true => Ok(listings.into_iter().step_by(2).collect()),
+        false => Err(NcuUnavailable::Failed(format!(
+            "ncu's source page lists {} kernels for {launches} launches",
+            listings.len()
+        ))),
+    }
+}
 
 /// Parses ncu's `--csv --page source --print-source sass` output: for each listed kernel, a
 /// `"Kernel Name","NAME",` line, a header line, then one row per machine instruction.
@@ -399,6 +406,17 @@ mod tests {
         assert_eq!(launch.hardware_conflicts(), None, "stores missing");
         launch.metrics.insert(HARDWARE_CONFLICTS[1].to_owned(), 2.0);
         assert_eq!(launch.hardware_conflicts(), Some(42));
+    }
+
+    #[test]
+    fn listings_printed_once_or_twice_give_one_per_launch() {
+        let listing = |name: &str| (name.to_owned(), Vec::new());
+        let once = one_listing_per_launch(vec![listing("a"), listing("b")], 2).unwrap();
+        assert_eq!(once, [listing("a"), listing("b")]);
+        let twice = one_listing_per_launch(vec![listing("a"), listing("a"), listing("b"), listing("b")], 2);
+        assert_eq!(twice.unwrap(), [listing("a"), listing("b")]);
+        let unknown = one_listing_per_launch(vec![listing("a"), listing("b"), listing("b")], 2).unwrap_err();
+        assert_eq!(unknown.to_string(), "ncu failed: ncu's source page lists 3 kernels for 2 launches");
     }
 
     #[test]
