@@ -66,12 +66,11 @@ impl Tool {
     }
 }
 
-/// The model's tables of each lesson, as the book includes them.
+/// Everything in `book/src/generated/`: the model's tables of each lesson, and the results page
+/// with its charts.
 pub fn generated_pages() -> anyhow::Result<Vec<(String, String)>> {
     let mut pages = lessons::model_pages();
-    if let Some(page) = results::page()? {
-        pages.push(("results.md".to_owned(), page));
-    }
+    pages.extend(results::pages()?);
     Ok(pages)
 }
 
@@ -79,15 +78,24 @@ fn generated_dir() -> PathBuf {
     workspace_root().join("book/src/generated")
 }
 
-/// Writes the generated pages; returns the names of those that changed.
+/// Writes the generated pages and removes files there that are no longer generated; returns the
+/// names of those that changed.
 pub fn write_generated_pages() -> anyhow::Result<Vec<String>> {
     let dir = generated_dir();
     fs::create_dir_all(&dir)?;
+    let pages = generated_pages()?;
     let mut changed = Vec::new();
-    for (name, text) in generated_pages()? {
-        let path = dir.join(&name);
+    for (name, text) in &pages {
+        let path = dir.join(name);
         if fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
             fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+            changed.push(name.clone());
+        }
+    }
+    for entry in fs::read_dir(&dir)? {
+        let name = entry?.file_name().to_string_lossy().into_owned();
+        if !pages.iter().any(|(page, _)| *page == name) {
+            fs::remove_file(dir.join(&name)).with_context(|| format!("cannot remove stale {name}"))?;
             changed.push(name);
         }
     }
@@ -97,7 +105,7 @@ pub fn write_generated_pages() -> anyhow::Result<Vec<String>> {
 /// Builds the book into `book/build`; returns that folder.
 pub fn build() -> anyhow::Result<PathBuf> {
     for name in write_generated_pages()? {
-        eprintln!("Regenerated book/src/generated/{name}");
+        eprintln!("Updated book/src/generated/{name}");
     }
     let paths = [MDBOOK_KATEX.ensure()?, MDBOOK.ensure()?];
     let path =

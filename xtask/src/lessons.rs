@@ -11,7 +11,7 @@ use lesson_03_transpose::Transpose;
 use lesson_04_gemm::Gemm;
 use lesson_05_occupancy::OccupancyTradeoff;
 use lesson_kit::{
-    Figure, Lesson,
+    Figure, Lesson, Series,
     lesson::{self, CounterStatus, GpuStatus, Options, Outcome, SelfCommand},
 };
 
@@ -173,15 +173,20 @@ pub fn gpu_suite(required: bool) -> anyhow::Result<String> {
     Ok(format!("{summary}\n  {}", passed.join("\n  ")))
 }
 
-/// The GPU the figures came from, and each figure with its lesson number.
-pub type GpuFigures = (GpuInfo, Vec<(u32, Figure)>);
+/// One timing run of every lesson: the GPU, and each lesson's figures and series with its number.
+pub struct GpuMeasurements {
+    pub gpu: GpuInfo,
+    pub figures: Vec<(u32, Figure)>,
+    pub series: Vec<(u32, Series)>,
+}
 
-/// Every lesson's headline figures, timed (not profiled) on the GPU; the inner `Err` says why not.
-pub fn measure_figures() -> anyhow::Result<Result<GpuFigures, String>> {
+/// Every lesson's headline figures and series, timed (not profiled) on the GPU; the inner `Err`
+/// says why not.
+pub fn measure_all() -> anyhow::Result<Result<GpuMeasurements, String>> {
     if let Err(why) = Gpu::open() {
         return Ok(Err(why.to_string()));
     }
-    let mut figures = Vec::new();
+    let (mut figures, mut series) = (Vec::new(), Vec::new());
     let mut gpu = None;
     for (number, title) in list() {
         let outcome = dispatch(number, RunLesson { skip_gpu: None, profile: false })?;
@@ -191,8 +196,9 @@ pub fn measure_figures() -> anyhow::Result<Result<GpuFigures, String>> {
             GpuStatus::Skipped(why) => return Ok(Err(why)),
         }
         figures.extend(outcome.figures.into_iter().map(|figure| (number, figure)));
+        series.extend(outcome.series.into_iter().map(|one| (number, one)));
     }
-    Ok(Ok((gpu.expect("at least one lesson ran"), figures)))
+    Ok(Ok(GpuMeasurements { gpu: gpu.expect("at least one lesson ran"), figures, series }))
 }
 
 /// The child side of profiling: run lesson N's kernels once each.

@@ -7,5 +7,5 @@ pub mod plot;
 pub mod report;
 pub mod words_kernel;
 
-pub use lesson::{DeclaredAccess, Figure, KernelRun, Lesson, Measured, Prepared, Size};
+pub use lesson::{DeclaredAccess, Figure, KernelRun, Lesson, Measured, Point, Prepared, Series, Size};
 pub use report::{Report, Styled, Tone, styled};
