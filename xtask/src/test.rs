@@ -4,7 +4,7 @@ use std::{env, process::Command, process::ExitCode};
 
 use anyhow::{Context, bail};
 
-use crate::{book, lessons, workspace_root};
+use crate::{book, book_check, lessons, workspace_root};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GpuSuite {
@@ -40,7 +40,9 @@ pub fn run(suite: GpuSuite) -> anyhow::Result<ExitCode> {
         bail!("workspace tests failed ({status})");
     }
     step("book");
-    book::build()?;
+    let built = book::build()?;
+    step("the built book's links, anchors and resources");
+    eprintln!("{}", book_check::check(&built)?);
     step("GPU suite");
     let summary = match suite {
         GpuSuite::Skip => "GPU suite skipped: --no-gpu given".to_owned(),
