@@ -388,7 +388,8 @@ mod tests {
         let keys: Vec<&str> = series.iter().map(|s| s.key.as_str()).collect();
         assert_eq!(keys, ["stride_slowdown_throughput", "stride_slowdown_latency"]);
         let points = |s: &Series| s.points.iter().map(|p| (p.at.clone(), p.value)).collect::<Vec<_>>();
-        let strides = THROUGHPUT_STRIDES[0].1.iter().map(|&s| (s.to_string(), if s == 0 { 1.0 } else { gcd(s, 32) as f64 }));
+        let strides =
+            THROUGHPUT_STRIDES[0].1.iter().map(|&s| (s.to_string(), if s == 0 { 1.0 } else { gcd(s, 32) as f64 }));
         assert_eq!(points(&series[0]), strides.collect::<Vec<_>>());
         assert_eq!(series[1].points.len(), CHAIN_STRIDES.len());
         assert_eq!(stride32_slowdowns(&measured_by_wavefronts()), Some((32.0, 32.0)));
