@@ -69,8 +69,9 @@
         return make("input", { class: className, type: "text", value: value, size: String(size), spellcheck: "false", autocomplete: "off" });
     }
 
+    // Text, not type="number": the model reads exactly what was typed and says what is wrong with it.
     function numberInput(className, value) {
-        return make("input", { class: className, type: "number", min: "0", value: value });
+        return make("input", { class: className, type: "text", inputmode: "numeric", value: value, size: "4", spellcheck: "false", autocomplete: "off" });
     }
 
     function build(root) {
@@ -99,7 +100,7 @@
         const error = make("p", { class: "bp-error", role: "alert" });
         const output = make("div", { class: "bp-output", "aria-live": "polite" });
         root.replaceChildren(
-            make("div", { class: "bp-fields" }, [labelled("", fields.op), labelled("width", fields.width), labelled("lanes by", fields.mode)]),
+            make("div", { class: "bp-fields" }, [labelled("access", fields.op), labelled("width", fields.width), labelled("lanes by", fields.mode)]),
             indexFields,
             tileFields,
             error,
@@ -114,10 +115,9 @@
         if (fields.mode.value === "index") {
             return Object.assign(common, { mode: "index", index: fields.index.value });
         }
-        const whole = function (input) { return Number.parseInt(input.value, 10); };
         return Object.assign(common, {
             mode: "tile",
-            tile: { rows: whole(fields.rows), columns: whole(fields.columns), padding: whole(fields.padding), swizzle: fields.swizzle.value },
+            tile: { rows: fields.rows.value, columns: fields.columns.value, padding: fields.padding.value, swizzle: fields.swizzle.value },
             row: fields.row.value,
             column: fields.column.value,
         });

@@ -9,7 +9,7 @@ use bank_model::{
     Analysis, Op, Request, WARP_SIZE, Width,
     describe::{UNVERIFIED_NOTE, lane_ranges, summary},
 };
-use lane_addresses::{LaneAddresses, Tile};
+use lane_addresses::{LaneAddresses, Swizzle, Tile};
 use serde::{Deserialize, Serialize};
 
 pub mod wasm;
@@ -32,7 +32,30 @@ pub enum Lanes {
     /// Each lane's element index, an expression in `lane`.
     Index { index: String },
     /// Each lane reads element (`row`, `column`) of `tile`, both expressions in `lane`.
-    Tile { tile: Tile, row: String, column: String },
+    Tile { tile: TileForm, row: String, column: String },
+}
+
+/// The tile's fields as the reader typed them.
+#[derive(Debug, Deserialize)]
+pub struct TileForm {
+    pub rows: String,
+    pub columns: String,
+    pub padding: String,
+    pub swizzle: Swizzle,
+}
+
+impl TileForm {
+    fn tile(&self) -> Result<Tile, String> {
+        let whole = |name: &str, text: &str| {
+            text.trim().parse::<u32>().map_err(|_| format!("{name} `{text}` is not a whole number (0 or more)"))
+        };
+        Ok(Tile {
+            rows: whole("rows", &self.rows)?,
+            columns: whole("columns", &self.columns)?,
+            padding: whole("padding", &self.padding)?,
+            swizzle: self.swizzle,
+        })
+    }
 }
 
 impl Question {
@@ -42,7 +65,7 @@ impl Question {
         let width = Width::try_from(self.width).map_err(|e| format!("{e}"))?;
         let lanes: LaneAddresses = match &self.lanes {
             Lanes::Index { index } => lane_addresses::index_addresses(index, width),
-            Lanes::Tile { tile, row, column } => tile.addresses(row, column, width),
+            Lanes::Tile { tile, row, column } => tile.tile()?.addresses(row, column, width),
         }
         .map_err(|e| e.to_string())?;
         Request::new(op, width, lanes).map_err(|e| e.to_string())
@@ -206,7 +229,7 @@ mod tests {
     fn a_tile_column_with_padding_and_with_a_swizzle() {
         let column = |padding: u32, swizzle: &str| {
             answer(&format!(
-                r#"{{"op":"ld","width":4,"mode":"tile","tile":{{"rows":32,"columns":32,"padding":{padding},"swizzle":"{swizzle}"}},"row":"lane","column":"3"}}"#
+                r#"{{"op":"ld","width":4,"mode":"tile","tile":{{"rows":"32","columns":"32","padding":"{padding}","swizzle":"{swizzle}"}},"row":"lane","column":"3"}}"#
             ))
             .wavefronts
         };
@@ -224,6 +247,11 @@ mod tests {
         );
         assert!(error(r#"{"op":"ld","width":3,"mode":"index","index":"lane"}"#).starts_with("width 3 bytes"));
         assert!(error(r#"{"op":"lds","width":4,"mode":"index","index":"lane"}"#).starts_with("unknown op `lds`"));
+        let tile = r#"{"op":"ld","width":4,"mode":"tile","row":"lane","column":"0","tile":"#;
+        let padding = error(&format!(r#"{tile}{{"rows":"32","columns":"32","padding":"","swizzle":"none"}}}}"#));
+        assert_eq!(padding, "padding `` is not a whole number (0 or more)");
+        let rows = error(&format!(r#"{tile}{{"rows":"-1","columns":"32","padding":"0","swizzle":"xor"}}}}"#));
+        assert_eq!(rows, "rows `-1` is not a whole number (0 or more)");
         assert!(error("not json").starts_with("the playground sent a question the model cannot read"));
         let json = serde_json::to_string(&reply(r#"{"op":"ld","width":4,"mode":"index","index":"lane -"}"#)).unwrap();
         assert!(json.starts_with(r#"{"error":"`lane -` at lane 0"#), "{json}");

@@ -81,25 +81,23 @@ pub fn index_addresses(index: &str, width: Width) -> Result<LaneAddresses, Addre
     Ok(lanes)
 }
 
-/// How a tile's rows are stored.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+/// How a tile's rows are stored (`none` or `xor` in JSON).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Swizzle {
     /// Column `c` of every row at column `c`.
-    #[default]
     None,
     /// Column `c` of row `r` at column `c ^ (r mod columns)`, as in chapter 3's transpose.
     Xor,
 }
 
 /// A row-major shared-memory tile `T tile[rows][columns + padding]`, possibly swizzled.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Tile {
     pub rows: u32,
     pub columns: u32,
     /// Unused elements at the end of every row.
     pub padding: u32,
-    #[serde(default)]
     pub swizzle: Swizzle,
 }
 
