@@ -14,18 +14,17 @@ use std::{
     io::{BufRead, BufReader, Write},
     net::{TcpListener, TcpStream},
     path::{Path, PathBuf},
+    process::{Child, Command, Stdio},
     sync::{Arc, Mutex},
     thread,
     time::{Duration, Instant},
 };
 
 use bank_model::{Op, Request, Width};
-use headless_chrome::{
-    Browser, LaunchOptions, Tab,
-    browser::tab::ModifierKey,
-    protocol::cdp::{Network, Page::CaptureScreenshotFormatOption, types::Event},
-};
+use base64::{Engine, engine::general_purpose::STANDARD as BASE64};
 use lane_addresses::{Swizzle, Tile};
+use serde_json::{Value, json};
+use tungstenite::{Message, WebSocket};
 
 /// `target/browser-test`: the rendered book and the screenshots.
 fn artifacts() -> PathBuf {
@@ -98,47 +97,148 @@ fn respond(root: &Path, mut stream: TcpStream, missing: &Missing) {
     let _ = stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(&body));
 }
 
-/// Evaluates `expression` in the page and returns its value as JSON.
-fn eval(tab: &Tab, expression: &str) -> serde_json::Value {
-    let result = tab.evaluate(expression, true).unwrap_or_else(|e| panic!("{expression}: {e}"));
-    result.value.unwrap_or(serde_json::Value::Null)
+/// Headless Chromium with one page, driven over the DevTools protocol (a WebSocket of JSON
+/// commands, replies and events), every request of the page recorded.
+struct Chromium {
+    process: Child,
+    socket: WebSocket<TcpStream>,
+    /// The page's protocol session.
+    session: Option<String>,
+    next_id: u64,
+    /// The URL of every request the page made.
+    requests: Vec<String>,
+    _profile: tempfile::TempDir,
 }
 
-/// Waits until `expression` is true in the page.
-fn wait_for(tab: &Tab, expression: &str, what: &str) {
-    let start = Instant::now();
-    while eval(tab, expression) != serde_json::Value::Bool(true) {
-        assert!(start.elapsed() < Duration::from_secs(20), "timed out waiting for {what} ({expression})");
-        thread::sleep(Duration::from_millis(50));
+impl Chromium {
+    fn launch(path: &Path) -> Chromium {
+        let profile = tempfile::tempdir().unwrap();
+        // Besides headless, each flag keeps Chromium from reaching Google's hosts on its own.
+        let mut process = Command::new(path)
+            .args(["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run"])
+            .args(["--disable-background-networking", "--disable-component-update", "--disable-sync"])
+            .args(["--remote-debugging-port=0", "--window-size=1280,1600"])
+            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .arg("about:blank")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", path.display()));
+        // Chromium names its protocol's address on stderr once it listens.
+        let mut stderr = BufReader::new(process.stderr.take().expect("piped")).lines();
+        let mut said = Vec::new();
+        let address = loop {
+            let Some(Ok(line)) = stderr.next() else {
+                panic!("Chromium exited without listening:\n{}", said.join("\n"))
+            };
+            if let Some(address) = line.strip_prefix("DevTools listening on ") {
+                break address.to_owned();
+            }
+            said.push(line);
+        };
+        thread::spawn(move || stderr.for_each(drop));
+        let host = address.trim_start_matches("ws://").split('/').next().expect("ws://host:port/...");
+        let stream = TcpStream::connect(host).unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        let (socket, _) = tungstenite::client(address.as_str(), stream).expect("the DevTools handshake");
+        let mut chromium =
+            Chromium { process, socket, session: None, next_id: 0, requests: Vec::new(), _profile: profile };
+        let target = chromium.call("Target.createTarget", json!({ "url": "about:blank" }))["targetId"].clone();
+        let attached = chromium.call("Target.attachToTarget", json!({ "targetId": target, "flatten": true }));
+        chromium.session = attached["sessionId"].as_str().map(String::from);
+        chromium.call("Network.enable", json!({}));
+        chromium
+    }
+
+    /// Sends one command (to the page, once attached) and returns its result, recording the
+    /// page's requests announced meanwhile.
+    fn call(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let mut command = json!({ "id": self.next_id, "method": method, "params": params });
+        if let Some(session) = &self.session {
+            command["sessionId"] = json!(session);
+        }
+        self.socket.send(Message::text(command.to_string())).unwrap();
+        loop {
+            let message = self.socket.read().unwrap_or_else(|e| panic!("{method}: no reply from Chromium: {e}"));
+            let Message::Text(text) = message else { continue };
+            let message: Value = serde_json::from_str(text.as_str()).unwrap();
+            if message["method"] == "Network.requestWillBeSent" {
+                self.requests.push(message["params"]["request"]["url"].as_str().unwrap_or_default().to_owned());
+            }
+            if message["id"] == self.next_id {
+                assert!(message.get("error").is_none(), "{method}: {}", message["error"]);
+                return message["result"].clone();
+            }
+        }
+    }
+
+    /// Evaluates `expression` in the page (awaiting a promise) and returns its value.
+    fn eval(&mut self, expression: &str) -> Value {
+        let params = json!({ "expression": expression, "awaitPromise": true, "returnByValue": true });
+        let result = self.call("Runtime.evaluate", params);
+        assert!(result.get("exceptionDetails").is_none(), "{expression}: {}", result["exceptionDetails"]);
+        result["result"]["value"].clone()
+    }
+
+    /// Waits until `expression` is true in the page.
+    fn wait_for(&mut self, expression: &str, what: &str) {
+        let start = Instant::now();
+        while self.eval(expression) != Value::Bool(true) {
+            assert!(start.elapsed() < Duration::from_secs(20), "timed out waiting for {what} ({expression})");
+            thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn open(&mut self, url: &str) {
+        self.call("Page.navigate", json!({ "url": url }));
+        let loaded = format!("location.href === '{url}' && document.readyState === 'complete'");
+        self.wait_for(&loaded, url);
+    }
+
+    /// Types `text` into the focused field, key by key.
+    fn type_text(&mut self, text: &str) {
+        for key in text.chars().map(String::from) {
+            self.call("Input.dispatchKeyEvent", json!({ "type": "keyDown", "key": key, "text": key }));
+            self.call("Input.dispatchKeyEvent", json!({ "type": "keyUp", "key": key }));
+        }
+    }
+
+    /// Replaces the text of the field `selector`: selects it, as a reader would, and types over it.
+    fn retype(&mut self, selector: &str, text: &str) {
+        self.eval(&format!(
+            "document.querySelector('{selector}').focus(); document.querySelector('{selector}').select()"
+        ));
+        self.type_text(text);
+        let value = self.eval(&format!("document.querySelector('{selector}').value"));
+        assert_eq!(value, text, "{selector} holds what was typed");
+    }
+
+    /// Saves the window, with `selector` scrolled to its top, as a PNG.
+    fn screenshot(&mut self, selector: &str, file: &Path) {
+        self.eval(&format!("document.querySelector('{selector}').scrollIntoView({{ block: 'start' }})"));
+        let png = self.call("Page.captureScreenshot", json!({ "format": "png" }));
+        fs::write(file, BASE64.decode(png["data"].as_str().expect("image data")).unwrap()).unwrap();
     }
 }
 
-/// Replaces the text of the field `selector` with `text`, typed key by key.
-fn retype(tab: &Tab, selector: &str, text: &str) {
-    tab.find_element(selector).unwrap().click().unwrap();
-    tab.press_key_with_modifiers("a", Some(&[ModifierKey::Ctrl])).unwrap();
-    tab.press_key("Backspace").unwrap();
-    tab.type_str(text).unwrap();
-    let value = eval(tab, &format!("document.querySelector('{selector}').value"));
-    assert_eq!(value, text, "{selector} holds what was typed");
+impl Drop for Chromium {
+    fn drop(&mut self) {
+        let _ = self.process.kill();
+        let _ = self.process.wait();
+    }
 }
 
-/// The playground's state, wavefronts shown and error shown.
-fn shown(tab: &Tab, playground: &str) -> (String, String, String) {
-    let text = |part: &str| {
-        let value = eval(tab, &format!("(document.querySelector('{playground} {part}') || {{}}).textContent || ''"));
+/// The playground's state, the wavefronts it shows and the error it shows.
+fn shown(chromium: &mut Chromium) -> (String, String, String) {
+    let mut text = |part: &str| {
+        let value =
+            chromium.eval(&format!("(document.querySelector('.bank-playground {part}') || {{}}).textContent || ''"));
         value.as_str().unwrap_or_default().to_owned()
     };
-    let state = eval(tab, &format!("document.querySelector('{playground}').dataset.state"));
-    (state.as_str().unwrap_or_default().to_owned(), text(".bp-wavefronts"), text(".bp-error"))
-}
-
-/// Saves the window with `selector` at its top: the window rather than the element, whose clip
-/// headless Chromium takes in page coordinates but reports in window coordinates.
-fn screenshot(tab: &Tab, selector: &str, file: &str) {
-    eval(tab, &format!("document.querySelector('{selector}').scrollIntoView({{ block: 'start' }})"));
-    let png = tab.capture_screenshot(CaptureScreenshotFormatOption::Png, None, None, true).unwrap();
-    fs::write(artifacts().join(file), png).unwrap();
+    let (wavefronts, error) = (text(".bp-wavefronts"), text(".bp-error"));
+    let state = chromium.eval("document.querySelector('.bank-playground').dataset.state");
+    (state.as_str().unwrap_or_default().to_owned(), wavefronts, error)
 }
 
 fn wavefronts(request: Request) -> String {
@@ -147,7 +247,7 @@ fn wavefronts(request: Request) -> String {
 
 #[test]
 fn the_book_works_in_a_browser_and_stays_on_localhost() {
-    let Some(chromium) = find_chromium() else {
+    let Some(path) = find_chromium() else {
         assert!(
             env::var("CI").as_deref() != Ok("true"),
             "CI must run the browser test: install Debian's `chromium` (or set BCM_CHROMIUM)"
@@ -159,87 +259,56 @@ fn the_book_works_in_a_browser_and_stays_on_localhost() {
     xtask::book::render(&site).expect("the book builds");
     let missing = Missing::default();
     let base = serve(site, missing.clone());
-
-    let options = LaunchOptions::default_builder()
-        .path(Some(chromium))
-        .headless(true)
-        .sandbox(false)
-        .window_size(Some((1280, 1600)))
-        // With the defaults (no background networking, sync or first-run), these keep Chromium
-        // from reaching Google's hosts on its own.
-        .args(vec![OsStr::new("--disable-quic"), OsStr::new("--disable-component-update")])
-        .build()
-        .unwrap();
-    let browser = Browser::new(options).expect("Chromium starts");
-    let tab = browser.new_tab().unwrap();
-    tab.set_default_timeout(Duration::from_secs(20));
-    let requests = Arc::new(Mutex::new(Vec::<String>::new()));
-    let sink = requests.clone();
-    tab.add_event_listener(Arc::new(move |event: &Event| {
-        if let Event::NetworkRequestWillBeSent(sent) = event {
-            sink.lock().unwrap().push(sent.params.request.url.clone());
-        }
-    }))
-    .unwrap();
-    tab.call_method(Network::Enable {
-        max_total_buffer_size: None,
-        max_resource_buffer_size: None,
-        max_post_data_size: None,
-        report_direct_socket_traffic: None,
-        enable_durable_messages: None,
-    })
-    .unwrap();
-    fs::create_dir_all(artifacts()).unwrap();
+    let mut chromium = Chromium::launch(&path);
+    let answered = "document.querySelector('.bank-playground').dataset.state === 'answered'";
 
     // Chapter 1: an index expression, typed key by key.
-    tab.navigate_to(&format!("{base}ch01-banks.html")).unwrap().wait_until_navigated().unwrap();
-    let playground = ".bank-playground";
-    wait_for(&tab, "document.querySelector('.bank-playground').dataset.state === 'answered'", "the playground");
-    let first = shown(&tab, playground);
+    chromium.open(&format!("{base}ch01-banks.html"));
+    chromium.wait_for(answered, "the playground");
+    let first = shown(&mut chromium);
     assert_eq!(first.1, wavefronts(Request::strided(Op::Load, Width::W4, 2).unwrap()), "the page's first example");
     let expression = "(lane % 4) * 32 + lane / 4";
-    retype(&tab, ".bp-index", expression);
+    chromium.retype(".bp-index", expression);
     let lanes = lane_addresses::index_addresses(expression, Width::W4).unwrap();
     let model = wavefronts(Request::new(Op::Load, Width::W4, lanes).unwrap());
-    assert_eq!(shown(&tab, playground), ("answered".to_owned(), model.clone(), String::new()));
+    assert_eq!(shown(&mut chromium), ("answered".to_owned(), model.clone(), String::new()));
     assert_ne!(model, first.1, "the example changes the answer");
-    screenshot(&tab, playground, "playground-ch01.png");
+    chromium.screenshot(".bank-playground", &artifacts().join("playground-ch01.png"));
 
     // A bad expression is explained under the field, in the model's words.
-    retype(&tab, ".bp-index", "(lane * 2");
+    chromium.retype(".bp-index", "(lane * 2");
     let error = lane_addresses::index_addresses("(lane * 2", Width::W4).unwrap_err().to_string();
-    let (state, _, shown_error) = shown(&tab, playground);
+    let (state, _, shown_error) = shown(&mut chromium);
     assert_eq!((state.as_str(), shown_error.as_str()), ("error", error.as_str()));
 
     // CUDA blocks are highlighted with CUDA's keywords; KaTeX's fonts come from the book.
     let cuda_keywords = "Array.from(document.querySelectorAll('code.language-cuda .hljs-keyword'))\
                          .filter(k => k.textContent.startsWith('__')).length";
-    assert!(eval(&tab, cuda_keywords).as_u64().unwrap_or(0) > 0, "CUDA qualifiers are highlighted");
+    assert!(chromium.eval(cuda_keywords).as_u64().unwrap_or(0) > 0, "CUDA qualifiers are highlighted");
     let katex_fonts = "document.fonts.ready.then(fonts => Array.from(fonts)\
                        .filter(f => f.family.startsWith('KaTeX') && f.status === 'loaded').length)";
-    assert!(eval(&tab, katex_fonts).as_u64().unwrap_or(0) > 0, "KaTeX's fonts load");
+    assert!(chromium.eval(katex_fonts).as_u64().unwrap_or(0) > 0, "KaTeX's fonts load");
 
     // Search finds the chapter.
-    tab.find_element("#mdbook-search-toggle").unwrap().click().unwrap();
-    tab.wait_until_visible("#mdbook-searchbar").unwrap().click().unwrap();
-    tab.type_str("wavefronts").unwrap();
-    wait_for(
-        &tab,
+    chromium.eval("document.getElementById('mdbook-search-toggle').click()");
+    chromium.wait_for("document.activeElement === document.getElementById('mdbook-searchbar')", "the search bar");
+    chromium.type_text("wavefronts");
+    chromium.wait_for(
         "Array.from(document.querySelectorAll('#mdbook-searchresults a')).some(a => a.href.includes('ch01-banks.html'))",
         "search results",
     );
 
     // Chapter 2: a tile column, padding changed from 1 to 0.
-    tab.navigate_to(&format!("{base}ch02-padding.html")).unwrap().wait_until_navigated().unwrap();
-    wait_for(&tab, "document.querySelector('.bank-playground').dataset.state === 'answered'", "the tile playground");
-    retype(&tab, ".bp-padding", "0");
+    chromium.open(&format!("{base}ch02-padding.html"));
+    chromium.wait_for(answered, "the tile playground");
+    chromium.retype(".bp-padding", "0");
     let tile = Tile { rows: 32, columns: 32, padding: 0, swizzle: Swizzle::None };
     let lanes = tile.addresses("lane", "0", Width::W4).unwrap();
     let model = wavefronts(Request::new(Op::Load, Width::W4, lanes).unwrap());
-    assert_eq!(shown(&tab, playground), ("answered".to_owned(), model, String::new()));
-    screenshot(&tab, playground, "playground-ch02.png");
+    assert_eq!(shown(&mut chromium), ("answered".to_owned(), model, String::new()));
+    chromium.screenshot(".bank-playground", &artifacts().join("playground-ch02.png"));
 
-    let requests = requests.lock().unwrap().clone();
+    let requests = &chromium.requests;
     for part in ["ch01-banks.html", "bank-playground-wasm.js", ".woff2", "searchindex"] {
         assert!(requests.iter().any(|url| url.contains(part)), "the page requested {part}: {requests:#?}");
     }
