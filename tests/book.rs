@@ -1,14 +1,20 @@
-//! The book's generated pages are what the model produces now, and the kernels the book
-//! includes carry the anchors it names.
+//! The book's generated pages (tables and charts) are what the model and the results file give
+//! now, and the kernels the book includes carry the anchors it names.
 
 use course_tests::root;
 
 #[test]
 fn generated_pages_are_current() {
-    for (name, text) in xtask::book::generated_pages().unwrap() {
-        let path = root().join("book/src/generated").join(&name);
+    let pages = xtask::book::generated_pages().unwrap();
+    let folder = root().join("book/src/generated");
+    for (name, text) in &pages {
+        let path = folder.join(name);
         let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
-        assert!(on_disk == text, "{} is stale: run `cargo xtask book` and commit it", path.display());
+        assert!(on_disk == *text, "{} is stale: run `cargo xtask book` and commit it", path.display());
+    }
+    for entry in std::fs::read_dir(&folder).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        assert!(pages.iter().any(|(page, _)| *page == name), "{name} is no longer generated: run `cargo xtask book`");
     }
 }
 

@@ -78,9 +78,9 @@ pub fn run(options: Options, out: &mut dyn Write, color: bool) -> anyhow::Result
         wavefronts_per_second: rate(&requests, options.seconds, Request::wavefronts),
     };
     spinner.finish_and_clear();
-    let measured = if options.no_gpu { Ok(Err("--no-gpu given".to_owned())) } else { lessons::measure_figures() }?;
+    let measured = if options.no_gpu { Ok(Err("--no-gpu given".to_owned())) } else { lessons::measure_all() }?;
     let (gpu, gpu_skipped, figures) = match measured {
-        Ok((gpu, figures)) => (Some(gpu), None, figures.into_iter().map(Figure::from).collect()),
+        Ok(all) => (Some(all.gpu), None, all.figures.into_iter().map(Figure::from).collect()),
         Err(why) => (None, Some(why), Vec::new()),
     };
     let bench = Bench { model, gpu, gpu_skipped, figures };

@@ -1,5 +1,6 @@
-//! `cargo xtask book`: regenerates the model's tables for the book and builds it with pinned
-//! mdBook and mdbook-katex, installed on first use into a tool folder outside the clone.
+//! `cargo xtask book`: regenerates the model's tables for the book, builds the playground's
+//! WebAssembly, and builds the book with pinned mdBook and mdbook-katex, installed on first use
+//! into a tool folder outside the clone.
 
 use std::{
     env, fs,
@@ -9,6 +10,7 @@ use std::{
 
 use crate::{lessons, results, workspace_root};
 use anyhow::{Context, bail};
+use base64::{Engine, engine::general_purpose::STANDARD as BASE64};
 
 /// A pinned tool installed with `cargo install`.
 struct Tool {
@@ -66,13 +68,12 @@ impl Tool {
     }
 }
 
-/// The model's tables of each lesson, as the book includes them.
+/// Everything in `book/src/generated/`: the model's tables of each lesson, and the results page
+/// with its charts.
 pub fn generated_pages() -> anyhow::Result<Vec<(String, String)>> {
     let mut pages = lessons::model_pages();
     pages.push(("claims-model.md".to_owned(), claims::model_page()));
-    if let Some(page) = results::page()? {
-        pages.push(("results.md".to_owned(), page));
-    }
+    pages.extend(results::pages()?);
     Ok(pages)
 }
 
@@ -80,40 +81,99 @@ fn generated_dir() -> PathBuf {
     workspace_root().join("book/src/generated")
 }
 
-/// Writes the generated pages; returns the names of those that changed.
+/// Writes the generated pages and removes files there that are no longer generated; returns the
+/// names of those that changed.
 pub fn write_generated_pages() -> anyhow::Result<Vec<String>> {
     let dir = generated_dir();
     fs::create_dir_all(&dir)?;
+    let pages = generated_pages()?;
     let mut changed = Vec::new();
-    for (name, text) in generated_pages()? {
-        let path = dir.join(&name);
+    for (name, text) in &pages {
+        let path = dir.join(name);
         if fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
             fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+            changed.push(name.clone());
+        }
+    }
+    for entry in fs::read_dir(&dir)? {
+        let name = entry?.file_name().to_string_lossy().into_owned();
+        if !pages.iter().any(|(page, _)| *page == name) {
+            fs::remove_file(dir.join(&name)).with_context(|| format!("cannot remove stale {name}"))?;
             changed.push(name);
         }
     }
     Ok(changed)
 }
 
+/// The playground's model as a script the page loads (a script, unlike a fetched `.wasm`, also
+/// loads when the book is opened from disk).
+const PLAYGROUND_SCRIPT: &str = "book/src/assets/bank-playground-wasm.js";
+
+/// Builds `crates/bank-playground` for WebAssembly and writes it into the book's sources.
+fn build_playground() -> anyhow::Result<()> {
+    let root = workspace_root();
+    let output = Command::new(env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+        .args(["build", "--profile", "wasm", "--target", "wasm32-unknown-unknown", "--package", "bank-playground"])
+        .args(["--message-format", "json-render-diagnostics"])
+        .current_dir(&root)
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .context("could not run cargo to build the playground")?;
+    if !output.status.success() {
+        bail!(
+            "building the playground for WebAssembly failed ({}); if the target is missing: \
+             `rustup target add wasm32-unknown-unknown`",
+            output.status
+        );
+    }
+    let wasm = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|message| message["reason"] == "compiler-artifact" && message["target"]["name"] == "bank_playground")
+        .flat_map(|message| message["filenames"].as_array().cloned().unwrap_or_default())
+        .filter_map(|file| file.as_str().map(PathBuf::from))
+        .find(|file| file.extension().is_some_and(|e| e == "wasm"))
+        .context("cargo built the playground but named no .wasm file")?;
+    let bytes = fs::read(&wasm).with_context(|| format!("cannot read {}", wasm.display()))?;
+    let script = format!(
+        "// Written by `cargo xtask book`: crates/bank-playground compiled to WebAssembly, base64.\n\
+         globalThis.bankPlaygroundWasm = \"{}\";\n",
+        BASE64.encode(bytes)
+    );
+    let path = root.join(PLAYGROUND_SCRIPT);
+    if fs::read_to_string(&path).ok().as_deref() != Some(script.as_str()) {
+        fs::write(&path, script).with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(())
+}
+
 /// Builds the book into `book/build`; returns that folder.
 pub fn build() -> anyhow::Result<PathBuf> {
     for name in write_generated_pages()? {
-        eprintln!("Regenerated book/src/generated/{name}");
+        eprintln!("Updated book/src/generated/{name}");
     }
+    let out = workspace_root().join("book/build");
+    render(&out)?;
+    eprintln!("Book built: {}", out.join("index.html").display());
+    Ok(out)
+}
+
+/// Builds the playground and renders the book's sources as they are into `out`.
+pub fn render(out: &Path) -> anyhow::Result<()> {
+    build_playground()?;
     let paths = [MDBOOK_KATEX.ensure()?, MDBOOK.ensure()?];
     let path =
         env::join_paths(paths.iter().cloned().chain(env::split_paths(&env::var_os("PATH").unwrap_or_default())))?;
-    let root = workspace_root();
     let status = Command::new(paths[1].join("mdbook"))
         .arg("build")
-        .arg(&root)
+        .arg("--dest-dir")
+        .arg(out)
+        .arg(workspace_root())
         .env("PATH", path)
         .status()
         .context("could not run mdbook")?;
     if !status.success() {
         bail!("mdbook build failed ({status})");
     }
-    let out = root.join("book/build");
-    eprintln!("Book built: {}", out.join("index.html").display());
-    Ok(out)
+    Ok(())
 }

@@ -2,10 +2,9 @@
 
 use std::{fs, io::Write, path::PathBuf, process::ExitCode};
 
-use anyhow::{Context, bail};
-use bank_model::{Analysis, Op, Request, WARP_SIZE, Width, batch, parse_addresses};
+use anyhow::Context;
+use bank_model::{Analysis, Op, Request, Width, batch, parse_addresses};
 use clap::{ArgGroup, Args};
-use evalexpr::{ContextWithMutableVariables, DefaultNumericTypes, HashMapContext, Value};
 use lesson_kit::{Report, bank_table::add_bank_grid};
 use serde::Serialize;
 
@@ -65,7 +64,9 @@ pub fn run(args: &ConflictsArgs, out: &mut dyn Write, color: bool) -> anyhow::Re
     let op: Op = args.op.parse()?;
     let width: Width = args.width.parse()?;
     let lanes = match (&args.index, &args.addresses) {
-        (Some(expression), _) => lanes_from_expression(expression, width)?,
+        (Some(expression), _) => {
+            lane_addresses::index_addresses(expression, width).map_err(|e| anyhow::anyhow!("--index {e}"))?
+        }
         (None, Some(addresses)) => parse_addresses(addresses)?,
         (None, None) => unreachable!("clap requires --index, --addresses or --batch"),
     };
@@ -91,25 +92,4 @@ fn run_batch(path: &PathBuf, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         writeln!(out, "{}", serde_json::to_string(&answer(Some(line.line), &line.request, &analysis))?)?;
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Evaluates the index expression for lanes 0-31 and scales it to byte addresses.
-fn lanes_from_expression(expression: &str, width: Width) -> anyhow::Result<[Option<u32>; WARP_SIZE]> {
-    let tree = evalexpr::build_operator_tree::<DefaultNumericTypes>(expression)
-        .map_err(|e| anyhow::anyhow!("--index `{expression}` is not an expression: {e}"))?;
-    let mut lanes = [None; WARP_SIZE];
-    for (lane, slot) in lanes.iter_mut().enumerate() {
-        let mut context = HashMapContext::<DefaultNumericTypes>::new();
-        context.set_value("lane".into(), Value::from_int(lane as i64)).expect("a fresh context takes any variable");
-        let value = tree
-            .eval_int_with_context(&context)
-            .map_err(|e| anyhow::anyhow!("--index `{expression}` at lane {lane}: {e} (it must give a whole number)"))?;
-        let Some(bytes) = u32::try_from(value).ok().and_then(|index| index.checked_mul(width.bytes())) else {
-            bail!(
-                "--index `{expression}` gives {value} at lane {lane}: element indices must be 0 or more and fit in 32 bits"
-            );
-        };
-        *slot = Some(bytes);
-    }
-    Ok(lanes)
 }

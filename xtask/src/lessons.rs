@@ -18,7 +18,7 @@ use lesson_06_reduction::Reduction;
 use lesson_07_vector_widths::VectorWidths;
 use lesson_08_broadcast::Broadcast;
 use lesson_kit::{
-    Figure, Lesson,
+    Figure, Lesson, Series,
     lesson::{self, GpuStatus, Options, Outcome, SelfCommand, SuiteRecord},
 };
 
@@ -177,15 +177,20 @@ pub fn suite_record(number: u32, program: &Path) -> anyhow::Result<SuiteRecord> 
     dispatch(lesson_number(&number.to_string())?, Record(program.to_path_buf())).map_err(anyhow::Error::msg)
 }
 
-/// The GPU the figures came from, and each figure with its lesson number.
-pub type GpuFigures = (GpuInfo, Vec<(u32, Figure)>);
+/// One timing run of every lesson: the GPU, and each lesson's figures and series with its number.
+pub struct GpuMeasurements {
+    pub gpu: GpuInfo,
+    pub figures: Vec<(u32, Figure)>,
+    pub series: Vec<(u32, Series)>,
+}
 
-/// Every lesson's headline figures, timed (not profiled) on the GPU; the inner `Err` says why not.
-pub fn measure_figures() -> anyhow::Result<Result<GpuFigures, String>> {
+/// Every lesson's headline figures and series, timed (not profiled) on the GPU; the inner `Err`
+/// says why not.
+pub fn measure_all() -> anyhow::Result<Result<GpuMeasurements, String>> {
     if let Err(why) = Gpu::open() {
         return Ok(Err(why.to_string()));
     }
-    let mut figures = Vec::new();
+    let (mut figures, mut series) = (Vec::new(), Vec::new());
     let mut gpu = None;
     for (number, title) in list() {
         let prefix = format!("lesson {number} of {}", LESSON_NUMBERS.len());
@@ -196,8 +201,9 @@ pub fn measure_figures() -> anyhow::Result<Result<GpuFigures, String>> {
             GpuStatus::Skipped(why) => return Ok(Err(why)),
         }
         figures.extend(outcome.figures.into_iter().map(|figure| (number, figure)));
+        series.extend(outcome.series.into_iter().map(|one| (number, one)));
     }
-    Ok(Ok((gpu.expect("at least one lesson ran"), figures)))
+    Ok(Ok(GpuMeasurements { gpu: gpu.expect("at least one lesson ran"), figures, series }))
 }
 
 /// The child side of profiling: run lesson N's kernels once each.

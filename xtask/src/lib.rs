@@ -2,6 +2,7 @@
 
 mod bench;
 pub mod book;
+mod book_check;
 mod conflicts;
 mod dist;
 mod exercises;

@@ -1,17 +1,21 @@
 //! `cargo xtask results`: the book's results file, and the page the book renders from it.
 //!
 //! The file is versioned (`schema`) JSON: where and when it was measured, and every lesson's
-//! headline figures from one timing run. `cargo xtask book` turns it into a Markdown table.
+//! headline figures and measured series from one timing run. `cargo xtask book` turns it into a
+//! Markdown table and SVG charts.
 
 use std::{fs, io::Write, path::Path, process::ExitCode};
 
 use anyhow::{Context, bail};
+use lesson_kit::{Series, plot::grouped_bars};
 use serde::{Deserialize, Serialize};
 
 use crate::{lessons, workspace_root};
 
-/// Bumped whenever the file's fields change meaning.
-pub const SCHEMA: u32 = 1;
+/// Bumped whenever the file's fields change meaning. Schema 2 added `series`; a file of schema 1
+/// (figures only) still reads, and its charts say that they are not measured yet.
+pub const SCHEMA: u32 = 2;
+const OLDEST_READABLE_SCHEMA: u32 = 1;
 
 /// The results file's path in the book.
 pub const BOOK_FILE: &str = "book/src/measured/results.json";
@@ -26,6 +30,16 @@ pub struct Results {
     pub driver: Option<String>,
     pub cuda: String,
     pub figures: Vec<Figure>,
+    #[serde(default)]
+    pub series: Vec<LessonSeries>,
+}
+
+/// A lesson's measured series, as the results file stores it.
+#[derive(Debug, Serialize, Deserialize, PartialEq)]
+pub struct LessonSeries {
+    pub lesson: u32,
+    #[serde(flatten)]
+    pub series: Series,
 }
 
 /// A lesson's headline figure, as `bench` prints it and the results file stores it.
@@ -53,10 +67,11 @@ impl Figure {
 
 /// Measures on this machine's GPU and writes the file.
 pub fn write(file: &Path, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
-    let (gpu, figures) = match lessons::measure_figures()? {
+    let measured = match lessons::measure_all()? {
         Ok(measured) => measured,
         Err(why) => bail!("results need a GPU: {why}"),
     };
+    let gpu = measured.gpu;
     let results = Results {
         schema: SCHEMA,
         date: today(),
@@ -64,27 +79,85 @@ pub fn write(file: &Path, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         arch: gpu.arch(),
         driver: cuda_kernels::driver_version(),
         cuda: gpu.driver_cuda_version.clone(),
-        figures: figures.into_iter().map(Figure::from).collect(),
+        figures: measured.figures.into_iter().map(Figure::from).collect(),
+        series: measured.series.into_iter().map(|(lesson, series)| LessonSeries { lesson, series }).collect(),
     };
     fs::write(file, serde_json::to_string_pretty(&results)? + "\n")
         .with_context(|| format!("cannot write {}", file.display()))?;
-    writeln!(out, "{} figures from {} written to {}", results.figures.len(), results.gpu, file.display())?;
+    writeln!(
+        out,
+        "{} figures and {} series from {} written to {}",
+        results.figures.len(),
+        results.series.len(),
+        results.gpu,
+        file.display()
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// The book's page for the results file, or `None` when the file is absent.
-pub fn page() -> anyhow::Result<Option<String>> {
+/// A chart of the book's results page, drawn from the series it names.
+struct Chart {
+    file: &'static str,
+    title: &'static str,
+    value_label: &'static str,
+    /// (lesson, series key), in legend order.
+    series: &'static [(u32, &'static str)],
+}
+
+const CHARTS: [Chart; 4] = [
+    Chart {
+        file: "results-stride-slowdown.svg",
+        title: "Slowdown against stride, float loads",
+        value_label: "time / time at stride 1",
+        series: &[(1, "stride_slowdown_throughput"), (1, "stride_slowdown_latency")],
+    },
+    Chart {
+        file: "results-transpose.svg",
+        title: "Transpose bandwidth by variant",
+        value_label: "GB/s",
+        series: &[(3, "transpose_bandwidth")],
+    },
+    Chart {
+        file: "results-gemm.svg",
+        title: "GEMM throughput against cuBLAS",
+        value_label: "GFLOP/s",
+        series: &[(4, "gemm_gflops")],
+    },
+    Chart {
+        file: "results-occupancy.svg",
+        title: "Padding the A tile: time and occupancy",
+        value_label: "ratio",
+        series: &[(5, "padding_time_ratio"), (5, "padding_occupancy")],
+    },
+];
+
+/// Reads the book's results file, `None` when there is none.
+fn read_book_file() -> anyhow::Result<Option<Results>> {
     let path = workspace_root().join(BOOK_FILE);
     let Ok(text) = fs::read_to_string(&path) else { return Ok(None) };
     let results: Results =
         serde_json::from_str(&text).with_context(|| format!("{} is not a results file", path.display()))?;
-    if results.schema != SCHEMA {
+    if !(OLDEST_READABLE_SCHEMA..=SCHEMA).contains(&results.schema) {
         bail!(
-            "{} has schema {}, this course reads {SCHEMA}: run `cargo xtask results`",
+            "{} has schema {}, this course reads {OLDEST_READABLE_SCHEMA} to {SCHEMA}: run `cargo xtask results`",
             path.display(),
             results.schema
         );
     }
+    Ok(Some(results))
+}
+
+/// The book's results page and its charts (file name, contents), none when the file is absent.
+pub fn pages() -> anyhow::Result<Vec<(String, String)>> {
+    Ok(match read_book_file()? {
+        Some(results) => render(&results)?,
+        None => Vec::new(),
+    })
+}
+
+/// The results page (`results.md`): a table of the figures, then each chart, or a line saying
+/// which series it lacks; and the charts' SVG files.
+fn render(results: &Results) -> anyhow::Result<Vec<(String, String)>> {
     let mut page = format!(
         "Measured on an {} ({}), driver {}, CUDA {}, on {}.\n\n| lesson | figure | value | unit |\n| --- | --- | --- | --- |\n",
         results.gpu,
@@ -96,7 +169,37 @@ pub fn page() -> anyhow::Result<Option<String>> {
     for f in &results.figures {
         page.push_str(&format!("| {} | {} | {} | {} |\n", f.lesson, f.label, f.value_text(), f.unit));
     }
-    Ok(Some(page))
+    page.push_str("\n## Charts\n");
+    let mut files = Vec::new();
+    for chart in &CHARTS {
+        page.push_str(&format!("\n### {}\n\n", chart.title));
+        let find = |&(lesson, key): &(u32, &str)| {
+            results.series.iter().find(|s| s.lesson == lesson && s.series.key == key).map(|s| &s.series)
+        };
+        let present: Vec<&Series> = chart.series.iter().filter_map(find).collect();
+        let missing: Vec<String> = chart
+            .series
+            .iter()
+            .filter(|wanted| find(wanted).is_none())
+            .map(|(lesson, key)| format!("`{key}` (lesson {lesson})"))
+            .collect();
+        if !present.is_empty() {
+            let title = format!("{} on the {}", chart.title, results.gpu);
+            let svg = grouped_bars(&title, chart.value_label, &present)
+                .map_err(|e| anyhow::anyhow!("drawing {}: {e}", chart.file))?;
+            page.push_str(&format!("![{}](generated/{})\n", chart.title, chart.file));
+            files.push((chart.file.to_owned(), svg));
+        }
+        if !missing.is_empty() {
+            page.push_str(&format!(
+                "{}This results file has no series {} yet; `cargo xtask results` on a GPU writes one that has.\n",
+                if present.is_empty() { "" } else { "\n" },
+                missing.join(", ")
+            ));
+        }
+    }
+    files.insert(0, ("results.md".to_owned(), page));
+    Ok(files)
 }
 
 /// Today's date in UTC, from the system clock (days since 1970 to a civil date).
@@ -121,7 +224,62 @@ fn civil_date(days: i64) -> String {
 
 #[cfg(test)]
 mod tests {
+    use lesson_kit::Point;
+
     use super::*;
+
+    fn results(series: Vec<LessonSeries>) -> Results {
+        Results {
+            schema: SCHEMA,
+            date: "2026-01-02".into(),
+            gpu: "Test GPU".into(),
+            arch: "sm_90".into(),
+            driver: None,
+            cuda: "13.0".into(),
+            figures: vec![Figure {
+                lesson: 1,
+                key: "k".into(),
+                label: "a figure".into(),
+                value: 2.5,
+                unit: "x".into(),
+            }],
+            series,
+        }
+    }
+
+    fn series(lesson: u32, key: &str, points: &[(&str, f64)]) -> LessonSeries {
+        let points = points.iter().map(|&(at, value)| Point { at: at.into(), value }).collect();
+        LessonSeries { lesson, series: Series { key: key.into(), label: key.into(), unit: "x".into(), points } }
+    }
+
+    #[test]
+    fn schema_1_files_read_without_series() {
+        let text = r#"{"schema":1,"date":"2026-01-02","gpu":"G","arch":"sm_90","driver":null,"cuda":"13.0",
+            "figures":[{"lesson":1,"key":"k","label":"l","value":1.0,"unit":"x"}]}"#;
+        let old: Results = serde_json::from_str(text).unwrap();
+        assert_eq!((old.schema, old.series.len(), old.figures.len()), (1, 0, 1));
+        let new = results(vec![series(3, "transpose_bandwidth", &[("copy", 2900.0)])]);
+        let round_trip: Results = serde_json::from_str(&serde_json::to_string(&new).unwrap()).unwrap();
+        assert_eq!(round_trip, new);
+    }
+
+    #[test]
+    fn charts_draw_what_the_file_has_and_name_what_it_lacks() {
+        let pages = render(&results(vec![
+            series(1, "stride_slowdown_throughput", &[("1", 1.0), ("2", 2.0), ("32", 31.4)]),
+            series(3, "transpose_bandwidth", &[("copy", 2900.0), ("naive", 476.0)]),
+        ]))
+        .unwrap();
+        let names: Vec<&str> = pages.iter().map(|(name, _)| name.as_str()).collect();
+        assert_eq!(names, ["results.md", "results-stride-slowdown.svg", "results-transpose.svg"]);
+        let page = &pages[0].1;
+        assert!(page.contains("| 1 | a figure | 2.50 | x |"), "{page}");
+        assert!(page.contains("![Transpose bandwidth by variant](generated/results-transpose.svg)"), "{page}");
+        assert!(page.contains("no series `stride_slowdown_latency` (lesson 1) yet"), "{page}");
+        assert!(page.contains("no series `gemm_gflops` (lesson 4)"), "{page}");
+        assert!(page.contains("no series `padding_time_ratio` (lesson 5), `padding_occupancy` (lesson 5)"), "{page}");
+        assert!(pages[2].1.contains("Transpose bandwidth by variant on the Test GPU"));
+    }
 
     #[test]
     fn civil_dates() {

@@ -13,7 +13,7 @@ use std::{
 use anyhow::{Context, bail};
 use cuda_kernels::Gpu;
 
-use crate::{book, workspace_root};
+use crate::{book, book_check, workspace_root};
 
 /// The GPU suite's compiled test binary, in the self-contained build beside `xtask`.
 pub const SUITE_BINARY: &str = "gpu-suite";
@@ -69,7 +69,9 @@ pub fn run(suite: GpuSuite) -> anyhow::Result<ExitCode> {
         bail!("workspace tests failed ({status})");
     }
     step("book");
-    book::build()?;
+    let built = book::build()?;
+    step("the built book's links, anchors and resources");
+    eprintln!("{}", book_check::check(&built)?);
     let mut command = cargo();
     command.args(["test", "--package", "course-tests", "--test", "gpu", "--"]).current_dir(workspace_root());
     gpu_suite(suite, command)

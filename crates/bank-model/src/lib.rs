@@ -10,6 +10,7 @@
 //! The crate knows nothing of CUDA: it is plain arithmetic on addresses.
 
 pub mod batch;
+pub mod describe;
 mod request;
 pub mod rules;
 

@@ -8,7 +8,7 @@
 use bank_model::{Op, Request, Width};
 use cuda_kernels::{Gpu, GpuError, GpuInfo};
 use lesson_kit::{
-    DeclaredAccess, Figure, KernelRun, Lesson, Measured, Prepared, Report, Size, Tone,
+    DeclaredAccess, Figure, KernelRun, Lesson, Measured, Point, Prepared, Report, Series, Size, Tone,
     bank_table::add_bank_grid,
     lesson::counter_cells,
     styled,
@@ -254,6 +254,23 @@ impl Lesson for Banks {
         figures
     }
 
+    fn series(&self, _gpu: &GpuInfo, results: &[Measured<Spec>]) -> Vec<Series> {
+        let series = |key: &str, label: &str, kernel| {
+            let points: Vec<Point> = slowdowns(results, kernel)
+                .into_iter()
+                .map(|(stride, slowdown)| Point { at: stride.to_string(), value: slowdown })
+                .collect();
+            (!points.is_empty()).then(|| Series { key: key.into(), label: label.into(), unit: "x".into(), points })
+        };
+        [
+            series("stride_slowdown_throughput", "float, many warps (throughput-bound)", float_throughput),
+            series("stride_slowdown_latency", "float, one warp's dependent chain", chain),
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
+    }
+
     fn summarize(&self, gpu: &GpuInfo, results: &[Measured<Spec>], report: &mut Report) {
         report.heading("Throughput-bound: many warps, independent loads");
         let baseline = |width: Width| {
@@ -324,21 +341,60 @@ fn read_bandwidth(m: &Measured<Spec>) -> Option<f64> {
     Some(bytes / (m.timing.median_ms * 1e-3))
 }
 
+/// Each stride's time over stride 1's, for the runs of one kernel, in run order (none without stride 1).
+fn slowdowns(results: &[Measured<Spec>], kernel: fn(&Spec) -> bool) -> Vec<(u32, f64)> {
+    let runs: Vec<&Measured<Spec>> = results.iter().filter(|m| kernel(&m.run.spec)).collect();
+    let Some(base) = runs.iter().find(|m| m.run.spec.stride() == 1) else { return Vec::new() };
+    runs.iter().map(|m| (m.run.spec.stride(), m.timing.median_ms / base.timing.median_ms)).collect()
+}
+
+fn float_throughput(spec: &Spec) -> bool {
+    matches!(spec, Spec::Throughput { width: Width::W4, .. })
+}
+
+fn chain(spec: &Spec) -> bool {
+    matches!(spec, Spec::Chain { .. })
+}
+
 /// How much slower stride 32 ran than stride 1: (throughput-bound 4-byte reads, one warp's chain).
 fn stride32_slowdowns(results: &[Measured<Spec>]) -> Option<(f64, f64)> {
-    let slowdown = |family: &dyn Fn(&Spec) -> bool| {
-        let time = |stride| {
-            results.iter().find(|m| family(&m.run.spec) && m.run.spec.stride() == stride).map(|m| m.timing.median_ms)
-        };
-        Some(time(32)? / time(1)?)
-    };
-    let throughput = slowdown(&|s| matches!(s, Spec::Throughput { width: Width::W4, .. }))?;
-    Some((throughput, slowdown(&|s| matches!(s, Spec::Chain { .. }))?))
+    let at_32 = |kernel| slowdowns(results, kernel).into_iter().find(|&(stride, _)| stride == 32).map(|(_, x)| x);
+    Some((at_32(float_throughput)?, at_32(chain)?))
 }
 
 #[cfg(test)]
 mod tests {
+    use cuda_kernels::timing::Timing;
+
     use super::*;
+
+    /// Every timed run of the lesson, taking as many milliseconds as its wavefronts per request.
+    fn measured_by_wavefronts() -> Vec<Measured<Spec>> {
+        Banks
+            .runs(&GpuInfo::h100(), Size::Timed)
+            .into_iter()
+            .map(|run| {
+                let ms = run.accesses[0].request.analyze().wavefronts as f64;
+                let timing = Timing { median_ms: ms, min_ms: ms, max_ms: ms, reps: 1 };
+                Measured { run, timing, counters: None, occupancy: None }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn series_are_slowdowns_over_stride_1_in_run_order() {
+        let series = Banks.series(&GpuInfo::h100(), &measured_by_wavefronts());
+        let keys: Vec<&str> = series.iter().map(|s| s.key.as_str()).collect();
+        assert_eq!(keys, ["stride_slowdown_throughput", "stride_slowdown_latency"]);
+        let points = |s: &Series| s.points.iter().map(|p| (p.at.clone(), p.value)).collect::<Vec<_>>();
+        let strides =
+            THROUGHPUT_STRIDES[0].1.iter().map(|&s| (s.to_string(), if s == 0 { 1.0 } else { gcd(s, 32) as f64 }));
+        assert_eq!(points(&series[0]), strides.collect::<Vec<_>>());
+        assert_eq!(series[1].points.len(), CHAIN_STRIDES.len());
+        assert_eq!(stride32_slowdowns(&measured_by_wavefronts()), Some((32.0, 32.0)));
+        let no_stride_1: Vec<_> = measured_by_wavefronts().into_iter().filter(|m| m.run.spec.stride() != 1).collect();
+        assert!(Banks.series(&GpuInfo::h100(), &no_stride_1).is_empty(), "no baseline, no series");
+    }
 
     #[test]
     fn every_row_of_a_run_has_the_bank_pattern_of_row_zero() {

@@ -8,7 +8,7 @@
 use bank_model::{Op, Request, Width};
 use cuda_kernels::{CudaFunction, CudaSlice, Gpu, GpuError, GpuInfo, LaunchConfig, PushKernelArg};
 use lesson_kit::{
-    DeclaredAccess, Figure, KernelRun, Lesson, Measured, OutputCheck, Prepared, Report, Size, Tone,
+    DeclaredAccess, Figure, KernelRun, Lesson, Measured, OutputCheck, Point, Prepared, Report, Series, Size, Tone,
     bank_table::add_bank_grid, lesson::counter_cells, styled, words_kernel::random_words,
 };
 
@@ -218,6 +218,16 @@ impl Lesson for Transpose {
             }
         }
         figures
+    }
+
+    fn series(&self, _gpu: &GpuInfo, results: &[Measured<Spec>]) -> Vec<Series> {
+        let points: Vec<Point> =
+            results.iter().map(|m| Point { at: m.run.label.clone(), value: bandwidth(m) / 1e9 }).collect();
+        if points.is_empty() {
+            return Vec::new();
+        }
+        let label = format!("{TIMED_N} x {TIMED_N} floats, bytes read + written");
+        vec![Series { key: "transpose_bandwidth".into(), label, unit: "GB/s".into(), points }]
     }
 
     fn summarize(&self, _gpu: &GpuInfo, results: &[Measured<Spec>], report: &mut Report) {

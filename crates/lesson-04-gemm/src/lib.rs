@@ -8,7 +8,7 @@
 use bank_model::{Op, Request, Width};
 use cuda_kernels::{CudaFunction, CudaSlice, Gpu, GpuError, GpuInfo, LaunchConfig, PushKernelArg, blas::Blas};
 use lesson_kit::{
-    DeclaredAccess, Figure, KernelRun, Lesson, Measured, OutputCheck, Prepared, Report, Size, Tone,
+    DeclaredAccess, Figure, KernelRun, Lesson, Measured, OutputCheck, Point, Prepared, Report, Series, Size, Tone,
     lesson::counter_cells, styled, words_kernel::random_words,
 };
 
@@ -352,6 +352,15 @@ impl Lesson for Gemm {
             });
         }
         figures
+    }
+
+    fn series(&self, _gpu: &GpuInfo, results: &[Measured<Spec>]) -> Vec<Series> {
+        let points: Vec<Point> = results.iter().map(|m| Point { at: m.run.label.clone(), value: gflops(m) }).collect();
+        if points.is_empty() {
+            return Vec::new();
+        }
+        let label = format!("{TIMED_N}^3 FP32, the path's kernels and cuBLAS");
+        vec![Series { key: "gemm_gflops".into(), label, unit: "GFLOP/s".into(), points }]
     }
 
     fn summarize(&self, _gpu: &GpuInfo, results: &[Measured<Spec>], report: &mut Report) {

@@ -11,9 +11,9 @@ use bank_model::Op;
 use cuda_kernels::{Gpu, GpuError, GpuInfo};
 use lesson_04_gemm::{Kernel, PROFILED_N, TIMED_N, prepare_gemm};
 use lesson_kit::{
-    Figure, KernelRun, Lesson, Measured, Prepared, Report, Size, Tone,
+    Figure, KernelRun, Lesson, Measured, Point, Prepared, Report, Series, Size, Tone,
     lesson::counter_cells,
-    plot::{Plot, Series, grouped_bars},
+    plot::{Plot, grouped_bars},
     styled,
 };
 
@@ -135,20 +135,37 @@ impl Lesson for OccupancyTradeoff {
             .collect()
     }
 
+    fn series(&self, _gpu: &GpuInfo, results: &[Measured<Spec>]) -> Vec<Series> {
+        let at = |m: &Measured<Spec>| format!("As[{}][{}]", m.run.spec.tile, m.run.spec.tile + m.run.spec.pad_a);
+        let time = results
+            .iter()
+            .filter_map(|m| {
+                Some(Point { at: at(m), value: m.timing.median_ms / median_ms(results, m.run.spec.tile, 0)? })
+            })
+            .collect();
+        let occupancy =
+            results.iter().filter_map(|m| Some(Point { at: at(m), value: m.occupancy?.fraction })).collect();
+        [
+            ("padding_time_ratio", "time / unpadded time", time),
+            ("padding_occupancy", "occupancy (resident / max threads)", occupancy),
+        ]
+        .into_iter()
+        .map(|(key, label, points): (&str, &str, Vec<Point>)| Series {
+            key: key.into(),
+            label: label.into(),
+            unit: "ratio".into(),
+            points,
+        })
+        .filter(|series| !series.points.is_empty())
+        .collect()
+    }
+
     fn plots(&self, gpu: &GpuInfo, results: &[Measured<Spec>]) -> Result<Vec<Plot>, String> {
-        let unpadded = |tile: u32| median_ms(results, tile, 0);
-        let categories =
-            results.iter().map(|m| format!("As[{}][{}]", m.run.spec.tile, m.run.spec.tile + m.run.spec.pad_a));
-        let time = results.iter().map(|m| unpadded(m.run.spec.tile).map_or(0.0, |t| m.timing.median_ms / t));
-        let occupancy = results.iter().map(|m| m.occupancy.map_or(0.0, |o| o.fraction));
+        let series = self.series(gpu, results);
         let svg = grouped_bars(
             &format!("{TIMED_N}^3 GEMM, padded A tile: time and occupancy on the {}", gpu.name),
             "ratio",
-            &categories.collect::<Vec<_>>(),
-            &[
-                Series { label: "time / unpadded time".into(), values: time.collect() },
-                Series { label: "occupancy (resident / max threads)".into(), values: occupancy.collect() },
-            ],
+            &series.iter().collect::<Vec<_>>(),
         )?;
         Ok(vec![Plot { file: "lesson-05-occupancy.svg".into(), svg }])
     }

@@ -8,11 +8,11 @@
 //! shuffle is the other way to hand one lane's value to others; the lesson compares it with a
 //! shared broadcast in a throughput-bound loop and in a latency-bound chain.
 
-use bank_model::{Op, Request, WARP_SIZE, Width};
+use bank_model::{Op, Request, WARP_SIZE, Width, describe::summary};
 use cuda_kernels::{Gpu, GpuError, GpuInfo};
 use lesson_kit::{
     DeclaredAccess, Figure, KernelRun, Lesson, Measured, Prepared, Report, Size, Styled, TimeRatio, Tone,
-    bank_table::{add_bank_grid, summary},
+    bank_table::add_bank_grid,
     lesson::{counter_cells, format_ratio, grouped},
     styled,
     words_kernel::{Launch, fill_tile_access, loaded_value, random_words, repeated_sum, words_kernel},

@@ -18,7 +18,7 @@ use cuda_kernels::{
     ncu::{Ncu, NcuUnavailable, SharedCounters, SharedInstruction},
     timing::{self, Plan, Timing},
 };
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::{
     plot::Plot,
@@ -34,6 +34,26 @@ pub struct Figure {
     pub label: String,
     pub value: f64,
     pub unit: &'static str,
+}
+
+/// Measured values of one quantity along one axis (per stride, per variant, per kernel), for the
+/// book's charts and the results file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Series {
+    /// Stable identifier, e.g. `stride_slowdown_throughput`.
+    pub key: String,
+    /// What the values are, as a chart's legend says it.
+    pub label: String,
+    pub unit: String,
+    /// In the order a chart shows them.
+    pub points: Vec<Point>,
+}
+
+/// One value of a [`Series`] and where it stands on the axis: a stride, a variant, a kernel.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Point {
+    pub at: String,
+    pub value: f64,
 }
 
 /// A headline figure that divides the median times of two runs, named by their labels.
@@ -358,6 +378,10 @@ pub trait Lesson {
     fn figures(&self, _gpu: &GpuInfo, _results: &[Measured<Self::Spec>]) -> Vec<Figure> {
         Vec::new()
     }
+    /// The lesson's measured series, for charts (each from one run, side by side).
+    fn series(&self, _gpu: &GpuInfo, _results: &[Measured<Self::Spec>]) -> Vec<Series> {
+        Vec::new()
+    }
     /// Charts of the measured results, for lessons that draw them.
     fn plots(&self, _gpu: &GpuInfo, _results: &[Measured<Self::Spec>]) -> Result<Vec<Plot>, String> {
         Ok(Vec::new())
@@ -409,11 +433,13 @@ pub struct Options {
     pub progress: Progress,
 }
 
-/// The lesson's report, its charts (when the GPU ran), and whether anything went wrong on the GPU.
+/// The lesson's report, its charts, figures and series (when the GPU ran), and whether anything
+/// went wrong on the GPU.
 pub struct Outcome {
     pub report: Report,
     pub plots: Vec<Plot>,
     pub figures: Vec<Figure>,
+    pub series: Vec<Series>,
     pub gpu: GpuStatus,
 }
 
@@ -444,18 +470,28 @@ pub fn run<L: Lesson>(lesson: &L, options: &Options) -> Outcome {
         Ok(gpu) => gpu,
         Err(reason) => {
             report.text(format!("GPU runs skipped: {reason}."));
-            return Outcome { report, plots: Vec::new(), figures: Vec::new(), gpu: GpuStatus::Skipped(reason) };
+            let skipped = GpuStatus::Skipped(reason);
+            return Outcome { report, plots: Vec::new(), figures: Vec::new(), series: Vec::new(), gpu: skipped };
         }
     };
-    let (mut plots, mut figures) = (Vec::new(), Vec::new());
-    let status = match measure(lesson, &gpu, options, &mut report, (&mut plots, &mut figures)) {
+    let mut outputs = Measurements::default();
+    let status = match measure(lesson, &gpu, options, &mut report, &mut outputs) {
         Ok(counters) => GpuStatus::Ran { gpu: gpu.info().clone(), counters },
         Err(failure) => {
             report.text(format!("GPU run FAILED: {failure}"));
             GpuStatus::Failed(failure)
         }
     };
-    Outcome { report, plots, figures, gpu: status }
+    let Measurements { plots, figures, series } = outputs;
+    Outcome { report, plots, figures, series, gpu: status }
+}
+
+/// What a lesson draws and reports from its GPU run.
+#[derive(Default)]
+struct Measurements {
+    plots: Vec<Plot>,
+    figures: Vec<Figure>,
+    series: Vec<Series>,
 }
 
 fn measure<L: Lesson>(
@@ -463,7 +499,7 @@ fn measure<L: Lesson>(
     gpu: &Gpu,
     options: &Options,
     report: &mut Report,
-    (plots, figures): (&mut Vec<Plot>, &mut Vec<Figure>),
+    out: &mut Measurements,
 ) -> Result<CounterStatus, String> {
     let info = gpu.info();
     report.text(format!(
@@ -511,8 +547,9 @@ fn measure<L: Lesson>(
     }
     report.text(format!("Every kernel's output matched {}.", lesson.reference()));
     lesson.summarize(info, &measured, report);
-    *plots = lesson.plots(info, &measured).map_err(|e| format!("drawing the charts: {e}"))?;
-    *figures = lesson.figures(info, &measured);
+    out.plots = lesson.plots(info, &measured).map_err(|e| format!("drawing the charts: {e}"))?;
+    out.figures = lesson.figures(info, &measured);
+    out.series = lesson.series(info, &measured);
     let mismatches: Vec<Mismatch> =
         measured.iter().filter_map(|m| m.counters.as_ref()).flat_map(|c| c.mismatches.clone()).collect();
     match mismatches.is_empty() {

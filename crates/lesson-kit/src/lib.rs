@@ -7,5 +7,7 @@ pub mod plot;
 pub mod report;
 pub mod words_kernel;
 
-pub use lesson::{DeclaredAccess, Figure, KernelRun, Lesson, Measured, OutputCheck, Prepared, Size, TimeRatio};
+pub use lesson::{
+    DeclaredAccess, Figure, KernelRun, Lesson, Measured, OutputCheck, Point, Prepared, Series, Size, TimeRatio,
+};
 pub use report::{Report, Styled, Tone, styled};
