@@ -13,6 +13,7 @@ pub mod batch;
 pub mod describe;
 mod request;
 pub mod rules;
+pub mod swizzle;
 
 pub use request::{Op, Request, RequestError, Width, parse_addresses};
 
