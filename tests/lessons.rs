@@ -33,6 +33,11 @@ fn cuda_kernels_available() -> bool {
 }
 
 #[test]
+fn every_lesson_declares_only_verified_accesses_and_figures_of_its_own_runs() {
+    assert_eq!(xtask::lessons::declaration_problems(), Vec::<(u32, Vec<String>)>::new());
+}
+
+#[test]
 fn unknown_lessons_are_listed() {
     let run = xtask(&["lesson", "99"]);
     assert_eq!(

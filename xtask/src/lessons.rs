@@ -71,6 +71,19 @@ pub fn list() -> Vec<(u32, &'static str)> {
     LESSON_NUMBERS.iter().map(|&n| (n, dispatch(n, Title))).collect()
 }
 
+/// What is wrong with each lesson's declarations (`lesson_kit::lesson::declaration_problems`), on
+/// an H100's shape; empty when every lesson is sound.
+pub fn declaration_problems() -> Vec<(u32, Vec<String>)> {
+    struct Problems;
+    impl Visit for Problems {
+        type Output = Vec<String>;
+        fn visit<L: Lesson>(self, lesson: &L) -> Vec<String> {
+            lesson::declaration_problems(lesson, &GpuInfo::h100())
+        }
+    }
+    LESSON_NUMBERS.iter().map(|&n| (n, dispatch(n, Problems))).filter(|(_, problems)| !problems.is_empty()).collect()
+}
+
 fn lesson_number(text: &str) -> anyhow::Result<u32> {
     match text.trim().parse::<u32>() {
         Ok(n) if LESSON_NUMBERS.contains(&n) => Ok(n),

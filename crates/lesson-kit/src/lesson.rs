@@ -374,9 +374,18 @@ pub trait Lesson {
     fn reference(&self) -> &'static str {
         "its CPU reference"
     }
+    /// Whether some declared accesses are of a kind the model marks unverified: only the GPU
+    /// suite's exact comparison with ncu then vouches for their counts.
+    fn runs_unverified_accesses(&self) -> bool {
+        false
+    }
+    /// Headline figures that divide the times of two of the lesson's runs.
+    fn time_ratios(&self) -> &'static [TimeRatio] {
+        &[]
+    }
     /// The lesson's headline numbers from a GPU run (ratios measured side by side in one run).
-    fn figures(&self, _gpu: &GpuInfo, _results: &[Measured<Self::Spec>]) -> Vec<Figure> {
-        Vec::new()
+    fn figures(&self, _gpu: &GpuInfo, results: &[Measured<Self::Spec>]) -> Vec<Figure> {
+        self.time_ratios().iter().filter_map(|ratio| ratio.figure(results)).collect()
     }
     /// The lesson's measured series, for charts (each from one run, side by side).
     fn series(&self, _gpu: &GpuInfo, _results: &[Measured<Self::Spec>]) -> Vec<Series> {
@@ -388,6 +397,33 @@ pub trait Lesson {
     }
     /// Adds the lesson's own tables of measured results.
     fn summarize(&self, gpu: &GpuInfo, results: &[Measured<Self::Spec>], report: &mut Report);
+}
+
+/// What is wrong with a lesson's declarations, found without a GPU: declared accesses of a kind
+/// the model has not verified against the hardware (unless the lesson says it runs some), and
+/// time ratios naming runs the lesson does not have. Empty when all is well.
+pub fn declaration_problems<L: Lesson>(lesson: &L, gpu: &GpuInfo) -> Vec<String> {
+    let mut problems = Vec::new();
+    if !lesson.runs_unverified_accesses() {
+        for size in [Size::Profile, Size::Timed] {
+            for run in lesson.runs(gpu, size) {
+                if let [first, rest @ ..] = run.unverified_accesses().as_slice() {
+                    problems.push(format!(
+                        "{size:?} run `{}`: {} declared accesses of a kind the model has not verified, e.g. `{first}`",
+                        run.label,
+                        rest.len() + 1
+                    ));
+                }
+            }
+        }
+    }
+    let timed = lesson.runs(gpu, Size::Timed);
+    for ratio in lesson.time_ratios() {
+        for label in ratio.missing_runs(&timed) {
+            problems.push(format!("figure `{}` names run `{label}`, which the lesson does not have", ratio.key));
+        }
+    }
+    problems
 }
 
 /// A kernel run after the GPU had its say.
@@ -830,6 +866,66 @@ mod tests {
         assert_eq!(ratio.figure(&results).map(|f| f.value), Some(2.0));
         assert_eq!(ratio.missing_runs(&[results[0].run.clone()]), ["fast"]);
         assert_eq!(TimeRatio { denominator: "gone", ..ratio }.figure(&results), None);
+    }
+
+    /// A lesson of one run, `transpose_like` plus `extra` accesses, and the given figures.
+    struct Declarations {
+        extra: Vec<DeclaredAccess>,
+        ratios: &'static [TimeRatio],
+        admits_unverified: bool,
+    }
+
+    impl Lesson for Declarations {
+        type Spec = ();
+        fn number(&self) -> u32 {
+            99
+        }
+        fn title(&self) -> &'static str {
+            "declarations"
+        }
+        fn model(&self, _report: &mut Report) {}
+        fn runs(&self, _gpu: &GpuInfo, _size: Size) -> Vec<KernelRun<()>> {
+            let mut run = transpose_like();
+            run.accesses.extend(self.extra.iter().cloned());
+            vec![run]
+        }
+        fn prepare<'g>(&self, _gpu: &'g Gpu, _run: &KernelRun<()>) -> Result<Box<dyn Prepared + 'g>, GpuError> {
+            Err(GpuError::WrongResult("never launched".into()))
+        }
+        fn runs_unverified_accesses(&self) -> bool {
+            self.admits_unverified
+        }
+        fn time_ratios(&self) -> &'static [TimeRatio] {
+            self.ratios
+        }
+        fn summarize(&self, _gpu: &GpuInfo, _results: &[Measured<()>], _report: &mut Report) {}
+    }
+
+    #[test]
+    fn declaration_problems_name_unverified_accesses_and_figures_without_runs() {
+        const RATIOS: [TimeRatio; 2] = [
+            TimeRatio { key: "fine", label: "", numerator: "transpose n=32", denominator: "transpose n=32" },
+            TimeRatio { key: "typo", label: "", numerator: "transpose n=32", denominator: "transpose n=64" },
+        ];
+        let halves_repeat = DeclaredAccess {
+            name: "halves repeat".into(),
+            request: Request::new(Op::Load, Width::W8, std::array::from_fn(|lane| Some(lane as u32 % 16 * 8))).unwrap(),
+            executions: 1,
+        };
+        let gpu = GpuInfo::h100();
+        let sound = Declarations { extra: Vec::new(), ratios: &RATIOS[..1], admits_unverified: false };
+        assert_eq!(declaration_problems(&sound, &gpu), Vec::<String>::new());
+        let unsound = Declarations { extra: vec![halves_repeat], ratios: &RATIOS, admits_unverified: false };
+        assert_eq!(
+            declaration_problems(&unsound, &gpu),
+            [
+                "Profile run `transpose n=32`: 1 declared accesses of a kind the model has not verified, e.g. `halves repeat`",
+                "Timed run `transpose n=32`: 1 declared accesses of a kind the model has not verified, e.g. `halves repeat`",
+                "figure `typo` names run `transpose n=64`, which the lesson does not have",
+            ]
+        );
+        let admitted = Declarations { ratios: &RATIOS[..1], admits_unverified: true, ..unsound };
+        assert_eq!(declaration_problems(&admitted, &gpu), Vec::<String>::new());
     }
 
     #[test]
