@@ -18,7 +18,8 @@ pub struct ConflictsArgs {
     #[arg(long, default_value = "4")]
     pub width: String,
     /// Element index of each lane, an integer expression in `lane` (0-31), e.g. `lane * 2`,
-    /// `(lane % 8) * 33 + lane / 8`, `bitxor(lane, lane / 4)`. Byte address = index * width.
+    /// `(lane % 8) * 33 + lane / 8`, `bitxor(lane, lane / 4)`, or CuTe's `Swizzle<B, M, S>` of an
+    /// offset: `swizzle(3, 0, 3, lane * 8 + 2)`. Byte address = index * width.
     #[arg(long, allow_hyphen_values = true)]
     pub index: Option<String>,
     /// 32 comma-separated byte addresses, lane 0 first; `_` for an inactive lane.

@@ -84,7 +84,8 @@
             rows: numberInput("bp-rows", data.rows || "32"),
             columns: numberInput("bp-columns", data.columns || "32"),
             padding: numberInput("bp-padding", data.padding || "0"),
-            swizzle: select("bp-swizzle", [["none", "none"], ["xor", "XOR: column ^ row"]], data.swizzle || "none"),
+            swizzle: select("bp-swizzle", [["none", "none"], ["xor", "XOR: column ^ row"], ["cute", "CuTe Swizzle<B, M, S>"]], data.swizzle || "none"),
+            cute: textInput("bp-cute", data.cute || "3, 0, 3", 8),
             row: textInput("bp-row", data.row || "lane", 14),
             column: textInput("bp-column", data.column || "0", 14),
         };
@@ -94,6 +95,7 @@
             labelled("columns", fields.columns),
             labelled("padding", fields.padding),
             labelled("swizzle", fields.swizzle),
+            labelled("B, M, S =", fields.cute),
             labelled("row =", fields.row),
             labelled("column =", fields.column),
         ]);
@@ -117,7 +119,7 @@
         }
         return Object.assign(common, {
             mode: "tile",
-            tile: { rows: fields.rows.value, columns: fields.columns.value, padding: fields.padding.value, swizzle: fields.swizzle.value },
+            tile: { rows: fields.rows.value, columns: fields.columns.value, padding: fields.padding.value, swizzle: fields.swizzle.value, cute: fields.cute.value },
             row: fields.row.value,
             column: fields.column.value,
         });
@@ -169,6 +171,7 @@
         const tile = view.fields.mode.value === "tile";
         view.indexFields.hidden = tile;
         view.tileFields.hidden = !tile;
+        view.fields.cute.parentNode.hidden = view.fields.swizzle.value !== "cute";
         const reply = ask(model, question(view.fields));
         if (reply.error !== undefined) {
             view.error.textContent = reply.error;

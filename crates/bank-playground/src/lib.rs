@@ -5,6 +5,7 @@
 //!
 //! The page talks to it through [`wasm`]'s C functions, passing UTF-8 JSON through linear memory.
 
+use bank_model::swizzle::Swizzle as CuteSwizzle;
 use bank_model::{
     Analysis, Op, Request, WARP_SIZE, Width,
     describe::{UNVERIFIED_NOTE, lane_ranges, summary},
@@ -41,7 +42,11 @@ pub struct TileForm {
     pub rows: String,
     pub columns: String,
     pub padding: String,
-    pub swizzle: Swizzle,
+    /// `none`, `xor` or `cute`.
+    pub swizzle: String,
+    /// CuTe's `B, M, S`, read when `swizzle` is `cute`.
+    #[serde(default)]
+    pub cute: String,
 }
 
 impl TileForm {
@@ -53,8 +58,26 @@ impl TileForm {
             rows: whole("rows", &self.rows)?,
             columns: whole("columns", &self.columns)?,
             padding: whole("padding", &self.padding)?,
-            swizzle: self.swizzle,
+            swizzle: self.swizzle()?,
         })
+    }
+
+    fn swizzle(&self) -> Result<Swizzle, String> {
+        match self.swizzle.as_str() {
+            "none" => Ok(Swizzle::None),
+            "xor" => Ok(Swizzle::Xor),
+            "cute" => {
+                let numbers: Vec<u32> =
+                    self.cute.split(',').map(|n| n.trim().parse()).collect::<Result<_, _>>().map_err(|_| {
+                        format!("B, M, S `{}` must be three whole numbers separated by commas, e.g. 3, 0, 3", self.cute)
+                    })?;
+                let [bits, base, shift] = numbers[..] else {
+                    return Err(format!("B, M, S `{}` must be three numbers, e.g. 3, 0, 3", self.cute));
+                };
+                CuteSwizzle::new(bits, base, shift).map(Swizzle::Cute).map_err(|e| e.to_string())
+            }
+            other => Err(format!("unknown swizzle `{other}`: none, xor or cute")),
+        }
     }
 }
 
@@ -237,6 +260,28 @@ mod tests {
         assert_eq!(column(1, "none"), 1);
         assert_eq!(column(2, "none"), 2);
         assert_eq!(column(0, "xor"), 1);
+    }
+
+    #[test]
+    fn a_cute_swizzle_keeps_a_float4_column_conflict_free() {
+        // float tile[32][32] read as float4 columns: a tile[32][8] of 16-byte elements.
+        let column = |swizzle: &str, cute: &str| {
+            answer(&format!(
+                r#"{{"op":"ld","width":16,"mode":"tile","tile":{{"rows":"32","columns":"8","padding":"0","swizzle":"{swizzle}","cute":"{cute}"}},"row":"lane","column":"2"}}"#
+            ))
+            .wavefronts
+        };
+        assert_eq!(column("none", ""), 32);
+        assert_eq!(column("cute", "3, 0, 3"), 4);
+        assert_eq!(column("cute", "2,0,3"), 8);
+        let cute = |text: &str| {
+            error(&format!(
+                r#"{{"op":"ld","width":4,"mode":"tile","tile":{{"rows":"32","columns":"32","padding":"0","swizzle":"cute","cute":"{text}"}},"row":"lane","column":"0"}}"#
+            ))
+        };
+        assert_eq!(cute("3, x, 3"), "B, M, S `3, x, 3` must be three whole numbers separated by commas, e.g. 3, 0, 3");
+        assert_eq!(cute("3, 0"), "B, M, S `3, 0` must be three numbers, e.g. 3, 0, 3");
+        assert!(cute("3, 0, 1").contains("the shift S must be at least the number of bits B"));
     }
 
     #[test]
