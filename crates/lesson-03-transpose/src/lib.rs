@@ -276,14 +276,14 @@ impl Lesson for Transpose {
             let phantom: Vec<String> = counts
                 .iter()
                 .filter(|&&(_, exact, hardware)| exact == 0 && hardware > 0)
-                .map(|(label, _, hardware)| format!("{hardware} on {label}"))
+                .map(|(label, _, hardware)| format!("\n  {hardware} on {label}"))
                 .collect();
             report.text(match phantom.is_empty() {
                 true => "The hardware counter agrees with the exact count on every conflict-free kernel here.".to_owned(),
                 false => format!(
                     "The hardware counter (l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld + _st) reports conflicts\n\
-                     where the exact count is zero: {}. Read conflicts from the sass counters, not from it.",
-                    phantom.join(", ")
+                     where the exact count is zero:{}\nRead conflicts from the sass counters, not from it.",
+                    phantom.concat()
                 ),
             });
         }
