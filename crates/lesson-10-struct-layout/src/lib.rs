@@ -368,11 +368,11 @@ impl Lesson for StructLayout {
                 ]
             })
             .to_vec();
-        report.table(["run", "kernel", "loads", "wavefronts per load", "per element", "excess"], rows);
+        report.table(["run", "kernel", "loads", "wavefronts per load", "wavefronts, all loads", "excess"], rows);
         report.text(format!(
-            "Blocks of {THREADS} threads; each thread reads its element `iterations` times and writes the sum,\n\
-             which is checked against the CPU. Within a family of fields every run reads the same bytes per\n\
-             element, except the padded one, which also reads its padding word.",
+            "Blocks of {THREADS} threads; each thread reads its element in every iteration of a loop and writes\n\
+             the sum, which is checked against the CPU. Within a family of fields every run reads the same bytes\n\
+             per element, except the padded one, which also reads its padding word.",
         ));
 
         let field = Read::AosFields { fields: 4 };
@@ -391,9 +391,9 @@ impl Lesson for StructLayout {
         let analysis = request.analyze();
         add_bank_grid(report, &request, &analysis);
         report.text(format!(
-            "Each quarter-warp reads {WAVEFRONT_BYTES} contiguous bytes in one wavefront: {} wavefronts, the ideal\n\
-             for {} bytes, none in excess. The same bytes as SoA's four field loads, in one instruction instead\n\
-             of four.",
+            "Every bank holds 4 words, one for each quarter-warp, and each quarter-warp reads its {WAVEFRONT_BYTES}\n\
+             contiguous bytes in one wavefront: {} wavefronts, the ideal for {} bytes, none in excess. The same\n\
+             bytes as SoA's four field loads, in one instruction instead of four.",
             analysis.wavefronts,
             WARP_SIZE as u32 * whole.width().bytes(),
         ));
@@ -446,7 +446,7 @@ impl Lesson for StructLayout {
                 .collect();
             report.heading(family);
             report.table(
-                ["kernel", "model wf/req", "ncu wf/req", "wf per element", "median ms", "spread", "Gfields/s"],
+                ["kernel", "model wf/req", "ncu wf/req", "model wf, all loads", "median ms", "spread", "Gfields/s"],
                 rows,
             );
         }
