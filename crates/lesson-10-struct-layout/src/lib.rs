@@ -10,7 +10,7 @@
 use bank_model::{Op, Request, WARP_SIZE, WAVEFRONT_BYTES, Width};
 use cuda_kernels::{Gpu, GpuError, GpuInfo};
 use lesson_kit::{
-    DeclaredAccess, Figure, KernelRun, Lesson, Measured, Prepared, Report, Size, TimeRatio, Tone,
+    DeclaredAccess, KernelRun, Lesson, Measured, Prepared, Report, Size, TimeRatio, Tone,
     bank_table::add_bank_grid,
     lesson::{counter_cells, format_ratio, grouped},
     styled,
@@ -422,8 +422,8 @@ impl Lesson for StructLayout {
         })
     }
 
-    fn figures(&self, _gpu: &GpuInfo, results: &[Measured<Spec>]) -> Vec<Figure> {
-        FIGURES.iter().filter_map(|ratio| ratio.figure(results)).collect()
+    fn time_ratios(&self) -> &'static [TimeRatio] {
+        &FIGURES
     }
 
     fn summarize(&self, _gpu: &GpuInfo, results: &[Measured<Spec>], report: &mut Report) {
