@@ -285,7 +285,8 @@ fn wavefront_cell(cost: Result<u32, Broken>) -> lesson_kit::Styled {
     }
 }
 
-/// One row of a model table per layout.
+/// One row of a model table per layout; the first is the plain tile, whose memory the others' extra
+/// memory is counted from.
 fn layout_table(report: &mut Report, layouts: &[Layout]) {
     let unpadded = layouts[0].shared_bytes();
     let rows = layouts
