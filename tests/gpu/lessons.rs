@@ -54,5 +54,6 @@ lessons_on_the_gpu!(
     lesson_6: 6,
     lesson_7: 7,
     lesson_8: 8,
+    lesson_9: 9,
     lesson_10: 10
 );

@@ -17,6 +17,7 @@ use lesson_05_occupancy::OccupancyTradeoff;
 use lesson_06_reduction::Reduction;
 use lesson_07_vector_widths::VectorWidths;
 use lesson_08_broadcast::Broadcast;
+use lesson_09_swizzle::Swizzling;
 use lesson_10_struct_layout::StructLayout;
 use lesson_kit::{
     Figure, Lesson, Series,
@@ -30,7 +31,7 @@ trait Visit {
 }
 
 /// The one place that lists the lessons.
-const LESSON_NUMBERS: [u32; 9] = [1, 2, 3, 4, 5, 6, 7, 8, 10];
+const LESSON_NUMBERS: [u32; 10] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
 
 fn dispatch<V: Visit>(number: u32, visit: V) -> V::Output {
     match number {
@@ -42,6 +43,7 @@ fn dispatch<V: Visit>(number: u32, visit: V) -> V::Output {
         6 => visit.visit(&Reduction),
         7 => visit.visit(&VectorWidths),
         8 => visit.visit(&Broadcast),
+        9 => visit.visit(&Swizzling),
         10 => visit.visit(&StructLayout),
         n => unreachable!("lesson {n} is not in LESSON_NUMBERS"),
     }
