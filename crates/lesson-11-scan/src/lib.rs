@@ -150,7 +150,7 @@ impl Layout {
                 add(format!("up-sweep o={offset}: {access}"), op, &level_word(WORDS, offset, operand));
             }
         }
-        add(format!("tile[at({})] = 0", WORDS - 1), Op::Store, &|t| (t == 0).then_some(WORDS - 1));
+        add(format!("down-sweep start: tile[at({})] = 0", WORDS - 1), Op::Store, &|t| (t == 0).then_some(WORDS - 1));
         for offset in offsets(WORDS).rev() {
             for (op, operand, access) in [
                 (Op::Load, 0, "tile[a]"),
@@ -198,7 +198,8 @@ pub fn exclusive_scan(words: &[u32]) -> Vec<u32> {
         .collect()
 }
 
-/// Whether an access belongs to the up-sweep, the down-sweep, or the copies in and out.
+/// Whether an access belongs to the up-sweep, the down-sweep (which starts by clearing the root),
+/// or the copies in and out.
 fn phase(access: &DeclaredAccess) -> usize {
     match access.name.split(' ').next() {
         Some("up-sweep") => 0,
@@ -234,10 +235,11 @@ impl Lesson for Scan {
         let levels = WORDS.trailing_zeros();
         report.text(format!(
             "A block of {THREADS} threads computes the exclusive prefix sum of {WORDS} words in shared memory, two\n\
-             words per thread. The up-sweep builds partial sums up a tree of {levels} levels: at offset o, thread\n\
-             t < {WORDS} / 2o adds word a = o(2t + 1) - 1 into word b = o(2t + 2) - 1. Then the last word is set to 0\n\
-             and the down-sweep takes the same pairs in reverse: b hands its value to a and adds a's. The block\n\
-             waits at __syncthreads() between levels. Word i is kept at tile[at(i)]; the layouts differ only in at(i)."
+             words per thread, in {levels} levels up a tree and {levels} back down. Up-sweep: at offset o, thread\n\
+             t < {WORDS} / 2o adds word a = o(2t + 1) - 1 into word b = o(2t + 2) - 1. Down-sweep: the last word\n\
+             is set to 0, then the same pairs come in reverse, b handing its value to a and adding a's. The block\n\
+             waits at __syncthreads() between levels. Word i is kept at tile[at(i)]: the layouts differ only\n\
+             in at(i)."
         ));
         report.heading("Predicted wavefronts per warp access, level by level");
         let rows = offsets(WORDS)
@@ -262,8 +264,9 @@ impl Lesson for Scan {
         report.table(header.into_iter().chain(Layout::ALL.map(Layout::label)), rows);
         report.text(
             "Each cell is the worst warp access to a or b at that level (they cost the same). The up-sweep reads a\n\
-             and b and writes b, the down-sweep reads and writes both. Copying the words in and the scan out,\n\
-             each warp touches 32 consecutive words of the scan, and every layout keeps them in 32 banks.",
+             and b and writes b, the down-sweep reads and writes both (and starts with thread 0 clearing the\n\
+             root). Copying the words in and the scan out, each warp touches 32 consecutive words of the scan,\n\
+             and every layout keeps them in 32 banks.",
         );
         report.heading("Per block");
         let rows = Layout::ALL
