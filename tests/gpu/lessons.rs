@@ -53,5 +53,6 @@ lessons_on_the_gpu!(
     lesson_5: 5,
     lesson_6: 6,
     lesson_7: 7,
-    lesson_8: 8
+    lesson_8: 8,
+    lesson_11: 11
 );

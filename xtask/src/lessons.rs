@@ -17,6 +17,7 @@ use lesson_05_occupancy::OccupancyTradeoff;
 use lesson_06_reduction::Reduction;
 use lesson_07_vector_widths::VectorWidths;
 use lesson_08_broadcast::Broadcast;
+use lesson_11_scan::Scan;
 use lesson_kit::{
     Figure, Lesson, Series,
     lesson::{self, GpuStatus, Options, Outcome, SelfCommand, SuiteRecord},
@@ -29,7 +30,7 @@ trait Visit {
 }
 
 /// The one place that lists the lessons.
-const LESSON_NUMBERS: [u32; 8] = [1, 2, 3, 4, 5, 6, 7, 8];
+const LESSON_NUMBERS: [u32; 9] = [1, 2, 3, 4, 5, 6, 7, 8, 11];
 
 fn dispatch<V: Visit>(number: u32, visit: V) -> V::Output {
     match number {
@@ -41,6 +42,7 @@ fn dispatch<V: Visit>(number: u32, visit: V) -> V::Output {
         6 => visit.visit(&Reduction),
         7 => visit.visit(&VectorWidths),
         8 => visit.visit(&Broadcast),
+        11 => visit.visit(&Scan),
         n => unreachable!("lesson {n} is not in LESSON_NUMBERS"),
     }
 }
