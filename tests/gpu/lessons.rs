@@ -55,5 +55,6 @@ lessons_on_the_gpu!(
     lesson_7: 7,
     lesson_8: 8,
     lesson_9: 9,
-    lesson_10: 10
+    lesson_10: 10,
+    lesson_11: 11
 );

@@ -19,6 +19,7 @@ use lesson_07_vector_widths::VectorWidths;
 use lesson_08_broadcast::Broadcast;
 use lesson_09_swizzle::Swizzling;
 use lesson_10_struct_layout::StructLayout;
+use lesson_11_scan::Scan;
 use lesson_kit::{
     Figure, Lesson, Series,
     lesson::{self, GpuStatus, Options, Outcome, SelfCommand, SuiteRecord},
@@ -31,7 +32,7 @@ trait Visit {
 }
 
 /// The one place that lists the lessons.
-const LESSON_NUMBERS: [u32; 10] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
+const LESSON_NUMBERS: [u32; 11] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11];
 
 fn dispatch<V: Visit>(number: u32, visit: V) -> V::Output {
     match number {
@@ -45,6 +46,7 @@ fn dispatch<V: Visit>(number: u32, visit: V) -> V::Output {
         8 => visit.visit(&Broadcast),
         9 => visit.visit(&Swizzling),
         10 => visit.visit(&StructLayout),
+        11 => visit.visit(&Scan),
         n => unreachable!("lesson {n} is not in LESSON_NUMBERS"),
     }
 }
@@ -92,7 +94,7 @@ fn lesson_number(text: &str) -> anyhow::Result<u32> {
     match text.trim().parse::<u32>() {
         Ok(n) if LESSON_NUMBERS.contains(&n) => Ok(n),
         _ => {
-            let available: Vec<String> = list().iter().map(|(n, title)| format!("  {n}  {title}")).collect();
+            let available: Vec<String> = list().iter().map(|(n, title)| format!("  {n:>2}  {title}")).collect();
             bail!(
                 "there is no lesson `{text}`. The lessons are:\n{}\nRun one with e.g. `cargo xtask lesson 1`.",
                 available.join("\n")
@@ -154,7 +156,7 @@ pub struct Flags {
 pub fn run(number: &str, flags: Flags, out: &mut dyn Write, color: bool) -> anyhow::Result<ExitCode> {
     if number == "list" {
         for (n, title) in list() {
-            writeln!(out, "{n}  {title}")?;
+            writeln!(out, "{n:>2}  {title}")?;
         }
         return Ok(ExitCode::SUCCESS);
     }
