@@ -20,7 +20,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use bank_model::{Op, Request, Width};
+use bank_model::{Op, Request, Width, swizzle::Swizzle as CuteSwizzle};
 use base64::{Engine, engine::general_purpose::STANDARD as BASE64};
 use lane_addresses::{Swizzle, Tile};
 use serde_json::{Value, json};
@@ -307,6 +307,23 @@ fn the_book_works_in_a_browser_and_stays_on_localhost() {
     let model = wavefronts(Request::new(Op::Load, Width::W4, lanes).unwrap());
     assert_eq!(shown(&mut chromium), ("answered".to_owned(), model, String::new()));
     chromium.screenshot(".bank-playground", &artifacts().join("playground-ch02.png"));
+
+    // Chapter 9: a float4 column under CuTe's swizzles, one bit too few, then a refused one.
+    chromium.open(&format!("{base}ch09-swizzle.html"));
+    chromium.wait_for(answered, "the swizzle playground");
+    let cute_column = |bits, shift| {
+        let swizzle = Swizzle::Cute(CuteSwizzle::new(bits, 0, shift).unwrap());
+        let lanes = Tile { rows: 32, columns: 8, padding: 0, swizzle }.addresses("lane", "2", Width::W16).unwrap();
+        wavefronts(Request::new(Op::Load, Width::W16, lanes).unwrap())
+    };
+    assert_eq!(shown(&mut chromium), ("answered".to_owned(), cute_column(3, 3), String::new()));
+    chromium.retype(".bp-cute", "2, 0, 3");
+    assert_eq!(shown(&mut chromium), ("answered".to_owned(), cute_column(2, 3), String::new()));
+    chromium.retype(".bp-cute", "3, 0, 1");
+    let (state, _, shown_error) = shown(&mut chromium);
+    assert_eq!(state, "error");
+    assert_eq!(shown_error, CuteSwizzle::new(3, 0, 1).unwrap_err().to_string());
+    chromium.screenshot(".bank-playground", &artifacts().join("playground-ch09.png"));
 
     let requests = &chromium.requests;
     for part in ["ch01-banks.html", "bank-playground-wasm.js", ".woff2", "searchindex"] {
