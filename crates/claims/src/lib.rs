@@ -2,7 +2,7 @@
 //! put to the model as the warp instructions it is about. The book's appendix shows this table
 //! beside the H100 measurements of the lessons that test each claim.
 
-use bank_model::{Op, Request, WARP_SIZE, Width};
+use bank_model::{Op, Request, WARP_SIZE, Width, swizzle::Swizzle};
 use lesson_kit::Report;
 
 /// One claim and the instructions that decide it.
@@ -20,6 +20,19 @@ pub struct Claim {
 fn column_read(width: Width, pitch: u32, column: u32) -> Request {
     let lanes = std::array::from_fn(|lane| Some((lane as u32 * pitch + column) * width.bytes()));
     Request::new(Op::Load, width, lanes).expect("element addresses are aligned")
+}
+
+/// Lane `lane` reads 16-byte vector `column` of row `lane` of `float tile[32][32]` under `swizzle`.
+fn swizzled_float4_column(swizzle: Swizzle, column: u32) -> Request {
+    let lanes = std::array::from_fn(|lane| Some(swizzle.apply(lane as u32 * 32 + 4 * column) * 4));
+    Request::new(Op::Load, Width::W16, lanes).expect("vectors stay 16-byte aligned")
+}
+
+/// The Blelloch scan's up-sweep at offset 32 on 2048 words: threads 0-31 (warp 0) read word
+/// `64t + 31`, stored at `layout(word)`.
+fn scan_level_32(layout: fn(u32) -> u32) -> Request {
+    let lanes = std::array::from_fn(|t| Some(4 * layout(64 * t as u32 + 31)));
+    Request::new(Op::Load, Width::W4, lanes).expect("aligned")
 }
 
 fn question(source: impl Into<String>, request: Request) -> (String, Request) {
@@ -62,8 +75,12 @@ pub fn claims() -> Vec<Claim> {
                 question("float4 of float tile[32][36] (9 float4 per row), column 0", column_read(Width::W16, 9, 0)),
                 question("float4 of float tile[32][32] (8 float4 per row), column 0", column_read(Width::W16, 8, 0)),
                 question("float4 of float tile[32][40] (10 float4 per row), column 0", column_read(Width::W16, 10, 0)),
+                question(
+                    "float4 of float tile[32][32] under Swizzle<3, 2, 3>, column 0",
+                    swizzled_float4_column(Swizzle::new(3, 2, 3).expect("valid"), 0),
+                ),
             ],
-            verdict: "true: rows of an odd number of 16-byte units; [32][33] cannot even be read as float4",
+            verdict: "true of padding: an odd number of 16-byte units per row; or no padding under a swizzle",
             measured_in: 2,
         },
         Claim {
@@ -96,6 +113,30 @@ pub fn claims() -> Vec<Claim> {
             )],
             verdict: "false: the model and the sass counters say 0 excess; the l1tex counter reports some under load",
             measured_in: 3,
+        },
+        Claim {
+            statement: "An array of structs causes bank conflicts; use a struct of arrays.",
+            questions: vec![
+                question("struct of 3 floats, field x: tile[3 * lane]", stride(3)),
+                question("struct of 4 floats, field x: tile[4 * lane]", stride(4)),
+                question(
+                    "struct of 4 floats read whole: float4 tile[lane]",
+                    Request::strided(Op::Load, Width::W16, 1).expect("aligned"),
+                ),
+                question("struct of arrays, x[lane]", stride(1)),
+            ],
+            verdict: "only for an even number of words, gcd(words, 32)-way; a whole-struct load is ideal",
+            measured_in: 10,
+        },
+        Claim {
+            statement: "The offset `i + (i >> 5)` makes the work-efficient scan conflict-free.",
+            questions: vec![
+                question("2048-word scan, offset 32, warp 0: tile[64t + 31]", scan_level_32(|i| i)),
+                question("the same with i + (i >> 5)", scan_level_32(|i| i + (i >> 5))),
+                question("the same with i + (i >> 5) + (i >> 10)", scan_level_32(|i| i + (i >> 5) + (i >> 10))),
+            ],
+            verdict: "not above 1024 words: 2-way at five levels; the two-level offset removes them",
+            measured_in: 11,
         },
     ]
 }
@@ -141,12 +182,14 @@ mod tests {
         assert_eq!(wavefronts(1), [32, 1]);
         assert_eq!(wavefronts(2), [4, 1], "char [32][129] is 4-way, [32][132] conflict-free");
         assert_eq!(wavefronts(3), [2, 32], "double [32][33] is at the 8-byte ideal");
-        assert_eq!(wavefronts(4), [4, 32, 8], "only an odd number of 16-byte units per row is ideal");
+        assert_eq!(wavefronts(4), [4, 32, 8, 4], "an odd number of 16-byte units per row, or a swizzle");
         assert_eq!(wavefronts(5), [16], "16 lanes of warp 0 in one bank");
         assert_eq!(wavefronts(6), [2, 1]);
         assert_eq!(wavefronts(7), [1]);
+        assert_eq!(wavefronts(8), [1, 4, 4, 1], "3 words never conflict, 4 do unless read whole");
+        assert_eq!(wavefronts(9), [32, 2, 1]);
         for claim in claims() {
-            assert!((1..=6).contains(&claim.measured_in), "{}", claim.statement);
+            assert!((1..=11).contains(&claim.measured_in), "{}", claim.statement);
         }
     }
 
