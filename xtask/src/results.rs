@@ -104,7 +104,7 @@ struct Chart {
     series: &'static [(u32, &'static str)],
 }
 
-const CHARTS: [Chart; 4] = [
+const CHARTS: [Chart; 5] = [
     Chart {
         file: "results-stride-slowdown.svg",
         title: "Slowdown against stride, float loads",
@@ -128,6 +128,12 @@ const CHARTS: [Chart; 4] = [
         title: "Padding the A tile: time and occupancy",
         value_label: "ratio",
         series: &[(5, "padding_time_ratio"), (5, "padding_occupancy")],
+    },
+    Chart {
+        file: "results-swizzle.svg",
+        title: "A column of float4s by layout: the clock against the model",
+        value_label: "over Swizzle<3, 2, 3>",
+        series: &[(9, "swizzle_time_ratio"), (9, "swizzle_wavefront_ratio")],
     },
 ];
 

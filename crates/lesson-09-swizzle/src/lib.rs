@@ -12,7 +12,7 @@ use std::fmt;
 use bank_model::{Op, Request, WARP_SIZE, Width, swizzle::Swizzle};
 use cuda_kernels::{Gpu, GpuError, GpuInfo};
 use lesson_kit::{
-    DeclaredAccess, KernelRun, Lesson, Measured, Prepared, Report, Size, TimeRatio, Tone,
+    DeclaredAccess, KernelRun, Lesson, Measured, Point, Prepared, Report, Series, Size, TimeRatio, Tone,
     bank_table::add_bank_grid,
     lesson::counter_cells,
     styled,
@@ -393,6 +393,28 @@ impl Lesson for Swizzling {
         &FIGURES
     }
 
+    /// Each layout's time and its column read's wavefronts, both over the recommended swizzle's:
+    /// on a chart the clock's ladder lies on the model's.
+    fn series(&self, _gpu: &GpuInfo, results: &[Measured<Spec>]) -> Vec<Series> {
+        let recommended = float_swizzled().to_string();
+        let Some(baseline) = results.iter().find(|m| m.run.label == recommended) else { return Vec::new() };
+        let column_read = |m: &Measured<Spec>| m.run.predicted(Op::Load).0 as f64;
+        let series = |key: &str, label: &str, value: &dyn Fn(&Measured<Spec>) -> f64| Series {
+            key: key.into(),
+            label: label.into(),
+            unit: "x".into(),
+            points: results.iter().map(|m| Point { at: m.run.label.clone(), value: value(m) }).collect(),
+        };
+        vec![
+            series("swizzle_time_ratio", "time over Swizzle<3, 2, 3>'s (measured)", &|m| {
+                m.timing.median_ms / baseline.timing.median_ms
+            }),
+            series("swizzle_wavefront_ratio", "wavefronts over Swizzle<3, 2, 3>'s (model)", &|m| {
+                column_read(m) / column_read(baseline)
+            }),
+        ]
+    }
+
     fn summarize(&self, gpu: &GpuInfo, results: &[Measured<Spec>], report: &mut Report) {
         report.heading("Measured: each warp reads a column of float4s, again and again");
         let rows = results
@@ -432,7 +454,41 @@ fn float_swizzled() -> Layout {
 
 #[cfg(test)]
 mod tests {
+    use cuda_kernels::timing::Timing;
+
     use super::*;
+
+    #[test]
+    fn the_series_put_each_layouts_time_beside_its_wavefronts_over_the_swizzles() {
+        // Times that are not proportional to wavefronts, so the two series must differ.
+        let results: Vec<Measured<Spec>> = Swizzling
+            .runs(&GpuInfo::h100(), Size::Timed)
+            .into_iter()
+            .enumerate()
+            .map(|(index, run)| {
+                let ms = 1.0 + index as f64;
+                Measured {
+                    run,
+                    timing: Timing { median_ms: ms, min_ms: ms, max_ms: ms, reps: 1 },
+                    counters: None,
+                    occupancy: None,
+                }
+            })
+            .collect();
+        let series = Swizzling.series(&GpuInfo::h100(), &results);
+        let values = |key: &str| -> Vec<(String, f64)> {
+            let series = series.iter().find(|s| s.key == key).unwrap_or_else(|| panic!("no series {key}"));
+            series.points.iter().map(|p| (p.at.clone(), p.value)).collect()
+        };
+        let labels: Vec<String> = results.iter().map(|m| m.run.label.clone()).collect();
+        let swizzled = labels.iter().position(|l| *l == float_swizzled().to_string()).unwrap();
+        let times = values("swizzle_time_ratio");
+        assert_eq!(times.iter().map(|(at, _)| at.clone()).collect::<Vec<_>>(), labels);
+        assert!(times.iter().enumerate().all(|(i, (_, v))| *v == (1.0 + i as f64) / (1.0 + swizzled as f64)));
+        let wavefronts: Vec<f64> = values("swizzle_wavefront_ratio").into_iter().map(|(_, v)| v).collect();
+        assert_eq!(wavefronts, [8.0, 1.0, 4.0, 2.0, 1.0], "plain, padded, Swizzle<1>, <2>, <3>");
+        assert!(Swizzling.series(&GpuInfo::h100(), &results[..1]).is_empty(), "no baseline, no series");
+    }
 
     #[test]
     fn each_bit_of_swizzle_halves_the_column_read_and_three_reach_the_ideal() {
