@@ -6,8 +6,7 @@ use lesson_kit::words_kernel::random_words;
 
 use crate::manifest::{Harness, Input};
 
-/// Words per row of a `row-sums` tile, and rows of a `column-sums` tile (as in the kernels).
-const ROW_WORDS: usize = 32;
+/// Rows of a `column-sums` tile (as in the kernels).
 const TILE_ROWS: usize = 32;
 
 /// Which size to run: small for correctness and the counters, large for the clock.
@@ -45,7 +44,8 @@ impl Harness {
             Harness::RowSums { block, .. }
             | Harness::ColumnSums { block, .. }
             | Harness::Transpose { block, .. }
-            | Harness::Gemm { block, .. } => block,
+            | Harness::Gemm { block, .. }
+            | Harness::Scan { block, .. } => block,
         }
     }
 
@@ -54,15 +54,21 @@ impl Harness {
         x * y
     }
 
-    /// Blocks (word kernels) or the matrix side (transpose, GEMM) at `size`.
+    /// Blocks (word kernels, scans) or the matrix side (transpose, GEMM) at `size`.
     fn extent(&self, size: Size) -> u32 {
         match (*self, size) {
-            (Harness::RowSums { check_blocks, .. } | Harness::ColumnSums { check_blocks, .. }, Size::Check) => {
-                check_blocks
-            }
-            (Harness::RowSums { timed_blocks, .. } | Harness::ColumnSums { timed_blocks, .. }, Size::Timed) => {
-                timed_blocks
-            }
+            (
+                Harness::RowSums { check_blocks, .. }
+                | Harness::ColumnSums { check_blocks, .. }
+                | Harness::Scan { check_blocks, .. },
+                Size::Check,
+            ) => check_blocks,
+            (
+                Harness::RowSums { timed_blocks, .. }
+                | Harness::ColumnSums { timed_blocks, .. }
+                | Harness::Scan { timed_blocks, .. },
+                Size::Timed,
+            ) => timed_blocks,
             (Harness::Transpose { check_n, .. } | Harness::Gemm { check_n, .. }, Size::Check) => check_n,
             (Harness::Transpose { timed_n, .. } | Harness::Gemm { timed_n, .. }, Size::Timed) => timed_n,
         }
@@ -72,7 +78,7 @@ impl Harness {
         let [x, y] = self.block();
         let extent = self.extent(size);
         let grid_dim = match self {
-            Harness::RowSums { .. } | Harness::ColumnSums { .. } => (extent, 1, 1),
+            Harness::RowSums { .. } | Harness::ColumnSums { .. } | Harness::Scan { .. } => (extent, 1, 1),
             Harness::Transpose { .. } => (extent / x, extent / x, 1),
             Harness::Gemm { .. } => (extent / x, extent / y, 1),
         };
@@ -83,10 +89,11 @@ impl Harness {
     fn input_len(&self, size: Size) -> usize {
         let extent = self.extent(size) as usize;
         match *self {
-            Harness::RowSums { .. } => extent * self.block_threads() as usize * ROW_WORDS,
+            Harness::RowSums { row_words, .. } => extent * self.block_threads() as usize * row_words as usize,
             Harness::ColumnSums { element_bytes, columns, .. } => {
                 extent * TILE_ROWS * columns as usize * element_bytes as usize / 4
             }
+            Harness::Scan { .. } => extent * 2 * self.block_threads() as usize,
             Harness::Transpose { .. } | Harness::Gemm { .. } => extent * extent,
         }
     }
@@ -96,7 +103,7 @@ impl Harness {
             Harness::RowSums { .. } | Harness::ColumnSums { .. } => {
                 self.extent(size) as usize * self.block_threads() as usize
             }
-            Harness::Transpose { .. } | Harness::Gemm { .. } => self.input_len(size),
+            Harness::Transpose { .. } | Harness::Gemm { .. } | Harness::Scan { .. } => self.input_len(size),
         }
     }
 
@@ -124,15 +131,16 @@ impl Harness {
     /// The CPU's answer for `input` at `size`.
     pub fn expected(&self, input: &HostInput, size: Size) -> Expected {
         match (*self, input) {
-            (Harness::RowSums { iterations, .. }, HostInput::Words(words)) => Expected::Words(
+            (Harness::RowSums { row_words, iterations, .. }, HostInput::Words(words)) => Expected::Words(
                 words
-                    .chunks(ROW_WORDS)
+                    .chunks(row_words as usize)
                     .map(|row| row.iter().fold(0u32, |s, &w| s.wrapping_add(w)).wrapping_mul(iterations))
                     .collect(),
             ),
             (Harness::ColumnSums { element_bytes, columns, iterations, .. }, HostInput::Words(words)) => {
                 let element = |e: usize| match element_bytes {
                     1 => (words[e / 4] >> (8 * (e % 4))) & 0xff,
+                    16 => words[4 * e..4 * e + 4].iter().fold(0u32, |s, &w| s.wrapping_add(w)),
                     _ => words[e],
                 };
                 let (columns, threads) = (columns as usize, self.block_threads() as usize);
@@ -153,6 +161,17 @@ impl Harness {
             (Harness::Gemm { .. }, HostInput::Matrices(a, b)) => {
                 let n = self.extent(size) as usize;
                 Expected::Floats(cpu_product(a, b, n, 0..n).into_iter().flat_map(|(_, row)| row).collect())
+            }
+            (Harness::Scan { .. }, HostInput::Words(words)) => {
+                let block_words = 2 * self.block_threads() as usize;
+                let scan = words.chunks(block_words).flat_map(|block| {
+                    block.iter().scan(0u32, |sum, &word| {
+                        let before = *sum;
+                        *sum = sum.wrapping_add(word);
+                        Some(before)
+                    })
+                });
+                Expected::Words(scan.collect())
             }
             (harness, _) => unreachable!("{harness:?} makes its own kind of input"),
         }
@@ -190,7 +209,7 @@ pub struct Run<'g> {
 }
 
 enum Buffers {
-    /// `(in, out, scalar)`: the iteration count or the matrix side.
+    /// `(in, out, scalar)`: the iteration count, the matrix side or the number of words.
     Words {
         input: CudaSlice<u32>,
         out: CudaSlice<u32>,
@@ -220,6 +239,9 @@ impl<'g> Run<'g> {
             (Harness::Transpose { .. }, HostInput::Words(words)) => {
                 Buffers::Words { input: gpu.upload(words)?, out: gpu.zeros(out_len)?, scalar: harness.extent(size) }
             }
+            (Harness::Scan { .. }, HostInput::Words(words)) => {
+                Buffers::Words { input: gpu.upload(words)?, out: gpu.zeros(out_len)?, scalar: words.len() as u32 }
+            }
             (Harness::Gemm { .. }, HostInput::Matrices(a, b)) => {
                 Buffers::Gemm { a: gpu.upload(a)?, b: gpu.upload(b)?, c: gpu.zeros(out_len)?, n: harness.extent(size) }
             }
@@ -235,7 +257,7 @@ impl<'g> Run<'g> {
             Buffers::Words { input, out, scalar } => launch.arg(&*input).arg(out).arg(&*scalar),
             Buffers::Gemm { a, b, c, n } => launch.arg(&*a).arg(&*b).arg(c).arg(&*n).arg(&*n).arg(&*n),
         };
-        // SAFETY: the kernel's signature was checked against the exercise's (words: `(const
+        // SAFETY: the kernel's signature was checked against the exercise's (words, scans: `(const
         // unsigned*, unsigned*, unsigned)`, GEMM: `(const float*, const float*, float*, unsigned,
         // unsigned, unsigned)`), and the buffers hold what the launch shape makes it touch. A
         // learner's kernel that strays outside them faults on the GPU, which is reported.
@@ -258,13 +280,19 @@ mod tests {
 
     #[test]
     fn row_sums_add_each_row_iterations_times() {
-        let harness = Harness::RowSums { block: [2, 1], check_blocks: 1, timed_blocks: 1, iterations: 3 };
+        let harness =
+            Harness::RowSums { block: [2, 1], row_words: 32, check_blocks: 1, timed_blocks: 1, iterations: 3 };
         assert_eq!(harness.input_len(Size::Check), 64);
         let HostInput::Words(words) = harness.input(Input::Index, Size::Check) else { panic!("words") };
         let row0: u32 = (0..32).sum();
         let row1: u32 = (32..64).sum();
         assert_eq!(harness.expected(&HostInput::Words(words), Size::Check), Expected::Words(vec![3 * row0, 3 * row1]));
         assert_eq!(harness.launch_config(Size::Timed).grid_dim, (1, 1, 1));
+        // Rows of 4 words: a 16-byte struct per thread.
+        let harness = Harness::RowSums { block: [2, 1], row_words: 4, check_blocks: 2, timed_blocks: 1, iterations: 1 };
+        assert_eq!(harness.input_len(Size::Check), 16);
+        let input = HostInput::Words((0..16).collect());
+        assert_eq!(harness.expected(&input, Size::Check), Expected::Words(vec![6, 22, 38, 54]));
     }
 
     #[test]
@@ -286,6 +314,34 @@ mod tests {
         assert_eq!(out[1], 64 + 96);
         // Lane 5 of warp 1 reads row 5, columns 1 and 33: elements 321 and 353, mod 256.
         assert_eq!(out[32 + 5], (321 % 256) + (353 % 256));
+    }
+
+    #[test]
+    fn column_sums_of_16_byte_elements_add_their_four_words() {
+        let harness = Harness::ColumnSums {
+            block: [64, 1],
+            element_bytes: 16,
+            columns: 2,
+            check_blocks: 1,
+            timed_blocks: 1,
+            iterations: 2,
+        };
+        let input = harness.input(Input::Index, Size::Check);
+        let HostInput::Words(words) = &input else { panic!("words") };
+        assert_eq!(words.len(), 32 * 2 * 4);
+        let Expected::Words(out) = harness.expected(&input, Size::Check) else { panic!("words") };
+        // Lane 3 of warp 1 reads row 3, column 1: element 7, words 28 to 31.
+        assert_eq!(out[32 + 3], 2 * (28 + 29 + 30 + 31));
+        assert_eq!(out[0], 2 * (1 + 2 + 3));
+    }
+
+    #[test]
+    fn scans_start_again_at_every_block_and_wrap() {
+        let harness = Harness::Scan { block: [2, 1], check_blocks: 2, timed_blocks: 3 };
+        assert_eq!(harness.input_len(Size::Check), 8);
+        assert_eq!(harness.launch_config(Size::Timed).grid_dim, (3, 1, 1));
+        let input = HostInput::Words(vec![1, 2, 3, 4, 5, 6, u32::MAX, 8]);
+        assert_eq!(harness.expected(&input, Size::Check), Expected::Words(vec![0, 1, 3, 6, 0, 5, 11, 10]));
     }
 
     #[test]

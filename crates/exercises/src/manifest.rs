@@ -52,11 +52,11 @@ pub struct Exercise {
 #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum Harness {
     /// `(words, out, iterations)`: thread t of block b writes `iterations` times the sum of row
-    /// `b * threads + t` (32 words) of the input.
-    RowSums { block: [u32; 2], check_blocks: u32, timed_blocks: u32, iterations: u32 },
+    /// `b * threads + t` (`row_words` words) of the input.
+    RowSums { block: [u32; 2], row_words: u32, check_blocks: u32, timed_blocks: u32, iterations: u32 },
     /// `(words, out, iterations)`: each block holds a tile of 32 rows of `columns` elements of
-    /// `element_bytes`; lane l of warp w writes `iterations` times the sum of row l's elements
-    /// w, w + 32, ...
+    /// `element_bytes` (1, 4 or 16; a 16-byte element counts as the sum of its four words); lane
+    /// l of warp w writes `iterations` times the sum of row l's elements w, w + 32, ...
     ColumnSums {
         block: [u32; 2],
         element_bytes: u32,
@@ -69,6 +69,9 @@ pub enum Harness {
     Transpose { block: [u32; 2], check_n: u32, timed_n: u32 },
     /// `(A, B, C, M, N, K)`: C = A * B, square n x n floats, one output per thread.
     Gemm { block: [u32; 2], check_n: u32, timed_n: u32 },
+    /// `(words, out, n)`: each block writes the exclusive prefix sums (wrapping) of its own
+    /// `2 * threads` words, starting again from 0; `n` is the number of words in all.
+    Scan { block: [u32; 2], check_blocks: u32, timed_blocks: u32 },
 }
 
 /// Input data: every input kind listed is checked.
@@ -219,6 +222,11 @@ impl Manifest {
                     return Err(invalid(format!("exercise `{id}` names {}, which does not exist", file.display())));
                 }
             }
+            if let Harness::ColumnSums { element_bytes, .. } = exercise.harness
+                && ![1, 4, 16].contains(&element_bytes)
+            {
+                return Err(invalid(format!("exercise `{id}`: element_bytes is {element_bytes}, not 1, 4 or 16")));
+            }
             for requirement in &exercise.requirements {
                 let measure = requirement.measure;
                 let wanted = match measure.higher_is_better() {
@@ -326,6 +334,13 @@ fix = "f"
         let error =
             write_manifest(&ONE.replace("solution = \"a.cu\"", "solution = \"b.cu\"")).1.unwrap_err().to_string();
         assert!(error.ends_with("exercise `x` names b.cu, which does not exist"), "{error}");
+        let columns = concat!(
+            r#"kind = "column-sums", block = [32, 1], element_bytes = 2, columns = 32, "#,
+            "check_blocks = 1, timed_blocks = 1, iterations = 1",
+        );
+        let two_bytes = ONE.replace(r#"kind = "transpose", block = [32, 8], check_n = 64, timed_n = 64"#, columns);
+        let error = write_manifest(&two_bytes).1.unwrap_err().to_string();
+        assert!(error.ends_with("exercise `x`: element_bytes is 2, not 1, 4 or 16"), "{error}");
         let error = write_manifest(&ONE.replace("title", "titel")).1.unwrap_err().to_string();
         assert!(error.contains("unknown field `titel`"), "{error}");
     }
