@@ -28,6 +28,12 @@ pub const BANK_BYTES: u32 = 4;
 /// Bytes one wavefront moves when every bank is busy.
 pub const WAVEFRONT_BYTES: u32 = BANKS * BANK_BYTES;
 
+/// Greatest common divisor: the textbook rule says 4-byte lanes `stride` words apart conflict
+/// `gcd(stride, 32)`-way, which the course checks the model against and teaches.
+pub fn gcd(a: u32, b: u32) -> u32 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
 /// A set of lanes, bit `i` for lane `i`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct LaneSet(pub u32);
@@ -204,9 +210,6 @@ mod tests {
 
     #[test]
     fn four_byte_conflict_degree_is_gcd_of_stride_and_32() {
-        fn gcd(a: u32, b: u32) -> u32 {
-            if b == 0 { a } else { gcd(b, a % b) }
-        }
         for stride in 1..=64 {
             let analysis = strided(Op::Load, 4, stride).analyze();
             assert_eq!(analysis.wavefronts, gcd(stride, 32), "stride {stride}");

@@ -5,7 +5,7 @@
 //! throughput-bound kernel shows time tracking wavefronts, and a latency-bound dependent chain
 //! shows why a 32-way conflict does not make one warp 32 times slower.
 
-use bank_model::{Op, Request, Width};
+use bank_model::{Op, Request, Width, gcd};
 use cuda_kernels::{Gpu, GpuError, GpuInfo};
 use lesson_kit::{
     DeclaredAccess, Figure, KernelRun, Lesson, Measured, Point, Prepared, Report, Series, Size, Tone,
@@ -41,10 +41,6 @@ pub fn element_index(width: Width, lane: u32, row: u32, stride: u32) -> u32 {
 pub fn row_request(width: Width, row: u32, stride: u32) -> Request {
     let lanes = std::array::from_fn(|lane| Some(element_index(width, lane as u32, row, stride) * width.bytes()));
     Request::new(Op::Load, width, lanes).expect("element addresses are aligned")
-}
-
-fn gcd(a: u32, b: u32) -> u32 {
-    if b == 0 { a } else { gcd(b, a % b) }
 }
 
 pub struct Banks;

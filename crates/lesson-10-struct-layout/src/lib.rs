@@ -468,11 +468,9 @@ impl Lesson for StructLayout {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use bank_model::gcd;
 
-    fn gcd(a: u32, b: u32) -> u32 {
-        if b == 0 { a } else { gcd(b, a % b) }
-    }
+    use super::*;
 
     #[test]
     fn an_aos_field_read_costs_gcd_of_fields_and_32_and_a_soa_read_one() {
