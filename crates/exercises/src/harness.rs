@@ -2,6 +2,7 @@
 
 use cuda_kernels::{CudaFunction, CudaSlice, Gpu, GpuError, LaunchConfig, PushKernelArg};
 use lesson_04_gemm::{cpu_product, random_matrix, relative_error};
+use lesson_11_scan::exclusive_scan;
 use lesson_kit::words_kernel::random_words;
 
 use crate::manifest::{Harness, Input};
@@ -163,15 +164,7 @@ impl Harness {
                 Expected::Floats(cpu_product(a, b, n, 0..n).into_iter().flat_map(|(_, row)| row).collect())
             }
             (Harness::Scan { .. }, HostInput::Words(words)) => {
-                let block_words = 2 * self.block_threads() as usize;
-                let scan = words.chunks(block_words).flat_map(|block| {
-                    block.iter().scan(0u32, |sum, &word| {
-                        let before = *sum;
-                        *sum = sum.wrapping_add(word);
-                        Some(before)
-                    })
-                });
-                Expected::Words(scan.collect())
+                Expected::Words(exclusive_scan(words, 2 * self.block_threads() as usize))
             }
             (harness, _) => unreachable!("{harness:?} makes its own kind of input"),
         }

@@ -183,11 +183,11 @@ pub fn level_word(words: u32, offset: u32, operand: u32) -> impl Fn(u32) -> Opti
     move |t| (t < active_threads(words, offset)).then(|| offset * (2 * t + 1 + operand) - 1)
 }
 
-/// The CPU reference: the exclusive prefix sums of each block's `WORDS` words, wrapping as
-/// `unsigned` does.
-pub fn exclusive_scan(words: &[u32]) -> Vec<u32> {
+/// The CPU reference: the exclusive prefix sums of each block's `block_words` words (`WORDS` in
+/// this lesson), wrapping as `unsigned` does.
+pub fn exclusive_scan(words: &[u32], block_words: usize) -> Vec<u32> {
     words
-        .chunks(WORDS as usize)
+        .chunks(block_words)
         .flat_map(|block| {
             block.iter().scan(0u32, |sum, &word| {
                 let before = *sum;
@@ -416,7 +416,7 @@ impl Prepared for ScanRun<'_> {
 
     fn check(&mut self) -> Result<OutputCheck, GpuError> {
         let out = self.gpu.download(&self.out)?;
-        let expected = exclusive_scan(&self.words);
+        let expected = exclusive_scan(&self.words, WORDS as usize);
         match out.iter().zip(&expected).position(|(got, want)| got != want) {
             None => Ok(OutputCheck::exact(&out)),
             Some(index) => Err(GpuError::WrongResult(format!(
@@ -468,7 +468,7 @@ mod tests {
         for n in [ONE_LEVEL_WORDS, WORDS] {
             // Large words, so that the sums wrap.
             let words: Vec<u32> = (0..n).map(|i| i.wrapping_mul(0x9e37_79b9) ^ 0xdead_beef).collect();
-            let expected = exclusive_scan(&words);
+            let expected = exclusive_scan(&words, WORDS as usize);
             assert_eq!(expected[0], 0);
             assert_eq!(expected[1], words[0]);
             for layout in Layout::ALL {
@@ -480,7 +480,7 @@ mod tests {
     #[test]
     fn the_reference_restarts_at_every_block() {
         let words = vec![1u32; 2 * WORDS as usize];
-        let scan = exclusive_scan(&words);
+        let scan = exclusive_scan(&words, WORDS as usize);
         assert_eq!((scan[WORDS as usize - 1], scan[WORDS as usize], scan[WORDS as usize + 5]), (WORDS - 1, 0, 5));
     }
 
