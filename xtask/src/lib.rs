@@ -80,6 +80,19 @@ pub enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Write one of the experiments behind the model's rules as a batch for `probe`
+    /// (`--list` names them all).
+    ProbeDesign {
+        /// The design's name.
+        #[arg(required_unless_present = "list")]
+        name: Option<String>,
+        /// Seed of the design's random choices.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// List the designs and what each varies.
+        #[arg(long)]
+        list: bool,
+    },
     /// Benchmarks, printed as measured rates and side-by-side ratios (never part of the tests):
     /// the bank model on one core, then every lesson's headline figures on the GPU.
     Bench {
@@ -123,6 +136,7 @@ pub fn run(cli: Cli, out: &mut dyn Write, color: bool) -> anyhow::Result<ExitCod
         Command::Dist { out: folder } => dist::run(&folder, out),
         Command::Results { out: file } => results::write(&file, out),
         Command::Probe { batch, out: table } => probe::run(&batch, table.as_deref(), out),
+        Command::ProbeDesign { name, seed, list } => probe::design(name.as_deref(), seed, list, out),
         Command::Bench { seconds, json, no_gpu } => bench::run(bench::Options { seconds, json, no_gpu }, out, color),
         Command::ProfileLesson { number } => lessons::profile_target(&number),
         Command::ProbeTarget { batch } => probe::target(&batch),

@@ -73,10 +73,10 @@ mod tests {
         assert_eq!(
             errors,
             [
-                "line 4: width 3 bytes is not a shared-memory access width: use 1, 2, 4, 8 or 16",
-                "line 5: expected 32 lane addresses (one per lane, `_` for an inactive lane), found 2",
-                "line 6: unknown op `mv`: use `ld` (load) or `st` (store)",
-                "line 7: expected at least 3 tab-separated columns (op, width, addresses), found 1",
+                "line 4: width 3 bytes is not a shared-memory access width: use 1, 2, 4, 8 or 16".to_owned(),
+                "line 5: expected 32 lane addresses (one per lane, `_` for an inactive lane), found 2".to_owned(),
+                format!("line 6: unknown op `mv`: use {}", crate::Op::NAMES),
+                "line 7: expected at least 3 tab-separated columns (op, width, addresses), found 1".to_owned(),
             ]
         );
     }

@@ -15,7 +15,7 @@ mod request;
 pub mod rules;
 pub mod swizzle;
 
-pub use request::{Op, Request, RequestError, Width, parse_addresses};
+pub use request::{Matrices, Op, Request, RequestError, Width, parse_addresses};
 
 use serde::Serialize;
 
@@ -255,11 +255,16 @@ mod tests {
 
     #[test]
     fn passes_cover_every_active_lane_once() {
-        // Lanes i and i + 16 read the same address, and every address is in banks 0 and 1.
+        // Lanes i and i + 16 read the same address, and every address is in banks 0 and 1: lanes
+        // n and n ^ 16 are no pair the hardware merges, so each half pays its 16 conflicts.
         let lanes = std::array::from_fn(|lane| Some(lane as u32 % 16 * 1024));
         let analysis = Request::new(Op::Load, Width::W8, lanes).unwrap().analyze();
-        assert_eq!(analysis.wavefronts, 16);
-        assert_eq!(analysis.passes.len(), 1, "the second half rides on the first half's wavefronts");
+        assert_eq!(analysis.wavefronts, 32);
+        assert_eq!(analysis.passes.iter().map(|p| p.lanes.0).collect::<Vec<_>>(), [0xffff, 0xffff_0000]);
+        // Lanes n and n ^ 1 sharing a conflict-free address: the warp is one pass.
+        let lanes = std::array::from_fn(|lane| Some(lane as u32 / 2 * 8));
+        let analysis = Request::new(Op::Load, Width::W8, lanes).unwrap().analyze();
+        assert_eq!((analysis.wavefronts, analysis.passes.len()), (1, 1));
         let request = Request::strided(Op::Store, Width::W16, 1).unwrap();
         let lanes: Vec<u32> = request.analyze().passes.iter().map(|p| p.lanes.0).collect();
         assert_eq!(lanes, [0xff, 0xff00, 0xff_0000, 0xff00_0000]);

@@ -5,33 +5,115 @@ use thiserror::Error;
 
 use crate::{BANK_BYTES, WARP_SIZE};
 
-/// Load (`LDS`) or store (`STS`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
+/// How many 8x8 matrices of 16-bit elements one `ldmatrix`/`stmatrix` moves: `.x1`, `.x2` or
+/// `.x4`. Lanes `8 * i .. 8 * i + 8` give the eight 16-byte row addresses of matrix `i`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Matrices {
+    X1,
+    X2,
+    X4,
+}
+
+impl Matrices {
+    pub const ALL: [Matrices; 3] = [Matrices::X1, Matrices::X2, Matrices::X4];
+
+    pub fn count(self) -> usize {
+        match self {
+            Matrices::X1 => 1,
+            Matrices::X2 => 2,
+            Matrices::X4 => 4,
+        }
+    }
+
+    /// The lanes that give row addresses: 8 per matrix, from lane 0.
+    pub fn address_lanes(self) -> usize {
+        8 * self.count()
+    }
+}
+
+/// A warp-wide shared-memory instruction: what it does with the lane addresses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Op {
-    #[serde(rename = "ld")]
+    /// `ld.shared` (`LDS`): each active lane reads `width` bytes at its address.
     Load,
-    #[serde(rename = "st")]
+    /// `st.shared` (`STS`): each active lane writes `width` bytes at its address.
     Store,
+    /// `ldmatrix.sync.aligned.m8n8.{x1,x2,x4}[.trans].shared.b16` (`LDSM`): lanes give the
+    /// 16-byte rows of each 8x8 matrix; `.trans` only changes which lane gets which element.
+    LoadMatrix { matrices: Matrices, trans: bool },
+    /// `stmatrix.sync.aligned.m8n8.{x1,x2,x4}[.trans].shared.b16` (`STSM`, sm_90): the same
+    /// addressing, writing.
+    StoreMatrix { matrices: Matrices, trans: bool },
+    /// The shared-memory side of `cp.async.ca.shared.global` (`LDGSTS`) of 4, 8 or 16 bytes:
+    /// each active lane's bytes land at its shared address.
+    CopyAsync,
+}
+
+impl Op {
+    /// Whether the instruction reads shared memory (else it writes it).
+    pub fn reads(self) -> bool {
+        matches!(self, Op::Load | Op::LoadMatrix { .. })
+    }
+
+    /// For `ldmatrix`/`stmatrix`: how many matrices.
+    pub fn matrices(self) -> Option<Matrices> {
+        match self {
+            Op::LoadMatrix { matrices, .. } | Op::StoreMatrix { matrices, .. } => Some(matrices),
+            _ => None,
+        }
+    }
+
+    /// The names `FromStr` accepts, for error messages and help text.
+    pub const NAMES: &str = "`ld`, `st`, `ldmatrix.x1`, `ldmatrix.x2`, `ldmatrix.x4` (each may end in `.trans`), \
+                             `stmatrix.x1` .. `stmatrix.x4` (likewise), `cp.async`";
 }
 
 impl FromStr for Op {
     type Err = RequestError;
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        match text.trim() {
-            "ld" | "load" => Ok(Op::Load),
-            "st" | "store" => Ok(Op::Store),
-            other => Err(RequestError::UnknownOp(other.to_owned())),
+        let text = text.trim();
+        let unknown = || RequestError::UnknownOp(text.to_owned());
+        match text {
+            "ld" | "load" => return Ok(Op::Load),
+            "st" | "store" => return Ok(Op::Store),
+            "cp.async" => return Ok(Op::CopyAsync),
+            _ => {}
         }
+        let (load, rest) = match (text.strip_prefix("ldmatrix."), text.strip_prefix("stmatrix.")) {
+            (Some(rest), _) => (true, rest),
+            (_, Some(rest)) => (false, rest),
+            _ => return Err(unknown()),
+        };
+        let (count, trans) = match rest.strip_suffix(".trans") {
+            Some(count) => (count, true),
+            None => (rest, false),
+        };
+        let matrices = match count {
+            "x1" => Matrices::X1,
+            "x2" => Matrices::X2,
+            "x4" => Matrices::X4,
+            _ => return Err(unknown()),
+        };
+        Ok(if load { Op::LoadMatrix { matrices, trans } } else { Op::StoreMatrix { matrices, trans } })
     }
 }
 
 impl fmt::Display for Op {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Op::Load => "ld",
-            Op::Store => "st",
-        })
+        let (name, matrices, trans) = match *self {
+            Op::Load => return f.write_str("ld"),
+            Op::Store => return f.write_str("st"),
+            Op::CopyAsync => return f.write_str("cp.async"),
+            Op::LoadMatrix { matrices, trans } => ("ldmatrix", matrices, trans),
+            Op::StoreMatrix { matrices, trans } => ("stmatrix", matrices, trans),
+        };
+        write!(f, "{name}.x{}{}", matrices.count(), if trans { ".trans" } else { "" })
+    }
+}
+
+impl Serialize for Op {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
     }
 }
 
@@ -106,8 +188,18 @@ impl Serialize for Width {
 /// Why a request is not a valid shared-memory instruction.
 #[derive(Clone, Debug, Error, PartialEq, Eq)]
 pub enum RequestError {
-    #[error("unknown op `{0}`: use `ld` (load) or `st` (store)")]
+    #[error("unknown op `{0}`: use {names}", names = Op::NAMES)]
     UnknownOp(String),
+    #[error("`{op}` moves rows of {expected} bytes: use width {expected}, not {width}")]
+    OpWidth { op: Op, width: u32, expected: u32 },
+    #[error("`cp.async` copies 4, 8 or 16 bytes per lane, not {0}")]
+    CopyWidth(u32),
+    #[error(
+        "`{op}`: lane {lane} {problem} (lanes 0-{last} give the matrices' row addresses and must all be \
+         given; lanes after them must be `_`)",
+        last = op.matrices().map_or(0, |m| m.address_lanes() - 1)
+    )]
+    MatrixLanes { op: Op, lane: usize, problem: &'static str },
     #[error("width `{0}` is not a number of bytes: use 1, 2, 4, 8 or 16")]
     BadWidth(String),
     #[error("width {0} bytes is not a shared-memory access width: use 1, 2, 4, 8 or 16")]
@@ -137,6 +229,22 @@ pub struct Request {
 impl Request {
     /// Checks every active lane's address is aligned to the access width, as the hardware requires.
     pub fn new(op: Op, width: Width, lanes: [Option<u32>; WARP_SIZE]) -> Result<Self, RequestError> {
+        if let Some(matrices) = op.matrices() {
+            if width != Width::W16 {
+                return Err(RequestError::OpWidth { op, width: width.bytes(), expected: 16 });
+            }
+            for (lane, address) in lanes.iter().enumerate() {
+                let problem = match (lane < matrices.address_lanes(), address) {
+                    (true, None) => "is inactive",
+                    (false, Some(_)) => "has an address",
+                    _ => continue,
+                };
+                return Err(RequestError::MatrixLanes { op, lane, problem });
+            }
+        }
+        if op == Op::CopyAsync && width.bytes() < 4 {
+            return Err(RequestError::CopyWidth(width.bytes()));
+        }
         for (lane, address) in lanes.iter().enumerate() {
             if let Some(address) = *address
                 && address % width.bytes() != 0
@@ -197,5 +305,31 @@ mod tests {
             "lane 9: byte address 6 is not aligned to the 4-byte access width \
              (the nearest aligned addresses are 4 and 8)"
         );
+    }
+
+    #[test]
+    fn matrix_and_copy_ops_parse_and_check_their_lanes() {
+        for name in ["ldmatrix.x1", "ldmatrix.x4.trans", "stmatrix.x2", "stmatrix.x2.trans", "cp.async", "ld", "st"] {
+            assert_eq!(name.parse::<Op>().unwrap().to_string(), name);
+        }
+        assert!(matches!("ldmatrix.x3".parse::<Op>(), Err(RequestError::UnknownOp(_))));
+        let x2: Op = "ldmatrix.x2".parse().unwrap();
+        let rows: [Option<u32>; WARP_SIZE] = std::array::from_fn(|lane| (lane < 16).then_some(lane as u32 * 16));
+        assert!(Request::new(x2, Width::W16, rows).is_ok());
+        assert_eq!(
+            Request::new(x2, Width::W8, rows).unwrap_err().to_string(),
+            "`ldmatrix.x2` moves rows of 16 bytes: use width 16, not 8"
+        );
+        let mut extra = rows;
+        extra[20] = Some(0);
+        assert_eq!(
+            Request::new(x2, Width::W16, extra).unwrap_err().to_string(),
+            "`ldmatrix.x2`: lane 20 has an address (lanes 0-15 give the matrices' row addresses and must all \
+             be given; lanes after them must be `_`)"
+        );
+        let mut missing = rows;
+        missing[3] = None;
+        assert!(Request::new(x2, Width::W16, missing).unwrap_err().to_string().contains("lane 3 is inactive"));
+        assert_eq!(Request::new(Op::CopyAsync, Width::W2, [Some(0); WARP_SIZE]), Err(RequestError::CopyWidth(2)));
     }
 }

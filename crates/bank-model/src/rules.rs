@@ -1,4 +1,4 @@
-//! The rules the model implements, and where each was measured.
+//! The rules the model implements, and the experiments that established each.
 //!
 //! Shared memory is 32 banks, each 4 bytes wide; a 32-bit word at byte address `a` lives in bank
 //! `(a / 4) % 32`. One *wavefront* reads or writes at most one distinct word per bank. The
@@ -11,45 +11,58 @@
 //! | load or store, 1, 2 or 4 bytes | the whole warp |
 //! | store, 8 bytes | each half-warp (lanes 0-15, 16-31) |
 //! | store, 16 bytes | each quarter-warp (lanes 0-7, 8-15, 16-23, 24-31) |
-//! | load, 8 bytes | each half-warp; but when every wavefront of one half carries a single address, those wavefronts also serve the other half's lanes that want the same address |
-//! | load, 16 bytes | each quarter-warp |
+//! | `ldmatrix`, `stmatrix` (`.x1`, `.x2`, `.x4`, `.trans` or not) | each matrix: the 8 lanes that give its rows |
+//! | load, 8 bytes | the whole warp in **one** wavefront when its lanes pair up and nothing conflicts (below); else each half-warp |
+//! | load, 16 bytes | the whole warp in one wavefront when at most 16 lanes read one address; else each half-warp in one wavefront when its lanes pair up and nothing conflicts; else each quarter-warp |
 //!
-//! One more rule for 8- and 16-byte loads: when every half-warp (8 bytes) or quarter-warp (16
-//! bytes) reads a single address, the whole warp is one broadcast: as many wavefronts as its
-//! bytes need at 256 per wavefront, or as the most distinct words in one bank, whichever is more.
+//! *Lanes pair up* when every lane `n` reads the same address as lane `n ^ 1`, or every lane
+//! `n` as lane `n ^ 2`, an inactive lane agreeing with anything. *Nothing conflicts* when no bank
+//! holds two distinct words of the group. A merged group always takes exactly one wavefront.
 //!
-//! Consequences that the textbook half-/quarter-warp rule misses, each measured on the H100:
-//! - an 8-byte load of one address by all 32 lanes is **1** wavefront, not 2 (`ld 8 stride0`);
-//! - an 8-byte load where lanes `i` and `i + 16` read the same address and all addresses share a
-//!   bank takes 16 wavefronts, not 32, in the reference data (`ld 8 stride128`), yet with
-//!   addresses spread over several banks the halves do not share (`halves_repeat`: 6, not 3).
-//!   The course's own probe measures 32 for that same pattern, every time, with `ld.shared.v2.u32`
-//!   and with `ld.shared.u64` (`tests/data/h100-wavefronts-remeasured.tsv`); the model follows the
-//!   reference and flags the pattern as not verified;
-//! - an 8-byte load of 16 random addresses inside one 128-byte row is 2 wavefronts, although no
-//!   bank holds two words (`random_span128`): the halves are served apart;
-//! - a 16-byte load of one address by all lanes is 2 wavefronts, by two lanes 1; two addresses
-//!   spread over the warp cost 4 (one per quarter), not 2 (`partial_broadcast_2`);
-//! - stores never share across groups: 16-byte stores of one address take 4 wavefronts, 8-byte 2.
+//! Each rule, and the experiment behind it (`cargo xtask probe-design NAME` writes the batch,
+//! `cargo xtask probe` measures it; the tables are `tests/data/h100-*.tsv`):
+//! - **Stores never merge groups.** `group-assignments` gave every assignment of up to three
+//!   addresses (or none) to the halves, eighths, quarters and pairs of the warp: 4,160 stores,
+//!   every one the sum of its fixed groups. `active-count`: one address stored by N lanes costs
+//!   one wavefront per group that holds any of them (`st 16`: 4 for 32 lanes). Lesson 7's older
+//!   figures of 1 and 2 wavefronts for `float2[lane / 8]` and `float4[lane / 4]` stores came
+//!   from kernel totals; measured one instruction at a time they are 2 and 4.
+//! - **8-byte loads merge the whole warp through lane pairs.** `pair-masks`: lanes `n` and
+//!   `n ^ m` share an address, for every mask `m`: only `m = 1` and `m = 2` give 1 wavefront
+//!   (16 addresses in 128 bytes); every other mask gives 2, and stride-128 halves 32 (so the
+//!   reference data's 16 for `ld 8 stride128` was wrong, as its README now says).
+//!   `group-assignments` with the addresses in one bank: `AAAABBBB` over quads costs 2,
+//!   `AAAAAAAB` 3: a conflict anywhere sends the warp back to half-warps, each with its own
+//!   conflicts. `random`: 16 random addresses inside one 128-byte row cost 2 (no pairs).
+//! - **16-byte loads merge a half-warp through lane pairs, and the whole warp only for one
+//!   address.** `group-assignments` over eighths: two eighths in one half with different
+//!   addresses cost 1, in different halves 2, with one address 1. `active-count`: one address
+//!   read by N lanes costs 1 up to N = 16 and 2 from 17 on, wherever the lanes are.
+//!   `one-lane-off`: a uniform warp with one lane elsewhere costs 3 (its half falls back to
+//!   quarters).
+//! - **`ldmatrix` and `stmatrix` are four 16-byte quarter-warp groups.** `matrix`: pitched rows,
+//!   XOR-swizzled columns, repeated and random rows for all twelve shapes: 756 instructions,
+//!   every one the sum over matrices of the most distinct words in one bank; `.trans` changes
+//!   nothing, and repeated rows are broadcast within a matrix only.
 //!
-//! Not yet modelled exactly, and flagged by [`verified`]: an 8- or 16-byte load in which one
-//! address is read by lanes of different half-/quarter-warps while some half/quarter reads several
-//! addresses. The hardware multicasts such patterns in ways no simple rule above captures (a
-//! 16-byte load of `A` by lanes 0-30 and `B` by lane 31 takes 3 wavefronts; `A` and `B`
-//! alternating takes 2). Also flagged: an 8- or 16-byte load or store in which lanes of one
-//! half-/quarter-warp share one of several addresses (`float2[lane / 8]` and `float4[lane / 4]`
-//! took half the wavefronts of the rules above, loads and stores alike). Of the 1,078
-//! instructions measured, every disagreement with the model is in a flagged class (the tests
-//! check it), so an unflagged prediction has always been exact.
+//! Not modelled exactly, and flagged by [`verified`]:
+//! - a 16-byte load in which a half-warp with inactive lanes reads several addresses without
+//!   pairing up (`_,_,48,_,_,_,_,32,_,..,64,64,64,_,48` takes 3 wavefronts, its quarters say 3,
+//!   the rules above 2; others take one fewer than the rules); every measured disagreement of
+//!   the 16-byte rules is in this class, which holds about one in nine of the random 16-byte
+//!   loads measured;
+//! - `cp.async`: its shared-memory side is not served like a store. One shared word written by N
+//!   lanes takes N wavefronts, and lanes reading different 128-byte lines of global memory are
+//!   written apart, so the cost depends on the global addresses, which a request does not
+//!   carry. The model gives the store rule's count, a lower bound on every one measured.
 //!
 //! Where measured: NVIDIA H100 80GB HBM3 (sm_90), driver 580.159.04, Nsight Compute 2025.3.1,
-//! counters `sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_{ld,st}.sum` of one warp
-//! executing one instruction. The regular patterns are `tests/data/h100-wavefronts.tsv` (420
-//! rows: strides, pitched tile columns, XOR swizzles, every width, loads and stores); the
-//! irregular ones (random addresses, partial broadcasts, inactive lanes, lanes sharing addresses
-//! across halves and quarters) are `tests/data/h100-irregular.tsv`, measured with
-//! `cargo xtask probe`. `tests/data/h100-wavefronts-remeasured.tsv` is the 420 reference patterns
-//! measured again with that probe: all equal but one (above). The crate's tests replay every file.
+//! ncu's per-instruction source counters (`memory_l1_wavefronts_shared`) of one warp executing
+//! each instruction once; `cargo xtask probe` puts up to 256 instructions in one generated
+//! kernel, each its own machine instruction. Re-measured that way, the course's earlier tables
+//! (one launch per instruction, sass counters) agree on every row but the three named above.
+
+use std::ops::Range;
 
 use crate::{BANKS, LaneSet, Op, Request, WARP_SIZE, WAVEFRONT_BYTES, Width};
 
@@ -70,25 +83,27 @@ pub fn pass_groups(request: &Request) -> Vec<PassGroup> {
     if let Some(parts) = fixed_parts(request) {
         return split(request, active, parts);
     }
-    match request.width {
-        _ if every_group_reads_one_address(request, active) => {
-            let bytes = active.len() * request.width.bytes();
-            let wavefronts = bytes.div_ceil(2 * WAVEFRONT_BYTES).max(max_words_per_bank(request, active));
-            vec![PassGroup { lanes: active, wavefronts }]
+    let mut groups = Vec::with_capacity(4);
+    if request.width == Width::W16 && one_address_for_at_most_16_lanes(request, active) {
+        groups.push(PassGroup { lanes: active, wavefronts: 1 });
+    } else {
+        let size = if request.width == Width::W8 { WARP_SIZE } else { WARP_SIZE / 2 };
+        for start in (0..WARP_SIZE).step_by(size) {
+            merged_or_split(request, active, start..start + size, &mut groups);
         }
-        Width::W8 => half_warps_sharing_single_address_wavefronts(request, active),
-        _ => split(request, active, 4),
     }
+    groups
 }
 
 /// How many equal lane ranges serve the instruction, when that does not depend on the addresses:
 /// everything but 8- and 16-byte loads.
 pub(crate) fn fixed_parts(request: &Request) -> Option<usize> {
     match (request.op, request.width) {
-        (_, Width::W1 | Width::W2 | Width::W4) => Some(1),
-        (Op::Store, Width::W8) => Some(2),
-        (Op::Store, Width::W16) => Some(4),
+        (Op::LoadMatrix { .. } | Op::StoreMatrix { .. }, _) => Some(4),
         (Op::Load, Width::W8 | Width::W16) => None,
+        (_, Width::W1 | Width::W2 | Width::W4) => Some(1),
+        (_, Width::W8) => Some(2),
+        (_, Width::W16) => Some(4),
     }
 }
 
@@ -98,54 +113,61 @@ pub(crate) fn parts(active: LaneSet, parts: usize) -> impl Iterator<Item = LaneS
     (0..parts).map(move |part| LaneSet(active.0 & range_mask(part * size, size))).filter(|lanes| !lanes.is_empty())
 }
 
-/// Lanes per group for 8-byte (half-warp) and 16-byte (quarter-warp) accesses.
-fn wide_load_group_size(width: Width) -> usize {
-    if width == Width::W8 { WARP_SIZE / 2 } else { WARP_SIZE / 4 }
+/// A merge block of an 8- or 16-byte load (the warp, or a half-warp: `range`): one wavefront
+/// when its lanes pair up and nothing conflicts, else its halves (8 bytes) or quarters (16
+/// bytes), each as many wavefronts as its most crowded bank.
+fn merged_or_split(request: &Request, active: LaneSet, range: Range<usize>, groups: &mut Vec<PassGroup>) {
+    let block = LaneSet(active.0 & range_mask(range.start, range.len()));
+    if block.is_empty() {
+        return;
+    }
+    let agree = |a: Option<u32>, b: Option<u32>| a.is_none() || b.is_none() || a == b;
+    if max_words_per_bank(request, block) <= 1 && pairs_up(request, range, agree) {
+        groups.push(PassGroup { lanes: block, wavefronts: 1 });
+        return;
+    }
+    let group_lanes = (WAVEFRONT_BYTES / request.width.bytes()) as usize;
+    groups.extend(parts(block, WARP_SIZE / group_lanes).map(|lanes| group(request, lanes)));
 }
 
-/// Whether, in some half-warp (8 bytes) or quarter-warp (16 bytes), two lanes share an address
-/// while the group touches more than one.
-fn some_group_shares_one_of_several_addresses(request: &Request) -> bool {
-    let size = wide_load_group_size(request.width);
-    (0..WARP_SIZE).step_by(size).any(|start| {
-        let mut addresses: Vec<u32> = request.lanes[start..start + size].iter().flatten().copied().collect();
-        let touched = addresses.len();
-        addresses.sort_unstable();
-        addresses.dedup();
-        addresses.len() > 1 && addresses.len() < touched
-    })
+/// Whether every lane `n` of `range` (the warp or a half-warp) agrees with lane `n ^ 1`, or
+/// every lane with `n ^ 2` (`agree` decides, given both lanes' addresses).
+fn pairs_up(request: &Request, range: Range<usize>, agree: impl Fn(Option<u32>, Option<u32>) -> bool) -> bool {
+    let lanes = &request.lanes;
+    [1, 2].into_iter().any(|mask| range.clone().all(|n| agree(lanes[n], lanes[n ^ mask])))
 }
 
-fn every_group_reads_one_address(request: &Request, active: LaneSet) -> bool {
-    let size = wide_load_group_size(request.width);
-    (0..WARP_SIZE).step_by(size).all(|start| {
-        let mut addresses = LaneSet(active.0 & range_mask(start, size)).iter().map(|lane| request.lanes[lane]);
-        let first = addresses.next();
-        addresses.all(|address| Some(address) == first)
-    })
+/// A 16-byte load whose active lanes, at most 16 of them, all read one address.
+fn one_address_for_at_most_16_lanes(request: &Request, active: LaneSet) -> bool {
+    let mut addresses = request.lanes.iter().flatten();
+    let first = addresses.next();
+    active.len() <= 16 && addresses.all(|address| Some(address) == first)
 }
 
 /// `false` for the classes of instructions whose measured cost the rules do not always match
-/// (see the module docs): an 8- or 16-byte access where lanes of one group share an address
-/// while the group touches several (lesson 7 measured `float2[lane / 8]` and `float4[lane / 4]`
-/// at half the rules' count, loads and stores); and an 8- or 16-byte load where an address is read
-/// by lanes of different groups, and not every group reads a single address.
+/// (see the module docs): `cp.async`, and 16-byte loads in which a half-warp with an inactive
+/// lane reads several addresses without pairing up exactly (lanes `n` and `n ^ 1`, or `n` and
+/// `n ^ 2`, both inactive or reading one address).
 pub fn verified(request: &Request) -> bool {
-    if request.width.bytes() < 8 {
-        return true;
+    match (request.op, request.width) {
+        (Op::CopyAsync, _) => false,
+        (Op::Load, Width::W16) => !irregular_partial_half(request),
+        _ => true,
     }
-    if some_group_shares_one_of_several_addresses(request) {
+}
+
+fn irregular_partial_half(request: &Request) -> bool {
+    let active = active_lanes(request);
+    if one_address_for_at_most_16_lanes(request, active) {
         return false;
     }
-    if request.op == Op::Store || every_group_reads_one_address(request, active_lanes(request)) {
-        return true;
-    }
-    let size = wide_load_group_size(request.width);
-    let lanes = &request.lanes;
-    let shared_across_groups = (0..WARP_SIZE).any(|lane| {
-        lanes[lane].is_some() && ((lane / size + 1) * size..WARP_SIZE).any(|other| lanes[other] == lanes[lane])
-    });
-    !shared_across_groups
+    [0, 16].into_iter().any(|start| {
+        let half = LaneSet(active.0 & range_mask(start, 16));
+        let mut addresses = half.iter().map(|lane| request.lanes[lane]);
+        let first = addresses.next().flatten();
+        let several = addresses.any(|address| address != first);
+        several && half.len() < 16 && !pairs_up(request, start..start + 16, |a, b| a == b)
+    })
 }
 
 pub(crate) fn active_lanes(request: &Request) -> LaneSet {
@@ -163,67 +185,6 @@ fn split(request: &Request, active: LaneSet, count: usize) -> Vec<PassGroup> {
 
 fn range_mask(start: usize, len: usize) -> u32 {
     (((1u64 << len) - 1) << start) as u32
-}
-
-/// 8-byte loads: each half-warp on its own, except that a half whose every wavefront carries one
-/// address (all its addresses conflict, or it has just one) also serves the other half's lanes
-/// that want those addresses. The hardware takes the cheaper of the two orders.
-fn half_warps_sharing_single_address_wavefronts(request: &Request, active: LaneSet) -> Vec<PassGroup> {
-    let halves = [LaneSet(active.0 & range_mask(0, 16)), LaneSet(active.0 & range_mask(16, 16))];
-    let scans = halves.map(|lanes| scan_words(request, lanes, |_| {}));
-    let groups = [0, 1].map(|half| PassGroup { lanes: halves[half], wavefronts: scans[half].wavefronts });
-    let mut best: Vec<PassGroup> = groups.iter().filter(|g| !g.lanes.is_empty()).cloned().collect();
-    for (first, second) in [(0, 1), (1, 0)] {
-        let leader = &groups[first];
-        // Aligned 8-byte addresses never share a word, so addresses = distinct words / 2; there are
-        // at least as many as wavefronts, and exactly as many when each wavefront carries one.
-        let single_address_wavefronts = scans[first].distinct_words / 2 == leader.wavefronts as usize;
-        if leader.lanes.is_empty() || halves[second].is_empty() || !single_address_wavefronts {
-            continue;
-        }
-        let addresses = Addresses::of(request, leader.lanes);
-        let wanted = |lane: &usize| request.lanes[*lane].is_some_and(|a| addresses.contains(a));
-        let served = LaneSet(halves[second].iter().filter(wanted).fold(0, |set, lane| set | 1 << lane));
-        let rest = group(request, LaneSet(halves[second].0 & !served.0));
-        if leader.wavefronts + rest.wavefronts < best.iter().map(|g| g.wavefronts).sum() {
-            let merged = PassGroup { lanes: LaneSet(leader.lanes.0 | served.0), wavefronts: leader.wavefronts };
-            best = [merged, rest].into_iter().filter(|g| !g.lanes.is_empty()).collect();
-        }
-    }
-    best.sort_by_key(|g| g.lanes.0.trailing_zeros());
-    best
-}
-
-/// The distinct addresses the given lanes access, sorted, in a fixed array (no allocation).
-struct Addresses {
-    sorted: [u32; WARP_SIZE],
-    len: usize,
-}
-
-impl Addresses {
-    fn of(request: &Request, lanes: LaneSet) -> Addresses {
-        let mut sorted = [0; WARP_SIZE];
-        let mut len = 0;
-        for lane in lanes.iter() {
-            if let Some(address) = request.lanes[lane] {
-                sorted[len] = address;
-                len += 1;
-            }
-        }
-        sorted[..len].sort_unstable();
-        let mut distinct = 0;
-        for i in 0..len {
-            if distinct == 0 || sorted[i] != sorted[distinct - 1] {
-                sorted[distinct] = sorted[i];
-                distinct += 1;
-            }
-        }
-        Addresses { sorted, len: distinct }
-    }
-
-    fn contains(&self, address: u32) -> bool {
-        self.sorted[..self.len].binary_search(&address).is_ok()
-    }
 }
 
 /// The most distinct 32-bit words that any one bank holds among the given lanes' accesses.
@@ -244,7 +205,6 @@ pub(crate) struct WordVisit {
 pub(crate) struct Scan {
     /// The most distinct words any one bank holds: the wavefronts of a pass group.
     pub wavefronts: u32,
-    pub distinct_words: usize,
 }
 
 /// Walks the words of `lanes` in lane order, telling `visit` about each.
@@ -276,5 +236,5 @@ pub(crate) fn scan_words(request: &Request, lanes: LaneSet, mut visit: impl FnMu
             visit(WordVisit { lane, word, index: at as usize, first_touch });
         }
     }
-    Scan { wavefronts: counts.into_iter().max().unwrap_or(0), distinct_words: stored }
+    Scan { wavefronts: counts.into_iter().max().unwrap_or(0) }
 }

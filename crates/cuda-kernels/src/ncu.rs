@@ -77,9 +77,15 @@ pub struct SharedInstruction {
 }
 
 impl SharedInstruction {
-    /// Whether it reads shared memory (`LDS`, `LDSM`), rather than writes it (`STS`).
+    /// Whether it reads shared memory (`LDS`, `LDSM`), rather than writes it (`STS`, `STSM`,
+    /// `LDGSTS`).
     pub fn is_load(&self) -> bool {
-        opcode(&self.sass).starts_with("LDS")
+        self.opcode().starts_with("LDS")
+    }
+
+    /// The SASS text without a guard predicate: `LDS.64 R2, [R3]` for `@P0 LDS.64 R2, [R3]`.
+    pub fn opcode(&self) -> &str {
+        opcode(&self.sass)
     }
 }
 
@@ -318,15 +324,17 @@ pub fn parse_source_page(page: &str) -> Result<Vec<Listing>, NcuUnavailable> {
                 let count = |column: usize| record.get(column).unwrap_or("").replace(',', "").parse::<u64>().ok();
                 let sass = record.get(source).unwrap_or("").trim().to_owned();
                 let operation = opcode(&sass);
-                if !(operation.starts_with("LDS") || operation.starts_with("STS")) {
+                let mnemonic = operation.split_whitespace().next().unwrap_or("");
+                let mnemonic = mnemonic.split('.').next().unwrap_or("");
+                if !["LDS", "STS", "LDSM", "STSM", "LDGSTS"].contains(&mnemonic) {
                     continue;
                 }
                 // ncu counts a guarded instruction as executed even when its guard turned every
-                // lane off (the kernel totals do not). An access of up to 4 bytes has exactly one
-                // ideal wavefront per execution with an active lane, so that count is exact.
-                let wide =
-                    operation.split_whitespace().next().is_some_and(|op| op.contains(".64") || op.contains(".128"));
-                let executed = if wide { count(executed) } else { count(ideal) };
+                // lane off (the kernel totals do not). An `LDS`/`STS` of up to 4 bytes has exactly
+                // one ideal wavefront per execution with an active lane, so that count is exact.
+                let narrow = ["LDS", "STS"].contains(&mnemonic)
+                    && !operation.split_whitespace().next().is_some_and(|op| op.contains(".64") || op.contains(".128"));
+                let executed = if narrow { count(ideal) } else { count(executed) };
                 if let (Some(executed @ 1..), Some(wavefronts)) = (executed, count(wavefronts)) {
                     instructions.push(SharedInstruction { sass, executed, wavefronts });
                 }

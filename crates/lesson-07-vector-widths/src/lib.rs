@@ -235,7 +235,7 @@ impl Spec {
     fn input(&self) -> Vec<u32> {
         let words = match *self {
             Spec::Wide { op: Op::Load, .. } => TILE_BYTES / 4,
-            Spec::Wide { op: Op::Store, .. } => 1,
+            Spec::Wide { .. } => 1,
             Spec::Column { pitch, .. } => TILE_ROWS * pitch,
             Spec::Chunk { chunk, .. } => 32 * ROWS * chunk / 4,
         };
@@ -251,7 +251,7 @@ impl Spec {
                 repeated_sum(elements.map(|element| loaded_value(words, width, element * width.bytes())), iterations)
             }
             // Every part of element e ends up holding e + iterations - 1.
-            Spec::Wide { op: Op::Store, width, stride, share, .. } => {
+            Spec::Wide { width, stride, share, .. } => {
                 let element = wide_element(width, lane, 0, stride, share);
                 (element + iterations - 1).wrapping_mul(width.bytes() / 4)
             }
@@ -303,7 +303,7 @@ impl Spec {
                 match op {
                     Op::Load => accesses.push(fill_tile_access(launch.blocks, TILE_BYTES / 4)),
                     // Each thread reads back its row-0 element once.
-                    Op::Store => accesses.push(DeclaredAccess {
+                    _ => accesses.push(DeclaredAccess {
                         name: format!("out = {}", name(0)),
                         request: wide_request(Op::Load, width, 0, stride, share),
                         executions: launch.warps(),

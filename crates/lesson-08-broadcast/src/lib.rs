@@ -284,7 +284,7 @@ impl Spec {
         match *self {
             Spec::Multicast { .. } => random_words(MULTICAST_WORDS as usize),
             Spec::OneAddress { op: Op::Load, width, .. } => random_words((ROWS * width.bytes() / 4) as usize),
-            Spec::OneAddress { op: Op::Store, .. } => vec![0],
+            Spec::OneAddress { .. } => vec![0],
             Spec::Spread { .. } | Spec::Chain { .. } => random_words(VALUES as usize),
             Spec::Lookup { .. } => {
                 let table = self.table_entries();
@@ -310,7 +310,7 @@ impl Spec {
                 repeated_sum((0..ROWS).map(|row| loaded_value(words, width, row * width.bytes())), iterations)
             }
             // Element 0 ends up holding iterations - 1 in every part.
-            Spec::OneAddress { op: Op::Store, width, .. } => (iterations - 1).wrapping_mul(width.bytes() / 4),
+            Spec::OneAddress { width, .. } => (iterations - 1).wrapping_mul(width.bytes() / 4),
             Spec::Spread { .. } => repeated_sum(words.iter().copied(), iterations),
             Spec::Chain { steps, .. } => (0..steps).fold(0, |index, _| words[index as usize] % VALUES),
             Spec::Lookup { .. } => {
@@ -383,7 +383,7 @@ impl Spec {
                 accesses.push(match op {
                     Op::Load => fill_tile_access(launch.blocks, ROWS * width.bytes() / 4),
                     // Each thread reads back element 0 once.
-                    Op::Store => DeclaredAccess {
+                    _ => DeclaredAccess {
                         name: format!("out = {}-byte element 0, every lane", width.bytes()),
                         request: one_address_request(Op::Load, width, 0),
                         executions: launch.warps(),

@@ -196,10 +196,7 @@ impl<S> KernelRun<S> {
 }
 
 fn op_name(op: Op) -> &'static str {
-    match op {
-        Op::Load => "load",
-        Op::Store => "store",
-    }
+    if op.reads() { "load" } else { "store" }
 }
 
 /// Executions at each (op, wavefronts per request), and the accesses or instructions behind them.
@@ -746,9 +743,9 @@ pub fn counter_cells<S>(measured: &Measured<S>, op: Op) -> [Styled; 2] {
     let measured_cell = match &measured.counters {
         None => "n/a".into(),
         Some(Counted { counters, mismatches, .. }) => {
-            let per_request = match op {
-                Op::Load => counters.load_wavefronts_per_request(),
-                Op::Store => counters.store_wavefronts_per_request(),
+            let per_request = match op.reads() {
+                true => counters.load_wavefronts_per_request(),
+                false => counters.store_wavefronts_per_request(),
             };
             match mismatches.is_empty() {
                 true => styled(format!("{} ✓", format(per_request)), Tone::Good),

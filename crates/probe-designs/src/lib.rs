@@ -1,0 +1,380 @@
+//! The experiments behind the bank model's rules: each design is a set of single instructions
+//! that changes one thing at a time (which lanes share an address, how many addresses a lane
+//! group reads, whether their banks overlap, which lanes sit out), or a random sample that tries
+//! to break a rule. `cargo xtask probe-design NAME` writes one as a batch for `cargo xtask probe`;
+//! the measured tables are the model's test data.
+//!
+//! Every design is deterministic (fixed seeds), so a batch can be made again and measured on
+//! another GPU.
+
+use bank_model::{Matrices, Op, Request, WARP_SIZE, Width};
+use rand::{Rng, SeedableRng, rngs::StdRng, seq::SliceRandom};
+
+/// One instruction of a design and the tag that says how it was made.
+pub struct Probe {
+    pub request: Request,
+    pub tag: String,
+}
+
+/// A named experiment.
+pub struct Design {
+    pub name: &'static str,
+    /// What it varies, and what it holds fixed.
+    pub about: &'static str,
+    pub probes: fn(seed: u64) -> Vec<Probe>,
+}
+
+pub const DESIGNS: &[Design] = &[
+    Design {
+        name: "pair-masks",
+        about: "8- and 16-byte loads and stores in which lanes n and n^m share an address, for every mask m \
+                from 1 to 31; the 16 addresses contiguous, in one bank, or random",
+        probes: pair_masks,
+    },
+    Design {
+        name: "group-assignments",
+        about: "every assignment of up to three addresses (or no address) to the halves, eighths and quarters \
+                of the warp, the addresses in different banks or in one bank; 8- and 16-byte loads and stores",
+        probes: group_assignments,
+    },
+    Design {
+        name: "one-lane-off",
+        about: "a warp that shares addresses in lane pairs, or reads one address, with exactly one lane \
+                changed to another address, at every lane, in a free bank or a conflicting one",
+        probes: one_lane_off,
+    },
+    Design {
+        name: "active-count",
+        about: "one address read or written by N active lanes, N = 1..32, the first N lanes or random ones",
+        probes: active_count,
+    },
+    Design {
+        name: "random",
+        about: "random instructions of every width: random addresses over spans of 128 B to 16 KiB with \
+                random inactive lanes, a few addresses scattered over random lanes, and lane pairs or quads \
+                that mostly share",
+        probes: random,
+    },
+    Design {
+        name: "matrix",
+        about: "ldmatrix and stmatrix, .x1/.x2/.x4, with and without .trans: rows of pitched tiles, XOR-swizzled \
+                rows, repeated rows and random rows",
+        probes: matrix,
+    },
+    Design {
+        name: "copy-async",
+        about: "the shared-memory side of cp.async of 4, 8 and 16 bytes: strides, repeated addresses, lane \
+                pairs, inactive lanes and random addresses",
+        probes: copy_async,
+    },
+];
+
+pub fn find(name: &str) -> Option<&'static Design> {
+    DESIGNS.iter().find(|design| design.name == name)
+}
+
+/// The design as a batch: a comment naming it, then `op<TAB>width<TAB>addresses<TAB>tag` lines.
+pub fn batch_text(design: &Design, seed: u64) -> String {
+    let mut text = format!("# {} (seed {seed}): {}\n", design.name, design.about);
+    for probe in (design.probes)(seed) {
+        let addresses: Vec<String> =
+            probe.request.lanes.iter().map(|a| a.map_or("_".to_owned(), |a| a.to_string())).collect();
+        text.push_str(&format!("{}\t{}\t{}\t{}\n", probe.request.op, probe.request.width, addresses.join(","), probe.tag));
+    }
+    text
+}
+
+type Lanes = [Option<u32>; WARP_SIZE];
+
+fn probe(op: Op, width: Width, lanes: Lanes, tag: String) -> Probe {
+    let request = Request::new(op, width, lanes).unwrap_or_else(|e| panic!("design {tag} makes a bad request: {e}"));
+    Probe { request, tag }
+}
+
+/// Loads and stores of 8 and 16 bytes: where the hardware's grouping is in question.
+fn wide_kinds() -> impl Iterator<Item = (Op, Width)> {
+    [Op::Load, Op::Store].into_iter().flat_map(|op| [Width::W8, Width::W16].map(|width| (op, width)))
+}
+
+/// Where the `index`-th of a design's addresses goes: `Spread` packs them (no bank holds two words
+/// until 128 bytes are used), `OneBank` puts them 128 bytes apart (every address in the same banks).
+#[derive(Clone, Copy)]
+enum Placement {
+    Spread,
+    OneBank,
+}
+
+impl Placement {
+    fn address(self, width: Width, index: u32) -> u32 {
+        match self {
+            Placement::Spread => index * width.bytes(),
+            Placement::OneBank => index * 128,
+        }
+    }
+    fn name(self) -> &'static str {
+        match self {
+            Placement::Spread => "spread",
+            Placement::OneBank => "one_bank",
+        }
+    }
+}
+
+/// `count` distinct random addresses aligned to `width` below `span` bytes.
+fn distinct_addresses(rng: &mut StdRng, width: Width, span: u32, count: usize) -> Vec<u32> {
+    let mut slots: Vec<u32> = (0..span / width.bytes()).collect();
+    slots.shuffle(rng);
+    slots.truncate(count);
+    slots.into_iter().map(|slot| slot * width.bytes()).collect()
+}
+
+fn pair_masks(seed: u64) -> Vec<Probe> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut probes = Vec::new();
+    for (op, width) in wide_kinds() {
+        for mask in 1..WARP_SIZE {
+            // The lower lane of each pair names the pair; pairs are numbered in lane order.
+            let leaders: Vec<usize> = (0..WARP_SIZE).filter(|&lane| lane < lane ^ mask).collect();
+            let pair = |lane: usize| leaders.iter().position(|&l| l == lane.min(lane ^ mask)).unwrap() as u32;
+            for placement in [Placement::Spread, Placement::OneBank] {
+                let lanes = std::array::from_fn(|lane| Some(placement.address(width, pair(lane))));
+                probes.push(probe(op, width, lanes, format!("pairs_xor{mask}_{}", placement.name())));
+            }
+            let random = distinct_addresses(&mut rng, width, 16384, 16);
+            let lanes = std::array::from_fn(|lane| Some(random[pair(lane) as usize]));
+            probes.push(probe(op, width, lanes, format!("pairs_xor{mask}_random")));
+        }
+    }
+    probes
+}
+
+/// Every way to give each of `groups` equal lane groups one of `palette` addresses or none.
+fn assignments(groups: usize, palette: &[Option<u32>]) -> impl Iterator<Item = (Lanes, String)> + '_ {
+    let total = palette.len().pow(groups as u32);
+    (0..total).map(move |mut code| {
+        let mut choice = vec![0; groups];
+        for slot in choice.iter_mut() {
+            *slot = code % palette.len();
+            code /= palette.len();
+        }
+        let size = WARP_SIZE / groups;
+        let lanes = std::array::from_fn(|lane| palette[choice[lane / size]]);
+        let name: String = choice.iter().map(|&c| if palette[c].is_none() { '_' } else { (b'A' + c as u8) as char }).collect();
+        (lanes, name)
+    })
+}
+
+fn group_assignments(_seed: u64) -> Vec<Probe> {
+    let mut probes = Vec::new();
+    for (op, width) in wide_kinds() {
+        for placement in [Placement::Spread, Placement::OneBank] {
+            // Spread addresses 32 bytes apart sit in different banks for either width.
+            let at = |index: u32| match placement {
+                Placement::Spread => index * 32,
+                Placement::OneBank => placement.address(width, index),
+            };
+            let with_idle = [Some(at(0)), Some(at(1)), Some(at(2)), None];
+            let sets: [(usize, &[Option<u32>]); 5] = [
+                (2, &with_idle),
+                (4, &with_idle),
+                (8, &[Some(at(0)), Some(at(1))]),
+                (8, &[Some(at(0)), None]),
+                (16, &[Some(at(0)), Some(at(1))]),
+            ];
+            for (groups, palette) in sets {
+                // Sixteen pairs with two addresses are 65,536 cases: every 256th of them.
+                let step = if groups == 16 { 256 } else { 1 };
+                for (lanes, name) in assignments(groups, palette).step_by(step) {
+                    let tag = format!("groups{groups}_{}_{name}", placement.name());
+                    probes.push(probe(op, width, lanes, tag));
+                }
+            }
+        }
+    }
+    probes
+}
+
+fn one_lane_off(_seed: u64) -> Vec<Probe> {
+    let mut probes = Vec::new();
+    for (op, width) in wide_kinds() {
+        for lane_off in 0..WARP_SIZE {
+            // The odd one out goes to a free bank (past the pairs' bytes) or onto the pairs' banks.
+            for (relation, stray) in [("free_bank", 16 * 32 + 64), ("same_bank", 4096)] {
+                let mut pairs: Lanes = std::array::from_fn(|lane| Some(lane as u32 / 2 * width.bytes()));
+                pairs[lane_off] = Some(stray);
+                probes.push(probe(op, width, pairs, format!("pairs_lane{lane_off}_off_{relation}")));
+                let mut uniform: Lanes = [Some(1024); WARP_SIZE];
+                uniform[lane_off] = Some(if relation == "free_bank" { 1024 + 64 } else { 1024 + 2048 });
+                probes.push(probe(op, width, uniform, format!("uniform_lane{lane_off}_off_{relation}")));
+            }
+        }
+    }
+    probes
+}
+
+fn active_count(seed: u64) -> Vec<Probe> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut probes = Vec::new();
+    for (op, width) in wide_kinds() {
+        for active in 1..=WARP_SIZE {
+            let first: Lanes = std::array::from_fn(|lane| (lane < active).then_some(2048));
+            probes.push(probe(op, width, first, format!("uniform_first{active}")));
+            let mut order: Vec<usize> = (0..WARP_SIZE).collect();
+            order.shuffle(&mut rng);
+            let chosen = &order[..active];
+            let random: Lanes = std::array::from_fn(|lane| chosen.contains(&lane).then_some(2048));
+            probes.push(probe(op, width, random, format!("uniform_random{active}")));
+        }
+    }
+    probes
+}
+
+fn random(seed: u64) -> Vec<Probe> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut probes = Vec::new();
+    for op in [Op::Load, Op::Store] {
+        for width in Width::ALL {
+            let wide = width.bytes() >= 8;
+            let per_case = if wide { 20 } else { 8 };
+            for span in [128u32, 256, 512, 4096, 16384] {
+                for activity in [1.0, 0.7, 0.3] {
+                    for _ in 0..per_case {
+                        let lanes = std::array::from_fn(|_| {
+                            rng.random_bool(activity).then(|| rng.random_range(0..span / width.bytes()) * width.bytes())
+                        });
+                        probes.push(probe(op, width, lanes, format!("random_span{span}_active{}", (activity * 100.0) as u32)));
+                    }
+                }
+            }
+            if !wide {
+                continue;
+            }
+            for distinct in [2usize, 3, 4, 6, 8] {
+                for span in [256u32, 4096] {
+                    for _ in 0..15 {
+                        let addresses = distinct_addresses(&mut rng, width, span, distinct);
+                        let lanes = std::array::from_fn(|_| Some(addresses[rng.random_range(0..distinct)]));
+                        probes.push(probe(op, width, lanes, format!("few{distinct}_span{span}")));
+                    }
+                }
+            }
+            for (group, name) in [(2usize, "pairs"), (4, "quads"), (8, "eighths")] {
+                for span in [256u32, 1024] {
+                    for _ in 0..25 {
+                        let addresses = distinct_addresses(&mut rng, width, span.max(32 * width.bytes()), WARP_SIZE);
+                        let mut lanes: Lanes = std::array::from_fn(|lane| Some(addresses[lane / group]));
+                        // Most groups share; a few lanes break away or sit out.
+                        for lane in 0..WARP_SIZE {
+                            match rng.random_range(0..10) {
+                                0 => lanes[lane] = Some(addresses[rng.random_range(0..WARP_SIZE)]),
+                                1 => lanes[lane] = None,
+                                _ => {}
+                            }
+                        }
+                        probes.push(probe(op, width, lanes, format!("mostly_{name}_span{span}")));
+                    }
+                }
+            }
+        }
+    }
+    probes
+}
+
+fn matrix_ops() -> impl Iterator<Item = Op> {
+    [true, false].into_iter().flat_map(|load| {
+        Matrices::ALL.into_iter().flat_map(move |matrices| {
+            [false, true].map(|trans| if load { Op::LoadMatrix { matrices, trans } } else { Op::StoreMatrix { matrices, trans } })
+        })
+    })
+}
+
+/// Row addresses for the lanes that give them; the rest have none.
+fn matrix_lanes(op: Op, row: impl Fn(usize) -> u32) -> Lanes {
+    let rows = op.matrices().expect("a matrix op").address_lanes();
+    std::array::from_fn(|lane| (lane < rows).then(|| row(lane)))
+}
+
+fn matrix(seed: u64) -> Vec<Probe> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut probes = Vec::new();
+    for op in matrix_ops() {
+        for pitch in [16u32, 32, 48, 64, 80, 96, 112, 128, 144, 160, 192, 256, 272, 384, 528] {
+            probes.push(probe(op, Width::W16, matrix_lanes(op, |lane| lane as u32 * pitch), format!("rows_pitch{pitch}")));
+        }
+        // A tile of 128-byte rows: lane l gives row l % 8 of 16-byte column l / 8, plain or with
+        // CuTe's Swizzle<3, 4, 3> (the column XOR the row), and with only 2 or 1 bits of it.
+        for (name, bits) in [("column_unswizzled", 0u32), ("column_swizzle1", 1), ("column_swizzle2", 2), ("column_swizzle3", 3)] {
+            for first_column in [0u32, 2] {
+                let lanes = matrix_lanes(op, |lane| {
+                    let (row, column) = (lane as u32 % 8, first_column + lane as u32 / 8);
+                    row * 128 + (column ^ (row & ((1 << bits) - 1))) * 16
+                });
+                probes.push(probe(op, Width::W16, lanes, format!("{name}_from{first_column}")));
+            }
+        }
+        // 8 rows of 8 matrices side by side: lane l gives row l % 8 of matrix l / 8, 16 bytes each,
+        // rows 16 * 8 = 128 bytes apart (a `half tile[8][64]` read as x4).
+        probes.push(probe(op, Width::W16, matrix_lanes(op, |lane| (lane as u32 % 8) * 128 + (lane as u32 / 8) * 16), "tile_8x64_halves".into()));
+        probes.push(probe(op, Width::W16, matrix_lanes(op, |_| 512), "one_row".into()));
+        probes.push(probe(op, Width::W16, matrix_lanes(op, |lane| lane as u32 / 2 * 16), "pairs_of_rows".into()));
+        probes.push(probe(op, Width::W16, matrix_lanes(op, |lane| lane as u32 % 8 * 16), "matrices_repeat".into()));
+        for span in [256u32, 1024, 16384] {
+            for _ in 0..12 {
+                let lanes = matrix_lanes(op, |_| 0);
+                let lanes = lanes.map(|a| a.map(|_| rng.random_range(0..span / 16) * 16));
+                probes.push(probe(op, Width::W16, lanes, format!("random_rows_span{span}")));
+            }
+        }
+    }
+    probes
+}
+
+fn copy_async(seed: u64) -> Vec<Probe> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut probes = Vec::new();
+    for width in [Width::W4, Width::W8, Width::W16] {
+        let bytes = width.bytes();
+        for stride in [0u32, 1, 2, 3, 4, 8, 16, 32] {
+            let lanes = std::array::from_fn(|lane| Some(lane as u32 * stride * bytes));
+            probes.push(probe(Op::CopyAsync, width, lanes, format!("stride{stride}")));
+        }
+        for mask in [1usize, 2, 4, 8, 16] {
+            let lanes = std::array::from_fn(|lane| Some(lane.min(lane ^ mask) as u32 * bytes));
+            probes.push(probe(Op::CopyAsync, width, lanes, format!("pairs_xor{mask}")));
+        }
+        for group in [4u32, 8] {
+            let lanes = std::array::from_fn(|lane| Some(lane as u32 / group * bytes));
+            probes.push(probe(Op::CopyAsync, width, lanes, format!("lane_div{group}")));
+        }
+        for active in [1usize, 2, 8, 16, 17, 31] {
+            let lanes = std::array::from_fn(|lane| (lane < active).then_some(1024));
+            probes.push(probe(Op::CopyAsync, width, lanes, format!("uniform_first{active}")));
+        }
+        for span in [128u32, 512, 4096, 16384] {
+            for activity in [1.0, 0.5] {
+                for _ in 0..15 {
+                    let lanes = std::array::from_fn(|_| {
+                        rng.random_bool(activity).then(|| rng.random_range(0..span / bytes) * bytes)
+                    });
+                    probes.push(probe(Op::CopyAsync, width, lanes, format!("random_span{span}_active{}", (activity * 100.0) as u32)));
+                }
+            }
+        }
+    }
+    probes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_design_makes_valid_distinct_batches() {
+        for design in DESIGNS {
+            let text = batch_text(design, 1);
+            let lines: Vec<_> = bank_model::batch::parse(&text).collect::<Result<_, _>>().unwrap();
+            assert!(lines.len() >= 100, "{}: {} probes", design.name, lines.len());
+            assert_eq!(text, batch_text(design, 1), "{} is not deterministic", design.name);
+        }
+        assert!(find("pair-masks").is_some() && find("nope").is_none());
+    }
+}
