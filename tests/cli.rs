@@ -44,7 +44,7 @@ fn table_output_shows_the_summary_and_every_bank() {
 
 #[test]
 fn batch_prints_one_object_per_data_line_matching_the_h100() {
-    let path = root().join("crates/bank-model/tests/data/h100-wavefronts.tsv");
+    let path = root().join("crates/bank-model/data/h100-wavefronts.tsv");
     let run = xtask(&["conflicts", "--batch", path.to_str().unwrap()]);
     assert!(run.succeeded(), "{}", run.error());
     let text = std::fs::read_to_string(&path).unwrap();

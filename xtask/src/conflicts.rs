@@ -11,7 +11,9 @@ use serde::Serialize;
 #[derive(Debug, Args)]
 #[command(group(ArgGroup::new("lanes").required(true).args(["index", "addresses", "batch"])))]
 pub struct ConflictsArgs {
-    /// `ld` (load) or `st` (store).
+    /// `ld` (load), `st` (store), `ldmatrix.x1` .. `ldmatrix.x4` and `stmatrix.x1` .. `stmatrix.x4`
+    /// (each with an optional `.trans`; width 16, lanes 0 to 8 per matrix give the rows), or
+    /// `cp.async` (its shared-memory side).
     #[arg(long, default_value = "ld")]
     pub op: String,
     /// Bytes per lane: 1, 2, 4, 8 or 16.
@@ -65,9 +67,9 @@ pub fn run(args: &ConflictsArgs, out: &mut dyn Write, color: bool) -> anyhow::Re
     let op: Op = args.op.parse()?;
     let width: Width = args.width.parse()?;
     let lanes = match (&args.index, &args.addresses) {
-        (Some(expression), _) => {
-            lane_addresses::index_addresses(expression, width).map_err(|e| anyhow::anyhow!("--index {e}"))?
-        }
+        (Some(expression), _) => op.address_lanes(
+            lane_addresses::index_addresses(expression, width).map_err(|e| anyhow::anyhow!("--index {e}"))?,
+        ),
         (None, Some(addresses)) => parse_addresses(addresses)?,
         (None, None) => unreachable!("clap requires --index, --addresses or --batch"),
     };

@@ -139,6 +139,7 @@ impl Visit for RunLesson {
                 progress_bar.set_position(index as u64);
                 progress_bar.set_message(label.to_owned());
             }),
+            model_check: crate::calibrate::lesson_line,
         };
         let outcome = lesson::run(lesson, &options);
         bar.finish_and_clear();

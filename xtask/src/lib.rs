@@ -2,6 +2,7 @@
 
 mod bench;
 pub mod book;
+pub mod calibrate;
 mod book_check;
 mod conflicts;
 mod dist;
@@ -80,6 +81,9 @@ pub enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Check the bank model on this GPU: measure a sample of every rule class under Nsight
+    /// Compute (under a minute) and write a profile that lessons summarize in one line.
+    Calibrate,
     /// Write one of the experiments behind the model's rules as a batch for `probe`
     /// (`--list` names them all).
     ProbeDesign {
@@ -136,6 +140,7 @@ pub fn run(cli: Cli, out: &mut dyn Write, color: bool) -> anyhow::Result<ExitCod
         Command::Dist { out: folder } => dist::run(&folder, out),
         Command::Results { out: file } => results::write(&file, out),
         Command::Probe { batch, out: table } => probe::run(&batch, table.as_deref(), out),
+        Command::Calibrate => calibrate::run(out, color),
         Command::ProbeDesign { name, seed, list } => probe::design(name.as_deref(), seed, list, out),
         Command::Bench { seconds, json, no_gpu } => bench::run(bench::Options { seconds, json, no_gpu }, out, color),
         Command::ProfileLesson { number } => lessons::profile_target(&number),

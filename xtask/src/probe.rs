@@ -95,7 +95,18 @@ fn offsets(request: &Request) -> impl Iterator<Item = u32> + '_ {
     request.lanes.iter().map(move |a| a.unwrap_or(idle))
 }
 
-pub fn run(batch_path: &Path, table: Option<&Path>, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+/// What one run of the probe measured, instruction by instruction, in batch order.
+pub struct Measured {
+    pub gpu: String,
+    pub driver: String,
+    pub ncu: String,
+    pub lines: Vec<batch::BatchLine>,
+    /// (warp-level executions, wavefronts) of each line.
+    pub counts: Vec<(u64, u64)>,
+}
+
+/// Measures every instruction of a batch file on this GPU under ncu.
+pub fn measure(batch_path: &Path) -> anyhow::Result<Measured> {
     let lines = read_batch(batch_path)?;
     let gpu = Gpu::open().map_err(|why| anyhow::anyhow!("probing needs a GPU: {why}"))?;
     let ncu = Ncu::find()?;
@@ -112,10 +123,7 @@ pub fn run(batch_path: &Path, table: Option<&Path>, out: &mut dyn Write) -> anyh
     if launches.len() != kernels {
         bail!("ncu profiled {} launches for {kernels} probe kernels", launches.len());
     }
-    let mut tsv = format!(
-        "# op\twidth_bytes\tbyte_addresses\ttag\twarp_instructions\twavefronts\tmodel\t(measured with ncu on {gpu_name})\n"
-    );
-    let (mut disagreements, mut unverified) = (0, 0);
+    let mut counts = Vec::with_capacity(lines.len());
     for (index, (chunk, launch)) in lines.chunks(STEPS_PER_KERNEL).zip(&launches).enumerate() {
         let measured = &launch.instructions;
         if measured.len() != chunk.len() {
@@ -138,26 +146,42 @@ pub fn run(batch_path: &Path, table: Option<&Path>, out: &mut dyn Write) -> anyh
                     instruction.sass
                 );
             }
-            let analysis = line.request.analyze();
-            let model = analysis.wavefronts as u64;
-            match (model == instruction.wavefronts, analysis.verified) {
-                (true, _) => {}
-                (false, true) => disagreements += 1,
-                (false, false) => unverified += 1,
-            }
-            let addresses: Vec<String> =
-                line.request.lanes.iter().map(|a| a.map_or("_".to_owned(), |a| a.to_string())).collect();
-            let tag = line.extra.first().map_or("", String::as_str);
-            writeln!(
-                tsv,
-                "{}\t{}\t{}\t{tag}\t{}\t{}\t{model}",
-                line.request.op,
-                line.request.width,
-                addresses.join(","),
-                instruction.executed,
-                instruction.wavefronts
-            )?;
+            counts.push((instruction.executed, instruction.wavefronts));
         }
+    }
+    let driver = cuda_kernels::driver_version().unwrap_or_else(|| "unknown".to_owned());
+    Ok(Measured { gpu: gpu_name, driver, ncu: ncu.version()?, lines, counts })
+}
+
+pub fn run(batch_path: &Path, table: Option<&Path>, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    let measured = measure(batch_path)?;
+    let mut tsv = format!(
+        "# op\twidth_bytes\tbyte_addresses\ttag\twarp_instructions\twavefronts\tmodel\t({}, driver {}, Nsight Compute {} \
+         source counters, {})\n",
+        measured.gpu,
+        measured.driver,
+        measured.ncu,
+        crate::results::today()
+    );
+    let (mut disagreements, mut unverified) = (0, 0);
+    for (line, &(executed, wavefronts)) in measured.lines.iter().zip(&measured.counts) {
+        let analysis = line.request.analyze();
+        let model = analysis.wavefronts as u64;
+        match (model == wavefronts, analysis.verified) {
+            (true, _) => {}
+            (false, true) => disagreements += 1,
+            (false, false) => unverified += 1,
+        }
+        let addresses: Vec<String> =
+            line.request.lanes.iter().map(|a| a.map_or("_".to_owned(), |a| a.to_string())).collect();
+        let tag = line.extra.first().map_or("", String::as_str);
+        writeln!(
+            tsv,
+            "{}\t{}\t{}\t{tag}\t{executed}\t{wavefronts}\t{model}",
+            line.request.op,
+            line.request.width,
+            addresses.join(",")
+        )?;
     }
     match table {
         Some(path) => fs::write(path, &tsv).with_context(|| format!("cannot write {}", path.display()))?,
@@ -166,7 +190,7 @@ pub fn run(batch_path: &Path, table: Option<&Path>, out: &mut dyn Write) -> anyh
     eprintln!(
         "{} instructions measured; the model disagrees on {disagreements} it claims to know, \
          and on {unverified} it flags as not verified.",
-        lines.len()
+        measured.lines.len()
     );
     Ok(if disagreements == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }

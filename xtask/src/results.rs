@@ -209,7 +209,7 @@ fn render(results: &Results) -> anyhow::Result<Vec<(String, String)>> {
 }
 
 /// Today's date in UTC, from the system clock (days since 1970 to a civil date).
-fn today() -> String {
+pub(crate) fn today() -> String {
     let days = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() / 86_400);
     civil_date(days as i64)
 }

@@ -77,7 +77,7 @@
     function build(root) {
         const data = root.dataset;
         const fields = {
-            op: select("bp-op", [["ld", "load"], ["st", "store"]], data.op || "ld"),
+            op: select("bp-op", [["ld", "load"], ["st", "store"], ["ldmatrix.x1", "ldmatrix.x1"], ["ldmatrix.x2", "ldmatrix.x2"], ["ldmatrix.x4", "ldmatrix.x4"], ["ldmatrix.x4.trans", "ldmatrix.x4.trans"], ["stmatrix.x4", "stmatrix.x4"], ["cp.async", "cp.async (shared side)"]], data.op || "ld"),
             width: select("bp-width", [["1", "1 B (char)"], ["2", "2 B (half)"], ["4", "4 B (float)"], ["8", "8 B (double)"], ["16", "16 B (float4)"]], data.width || "4"),
             mode: select("bp-mode", [["index", "lane index"], ["tile", "tile"]], data.mode || "index"),
             index: textInput("bp-index", data.index || "lane", 28),

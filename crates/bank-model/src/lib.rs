@@ -11,6 +11,7 @@
 
 pub mod batch;
 pub mod describe;
+pub mod measured;
 mod request;
 pub mod rules;
 pub mod swizzle;

@@ -63,6 +63,13 @@ impl Op {
         }
     }
 
+    /// `lanes` as this op reads them: for `ldmatrix`/`stmatrix`, the lanes past the matrices'
+    /// row addresses give none (an index expression gives every lane an address).
+    pub fn address_lanes(self, lanes: [Option<u32>; WARP_SIZE]) -> [Option<u32>; WARP_SIZE] {
+        let used = self.matrices().map_or(WARP_SIZE, Matrices::address_lanes);
+        std::array::from_fn(|lane| lanes[lane].filter(|_| lane < used))
+    }
+
     /// The names `FromStr` accepts, for error messages and help text.
     pub const NAMES: &str = "`ld`, `st`, `ldmatrix.x1`, `ldmatrix.x2`, `ldmatrix.x4` (each may end in `.trans`), \
                              `stmatrix.x1` .. `stmatrix.x4` (likewise), `cp.async`";

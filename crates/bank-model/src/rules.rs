@@ -20,7 +20,7 @@
 //! holds two distinct words of the group. A merged group always takes exactly one wavefront.
 //!
 //! Each rule, and the experiment behind it (`cargo xtask probe-design NAME` writes the batch,
-//! `cargo xtask probe` measures it; the tables are `tests/data/h100-*.tsv`):
+//! `cargo xtask probe` measures it; the tables are `data/h100/*.tsv`, read by [`crate::measured`]):
 //! - **Stores never merge groups.** `group-assignments` gave every assignment of up to three
 //!   addresses (or none) to the halves, eighths, quarters and pairs of the warp: 4,160 stores,
 //!   every one the sum of its fixed groups. `active-count`: one address stored by N lanes costs
@@ -83,6 +83,12 @@ pub fn pass_groups(request: &Request) -> Vec<PassGroup> {
     if let Some(parts) = fixed_parts(request) {
         return split(request, active, parts);
     }
+    if request.op == Op::CopyAsync {
+        let lanes_per_group = (WAVEFRONT_BYTES / request.width.bytes()) as usize;
+        return parts(active, WARP_SIZE / lanes_per_group)
+            .map(|lanes| PassGroup { lanes, wavefronts: copy_wavefronts(request, lanes) })
+            .collect();
+    }
     let mut groups = Vec::with_capacity(4);
     if request.width == Width::W16 && one_address_for_at_most_16_lanes(request, active) {
         groups.push(PassGroup { lanes: active, wavefronts: 1 });
@@ -100,7 +106,7 @@ pub fn pass_groups(request: &Request) -> Vec<PassGroup> {
 pub(crate) fn fixed_parts(request: &Request) -> Option<usize> {
     match (request.op, request.width) {
         (Op::LoadMatrix { .. } | Op::StoreMatrix { .. }, _) => Some(4),
-        (Op::Load, Width::W8 | Width::W16) => None,
+        (Op::Load, Width::W8 | Width::W16) | (Op::CopyAsync, _) => None,
         (_, Width::W1 | Width::W2 | Width::W4) => Some(1),
         (_, Width::W8) => Some(2),
         (_, Width::W16) => Some(4),
@@ -137,6 +143,33 @@ fn pairs_up(request: &Request, range: Range<usize>, agree: impl Fn(Option<u32>, 
     [1, 2].into_iter().any(|mask| range.clone().all(|n| agree(lanes[n], lanes[n ^ mask])))
 }
 
+/// The wavefronts of one `cp.async` group (`lanes`, 128 bytes of lanes): its lanes in lane order,
+/// each in the first wavefront in which no bank already holds a word, starting from its
+/// quarter-warp's place among the group's quarters that copy anything (each quarter is one
+/// 128-byte line of the coalesced global source, and the lines arrive one wavefront apart). A
+/// word written by several lanes is written once per lane.
+fn copy_wavefronts(request: &Request, lanes: LaneSet) -> u32 {
+    // Per wavefront, the banks it writes: at most 32 lanes, so at most 32 wavefronts.
+    let mut busy = [0u32; WARP_SIZE];
+    let mut used = 0;
+    let (mut quarter, mut start) = (usize::MAX, 0);
+    for lane in lanes.iter() {
+        let Some(address) = request.lanes[lane] else { continue };
+        if lane / 8 != quarter {
+            start += usize::from(quarter != usize::MAX);
+            quarter = lane / 8;
+        }
+        let banks = request.width.words(address).fold(0u32, |set, word| set | 1 << (word % BANKS));
+        let mut wavefront = start;
+        while busy[wavefront] & banks != 0 {
+            wavefront += 1;
+        }
+        busy[wavefront] |= banks;
+        used = used.max(wavefront + 1);
+    }
+    used as u32
+}
+
 /// A 16-byte load whose active lanes, at most 16 of them, all read one address.
 fn one_address_for_at_most_16_lanes(request: &Request, active: LaneSet) -> bool {
     let mut addresses = request.lanes.iter().flatten();
@@ -150,7 +183,7 @@ fn one_address_for_at_most_16_lanes(request: &Request, active: LaneSet) -> bool 
 /// `n ^ 2`, both inactive or reading one address).
 pub fn verified(request: &Request) -> bool {
     match (request.op, request.width) {
-        (Op::CopyAsync, _) => false,
+        (Op::CopyAsync, width) => width == Width::W16,
         (Op::Load, Width::W16) => !irregular_partial_half(request),
         _ => true,
     }

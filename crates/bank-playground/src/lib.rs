@@ -91,7 +91,7 @@ impl Question {
             Lanes::Tile { tile, row, column } => tile.tile()?.addresses(row, column, width),
         }
         .map_err(|e| e.to_string())?;
-        Request::new(op, width, lanes).map_err(|e| e.to_string())
+        Request::new(op, width, op.address_lanes(lanes)).map_err(|e| e.to_string())
     }
 }
 

@@ -162,6 +162,13 @@ impl Ncu {
             .ok_or(NcuUnavailable::NotFound)
     }
 
+    /// ncu's version (`2025.3.1.0`), from `ncu --version`.
+    pub fn version(&self) -> Result<String, NcuUnavailable> {
+        let text = self.output(Command::new(&self.path).arg("--version"))?;
+        let version = text.lines().find_map(|line| line.trim().strip_prefix("Version ")).map(str::trim);
+        Ok(version.and_then(|v| v.split_whitespace().next()).unwrap_or("unknown").to_owned())
+    }
+
     /// Runs `program args` under ncu: the shared-memory counters of every kernel launch it makes,
     /// totals and per instruction.
     pub fn profile(&self, program: &Path, args: &[OsString]) -> Result<Vec<KernelCounters>, NcuUnavailable> {

@@ -582,7 +582,7 @@ mod tests {
     }
 
     #[test]
-    fn loads_merge_only_when_every_pass_group_reads_one_address() {
+    fn loads_merge_lane_pairs_and_stores_never_do() {
         let costs: Vec<[u32; 2]> = GROUP_PATTERNS
             .iter()
             .map(|&(width, share)| {
@@ -590,8 +590,8 @@ mod tests {
             })
             .collect();
         assert_eq!(costs, [[1, 2], [2, 4]]);
-        let two_per_group = wide_request(Op::Load, Width::W16, 0, 1, 4).analyze();
-        assert!(!two_per_group.verified, "float4[lane / 4] is in the class the model flags");
+        let shared_by_four = wide_request(Op::Load, Width::W16, 0, 1, 4).analyze();
+        assert!(shared_by_four.verified, "float4[lane / 4]: each half-warp pairs up, one wavefront each");
     }
 
     #[test]

@@ -49,6 +49,25 @@ pub const DESIGNS: &[Design] = &[
         probes: active_count,
     },
     Design {
+        name: "two-lanes",
+        about: "two active lanes, for every pair of lanes: 8- and 16-byte loads of two addresses in different \
+                banks, and cp.async of 4, 8 and 16 bytes writing one word",
+        probes: two_lanes,
+    },
+    Design {
+        name: "partial-halves",
+        about: "16-byte loads with random lanes of random half-warps active, reading 2 to 4 addresses in \
+                different banks, one half at a time and both",
+        probes: partial_halves,
+    },
+    Design {
+        name: "three-lanes",
+        about: "three active lanes: every choice of three lanes of the first half-warp and every way to give \
+                them two addresses in different banks (16-byte loads); and random triples of lanes writing one \
+                or two words with cp.async of 4 and 8 bytes",
+        probes: three_lanes,
+    },
+    Design {
         name: "random",
         about: "random instructions of every width: random addresses over spans of 128 B to 16 KiB with \
                 random inactive lanes, a few addresses scattered over random lanes, and lane pairs or quads \
@@ -223,6 +242,79 @@ fn active_count(seed: u64) -> Vec<Probe> {
             let chosen = &order[..active];
             let random: Lanes = std::array::from_fn(|lane| chosen.contains(&lane).then_some(2048));
             probes.push(probe(op, width, random, format!("uniform_random{active}")));
+        }
+    }
+    probes
+}
+
+fn two_lanes(_seed: u64) -> Vec<Probe> {
+    let mut probes = Vec::new();
+    let kinds = [
+        (Op::Load, Width::W8, 64),
+        (Op::Load, Width::W16, 64),
+        (Op::CopyAsync, Width::W4, 0),
+        (Op::CopyAsync, Width::W8, 0),
+        (Op::CopyAsync, Width::W16, 0),
+    ];
+    for (op, width, second) in kinds {
+        for first_lane in 0..WARP_SIZE {
+            for second_lane in first_lane + 1..WARP_SIZE {
+                let lanes = std::array::from_fn(|lane| match lane {
+                    _ if lane == first_lane => Some(0),
+                    _ if lane == second_lane => Some(second),
+                    _ => None,
+                });
+                probes.push(probe(op, width, lanes, format!("lanes_{first_lane}_{second_lane}")));
+            }
+        }
+    }
+    probes
+}
+
+fn three_lanes(seed: u64) -> Vec<Probe> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut probes = Vec::new();
+    let triples = || (0..16).flat_map(|a| (a + 1..16).flat_map(move |b| (b + 1..16).map(move |c| [a, b, c])));
+    for lanes_of in triples() {
+        // The six ways to give three lanes two addresses, both used.
+        for code in 1..7u32 {
+            let lanes = std::array::from_fn(|lane| {
+                lanes_of.iter().position(|&l| l == lane).map(|index| (code >> index & 1) * 32)
+            });
+            let pattern: String = (0..3).map(|index| if code >> index & 1 == 1 { 'B' } else { 'A' }).collect();
+            probes.push(probe(Op::Load, Width::W16, lanes, format!("lanes_{}_{}_{}_{pattern}", lanes_of[0], lanes_of[1], lanes_of[2])));
+        }
+    }
+    for width in [Width::W4, Width::W8] {
+        for _ in 0..600 {
+            let mut order: Vec<usize> = (0..WARP_SIZE).collect();
+            order.shuffle(&mut rng);
+            let mut chosen = order[..3].to_vec();
+            chosen.sort_unstable();
+            let words: [u32; 3] = std::array::from_fn(|_| rng.random_range(0..2));
+            let lanes = std::array::from_fn(|lane| {
+                chosen.iter().position(|&l| l == lane).map(|index| words[index] * width.bytes())
+            });
+            let tag = format!("copy_lanes_{}_{}_{}_words_{}{}{}", chosen[0], chosen[1], chosen[2], words[0], words[1], words[2]);
+            probes.push(probe(Op::CopyAsync, width, lanes, tag));
+        }
+    }
+    probes
+}
+
+fn partial_halves(seed: u64) -> Vec<Probe> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut probes = Vec::new();
+    for halves in [&[0usize][..], &[1], &[0, 1]] {
+        for distinct in [2u32, 3, 4] {
+            for _ in 0..60 {
+                let active = rng.random_range(2..=12);
+                let lanes = std::array::from_fn(|lane| {
+                    let chosen = halves.contains(&(lane / 16)) && rng.random_range(0..16) < active;
+                    chosen.then(|| rng.random_range(0..distinct) * 32)
+                });
+                probes.push(probe(Op::Load, Width::W16, lanes, format!("halves{}_addresses{distinct}", halves.len())));
+            }
         }
     }
     probes

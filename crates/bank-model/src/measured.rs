@@ -1,0 +1,229 @@
+//! The H100 measurements the rules were drawn from (`data/h100-wavefronts.tsv`, the course's
+//! reference patterns, and `data/h100/*.tsv`, one table per probe design), the rule class of
+//! every instruction, and the sample of them that `cargo xtask calibrate` measures again on
+//! another GPU.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Op, Request, Width, batch, rules};
+
+/// One measured table: its name and its text (the `probe` format).
+pub struct Table {
+    pub name: &'static str,
+    pub text: &'static str,
+}
+
+macro_rules! table {
+    ($name:literal) => {
+        Table { name: $name, text: include_str!(concat!("../data/h100/", $name, ".tsv")) }
+    };
+}
+
+/// Every table measured on the H100, the reference patterns first. The `-seed2` tables are fresh
+/// random draws measured after the rules were written down: the check that they hold.
+pub const H100: &[Table] = &[
+    Table { name: "reference", text: include_str!("../data/h100-wavefronts.tsv") },
+    table!("earlier-tables"),
+    table!("pair-masks"),
+    table!("group-assignments"),
+    table!("one-lane-off"),
+    table!("active-count"),
+    table!("random"),
+    table!("matrix"),
+    table!("copy-async"),
+    table!("two-lanes"),
+    table!("three-lanes"),
+    table!("partial-halves"),
+    table!("random-seed2"),
+    table!("pair-masks-seed2"),
+    table!("matrix-seed2"),
+    table!("copy-async-seed2"),
+];
+
+/// One measured instruction.
+#[derive(Clone, Debug)]
+pub struct Measurement {
+    pub request: Request,
+    pub tag: String,
+    /// Wavefronts the H100 took.
+    pub wavefronts: u32,
+}
+
+impl Table {
+    /// The table's rows; the files are part of the crate, so a bad row is a bug, not input.
+    pub fn rows(&self) -> impl Iterator<Item = Measurement> + '_ {
+        batch::parse(self.text).map(|line| {
+            let line = line.unwrap_or_else(|e| panic!("measured table {}: {e}", self.name));
+            let wavefronts = line.extra[2].parse().unwrap_or_else(|_| panic!("{}:{}: wavefronts", self.name, line.line));
+            Measurement { request: line.request, tag: line.extra[0].clone(), wavefronts }
+        })
+    }
+}
+
+/// The rule that decides an instruction's cost (see [`rules`]): what calibration reports by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum RuleClass {
+    WholeWarp,
+    Store8Halves,
+    Store16Quarters,
+    Load8Merged,
+    Load8Halves,
+    Load16OneAddress,
+    Load16MergedHalf,
+    Load16Quarters,
+    Load16Unverified,
+    Matrix,
+    CopyAsync16,
+    CopyAsyncNarrow,
+}
+
+impl RuleClass {
+    pub const ALL: [RuleClass; 12] = [
+        RuleClass::WholeWarp,
+        RuleClass::Store8Halves,
+        RuleClass::Store16Quarters,
+        RuleClass::Load8Merged,
+        RuleClass::Load8Halves,
+        RuleClass::Load16OneAddress,
+        RuleClass::Load16MergedHalf,
+        RuleClass::Load16Quarters,
+        RuleClass::Load16Unverified,
+        RuleClass::Matrix,
+        RuleClass::CopyAsync16,
+        RuleClass::CopyAsyncNarrow,
+    ];
+
+    pub fn of(request: &Request) -> RuleClass {
+        let groups = || rules::pass_groups(request);
+        match (request.op, request.width) {
+            (Op::CopyAsync, Width::W16) => RuleClass::CopyAsync16,
+            (Op::CopyAsync, _) => RuleClass::CopyAsyncNarrow,
+            (Op::LoadMatrix { .. } | Op::StoreMatrix { .. }, _) => RuleClass::Matrix,
+            (_, Width::W1 | Width::W2 | Width::W4) => RuleClass::WholeWarp,
+            (Op::Store, Width::W8) => RuleClass::Store8Halves,
+            (Op::Store, _) => RuleClass::Store16Quarters,
+            (Op::Load, Width::W8) if groups().iter().any(|g| g.lanes.0 & 0xffff != 0 && g.lanes.0 >> 16 != 0) => {
+                RuleClass::Load8Merged
+            }
+            (Op::Load, Width::W8) => RuleClass::Load8Halves,
+            _ if !rules::verified(request) => RuleClass::Load16Unverified,
+            _ if groups().iter().any(|g| g.lanes.0 & 0xffff != 0 && g.lanes.0 >> 16 != 0) => RuleClass::Load16OneAddress,
+            _ if groups().iter().any(|g| g.lanes.len() > 8 || spans_quarters(g.lanes.0)) => RuleClass::Load16MergedHalf,
+            _ => RuleClass::Load16Quarters,
+        }
+    }
+
+    /// Whether the model claims this class exactly (see [`rules::verified`]).
+    pub fn verified(self) -> bool {
+        !matches!(self, RuleClass::Load16Unverified | RuleClass::CopyAsyncNarrow)
+    }
+
+    pub fn describe(self) -> &'static str {
+        match self {
+            RuleClass::WholeWarp => "1-, 2- and 4-byte loads and stores: the whole warp",
+            RuleClass::Store8Halves => "8-byte stores: half-warps",
+            RuleClass::Store16Quarters => "16-byte stores: quarter-warps",
+            RuleClass::Load8Merged => "8-byte loads: lanes pair up, one wavefront",
+            RuleClass::Load8Halves => "8-byte loads: half-warps",
+            RuleClass::Load16OneAddress => "16-byte loads: one address, at most 16 lanes",
+            RuleClass::Load16MergedHalf => "16-byte loads: a half-warp pairs up",
+            RuleClass::Load16Quarters => "16-byte loads: quarter-warps",
+            RuleClass::Load16Unverified => "16-byte loads: partial half-warps without pairs (not verified)",
+            RuleClass::Matrix => "ldmatrix and stmatrix: one group per matrix",
+            RuleClass::CopyAsync16 => "cp.async of 16 bytes: quarter-warps, one write per lane",
+            RuleClass::CopyAsyncNarrow => "cp.async of 4 and 8 bytes (not verified)",
+        }
+    }
+}
+
+fn spans_quarters(lanes: u32) -> bool {
+    (0..4).filter(|q| lanes >> (8 * q) & 0xff != 0).count() > 1
+}
+
+/// Up to `per_class` measured instructions of every verified class, spread evenly over the
+/// tables' rows: what `cargo xtask calibrate` measures on the reader's GPU.
+pub fn calibration_sample(per_class: usize) -> Vec<Measurement> {
+    let all: Vec<Measurement> = H100.iter().flat_map(Table::rows).collect();
+    let mut sample = Vec::new();
+    for class in RuleClass::ALL.into_iter().filter(|c| c.verified()) {
+        let members: Vec<&Measurement> = all.iter().filter(|m| RuleClass::of(&m.request) == class).collect();
+        let step = members.len().div_ceil(per_class).max(1);
+        sample.extend(members.into_iter().step_by(step).cloned());
+    }
+    sample
+}
+
+/// What calibration found for one class on one GPU.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClassAgreement {
+    pub class: RuleClass,
+    pub agree: usize,
+    pub measured: usize,
+}
+
+/// The result of `cargo xtask calibrate` on one GPU: the small profile file lessons read.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Calibration {
+    pub gpu: String,
+    pub driver: String,
+    pub ncu: String,
+    pub date: String,
+    pub classes: Vec<ClassAgreement>,
+}
+
+impl Calibration {
+    /// One line: every class agrees, or which classes do not.
+    pub fn summary(&self) -> String {
+        let agree: usize = self.classes.iter().map(|c| c.agree).sum();
+        let measured: usize = self.classes.iter().map(|c| c.measured).sum();
+        let differ: Vec<String> = self
+            .classes
+            .iter()
+            .filter(|c| c.agree < c.measured)
+            .map(|c| format!("{} ({}/{})", c.class.describe(), c.agree, c.measured))
+            .collect();
+        match differ.is_empty() {
+            true => format!("Bank model verified on this GPU: {agree}/{measured} (cargo xtask calibrate, {})", self.date),
+            false => format!(
+                "Bank model checked on this GPU: {agree}/{measured} agree; differs in {} (cargo xtask calibrate, {})",
+                differ.join("; "),
+                self.date
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sample_covers_every_verified_class_and_holds_the_h100_exactly() {
+        let sample = calibration_sample(40);
+        for class in RuleClass::ALL.into_iter().filter(|c| c.verified()) {
+            let members = sample.iter().filter(|m| RuleClass::of(&m.request) == class).count();
+            assert!((10..=40).contains(&members), "{class:?}: {members}");
+        }
+        assert!(sample.iter().all(|m| m.request.wavefronts() == m.wavefronts));
+    }
+
+    #[test]
+    fn the_summary_names_the_classes_that_differ() {
+        let calibration = |agree| Calibration {
+            gpu: "GPU".into(),
+            driver: "1".into(),
+            ncu: "2".into(),
+            date: "2026-11-23".into(),
+            classes: vec![
+                ClassAgreement { class: RuleClass::WholeWarp, agree: 40, measured: 40 },
+                ClassAgreement { class: RuleClass::Load8Merged, agree, measured: 40 },
+            ],
+        };
+        assert_eq!(calibration(40).summary(), "Bank model verified on this GPU: 80/80 (cargo xtask calibrate, 2026-11-23)");
+        assert_eq!(
+            calibration(37).summary(),
+            "Bank model checked on this GPU: 77/80 agree; differs in 8-byte loads: lanes pair up, one wavefront (37/40) \
+             (cargo xtask calibrate, 2026-11-23)"
+        );
+    }
+}
