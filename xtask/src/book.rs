@@ -73,6 +73,7 @@ impl Tool {
 pub fn generated_pages() -> anyhow::Result<Vec<(String, String)>> {
     let mut pages = lessons::model_pages();
     pages.push(("claims-model.md".to_owned(), claims::model_page()));
+    pages.push(("rules-measured.md".to_owned(), claims::rules_page()));
     pages.extend(results::pages()?);
     Ok(pages)
 }

@@ -4,8 +4,9 @@
 use crate::{Analysis, BANKS, LaneSet, Request};
 
 /// Shown under instructions the model flags as not verified.
-pub const UNVERIFIED_NOTE: &str = "Note: unverified. The H100 serves 8/16-byte accesses whose lanes share addresses like \
-     this in ways the model does not yet predict exactly (see crates/bank-model/src/rules.rs).";
+pub const UNVERIFIED_NOTE: &str = "Note: unverified. The H100's cost for instructions like this one (16-byte loads whose \
+     half-warps have inactive lanes and read several addresses without pairing up; cp.async of 4 or 8 bytes) is not yet \
+     predicted exactly: see the book's appendix The rules, measured.";
 
 /// One bank's part in an instruction.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -188,7 +188,7 @@ impl Request {
 
     /// Only the wavefront count: the fast path for sweeping many instructions.
     pub fn wavefronts(&self) -> u32 {
-        rules::pass_groups(self).iter().map(|group| group.wavefronts).sum()
+        rules::wavefronts(self)
     }
 
     /// Wavefronts needed to move the active lanes' bytes if no two lanes ever conflicted.

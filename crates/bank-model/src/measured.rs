@@ -153,6 +153,35 @@ pub fn calibration_sample(per_class: usize) -> Vec<Measurement> {
     sample
 }
 
+/// How one rule class fares against every instruction measured on the H100.
+#[derive(Clone, Debug)]
+pub struct ClassEvidence {
+    pub class: RuleClass,
+    pub measured: usize,
+    pub agree: usize,
+    /// Up to a few measured instructions whose count the model does not give, in table order.
+    pub counterexamples: Vec<(Measurement, u32)>,
+}
+
+/// Every rule class with its measured instructions, agreements and first counter-examples.
+pub fn evidence(counterexamples: usize) -> Vec<ClassEvidence> {
+    let mut classes: Vec<ClassEvidence> = RuleClass::ALL
+        .into_iter()
+        .map(|class| ClassEvidence { class, measured: 0, agree: 0, counterexamples: Vec::new() })
+        .collect();
+    for m in H100.iter().flat_map(Table::rows) {
+        let entry = &mut classes[RuleClass::ALL.iter().position(|&c| c == RuleClass::of(&m.request)).expect("listed")];
+        let model = m.request.wavefronts();
+        entry.measured += 1;
+        if model == m.wavefronts {
+            entry.agree += 1;
+        } else if entry.counterexamples.len() < counterexamples {
+            entry.counterexamples.push((m, model));
+        }
+    }
+    classes
+}
+
 /// What calibration found for one class on one GPU.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ClassAgreement {
@@ -205,6 +234,15 @@ mod tests {
             assert!((10..=40).contains(&members), "{class:?}: {members}");
         }
         assert!(sample.iter().all(|m| m.request.wavefronts() == m.wavefronts));
+    }
+
+    #[test]
+    fn only_the_flagged_classes_have_counterexamples() {
+        for class in evidence(3) {
+            assert!(class.measured > 0, "{:?} was never measured", class.class);
+            assert_eq!(class.class.verified(), class.agree == class.measured, "{:?}", class.class);
+            assert_eq!(class.counterexamples.len(), (class.measured - class.agree).min(3));
+        }
     }
 
     #[test]

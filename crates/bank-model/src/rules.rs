@@ -76,29 +76,37 @@ pub struct PassGroup {
 /// The pass groups of an instruction, in lane order of their first lane; every active lane is
 /// in exactly one group.
 pub fn pass_groups(request: &Request) -> Vec<PassGroup> {
+    let mut groups = Vec::with_capacity(4);
+    for_each_group(request, |lanes, wavefronts| groups.push(PassGroup { lanes, wavefronts }));
+    groups
+}
+
+/// The instruction's wavefronts: the sum over [`pass_groups`], without building them.
+pub fn wavefronts(request: &Request) -> u32 {
+    let mut total = 0;
+    for_each_group(request, |_, wavefronts| total += wavefronts);
+    total
+}
+
+/// Calls `group` with each pass group's lanes and wavefronts, in lane order.
+fn for_each_group(request: &Request, mut group: impl FnMut(LaneSet, u32)) {
     let active = active_lanes(request);
     if active.is_empty() {
-        return Vec::new();
+        return;
     }
-    if let Some(parts) = fixed_parts(request) {
-        return split(request, active, parts);
-    }
-    if request.op == Op::CopyAsync {
+    if let Some(count) = fixed_parts(request) {
+        parts(active, count).for_each(|lanes| group(lanes, max_words_per_bank(request, lanes)));
+    } else if request.op == Op::CopyAsync {
         let lanes_per_group = (WAVEFRONT_BYTES / request.width.bytes()) as usize;
-        return parts(active, WARP_SIZE / lanes_per_group)
-            .map(|lanes| PassGroup { lanes, wavefronts: copy_wavefronts(request, lanes) })
-            .collect();
-    }
-    let mut groups = Vec::with_capacity(4);
-    if request.width == Width::W16 && one_address_for_at_most_16_lanes(request, active) {
-        groups.push(PassGroup { lanes: active, wavefronts: 1 });
+        parts(active, WARP_SIZE / lanes_per_group).for_each(|lanes| group(lanes, copy_wavefronts(request, lanes)));
+    } else if request.width == Width::W16 && one_address_for_at_most_16_lanes(request, active) {
+        group(active, 1);
     } else {
         let size = if request.width == Width::W8 { WARP_SIZE } else { WARP_SIZE / 2 };
         for start in (0..WARP_SIZE).step_by(size) {
-            merged_or_split(request, active, start..start + size, &mut groups);
+            merged_or_split(request, active, start..start + size, &mut group);
         }
     }
-    groups
 }
 
 /// How many equal lane ranges serve the instruction, when that does not depend on the addresses:
@@ -122,18 +130,18 @@ pub(crate) fn parts(active: LaneSet, parts: usize) -> impl Iterator<Item = LaneS
 /// A merge block of an 8- or 16-byte load (the warp, or a half-warp: `range`): one wavefront
 /// when its lanes pair up and nothing conflicts, else its halves (8 bytes) or quarters (16
 /// bytes), each as many wavefronts as its most crowded bank.
-fn merged_or_split(request: &Request, active: LaneSet, range: Range<usize>, groups: &mut Vec<PassGroup>) {
+fn merged_or_split(request: &Request, active: LaneSet, range: Range<usize>, group: &mut impl FnMut(LaneSet, u32)) {
     let block = LaneSet(active.0 & range_mask(range.start, range.len()));
     if block.is_empty() {
         return;
     }
     let agree = |a: Option<u32>, b: Option<u32>| a.is_none() || b.is_none() || a == b;
-    if max_words_per_bank(request, block) <= 1 && pairs_up(request, range, agree) {
-        groups.push(PassGroup { lanes: block, wavefronts: 1 });
+    if pairs_up(request, range, agree) && max_words_per_bank(request, block) <= 1 {
+        group(block, 1);
         return;
     }
     let group_lanes = (WAVEFRONT_BYTES / request.width.bytes()) as usize;
-    groups.extend(parts(block, WARP_SIZE / group_lanes).map(|lanes| group(request, lanes)));
+    parts(block, WARP_SIZE / group_lanes).for_each(|lanes| group(lanes, max_words_per_bank(request, lanes)));
 }
 
 /// Whether every lane `n` of `range` (the warp or a half-warp) agrees with lane `n ^ 1`, or
@@ -207,22 +215,79 @@ pub(crate) fn active_lanes(request: &Request) -> LaneSet {
     LaneSet(request.lanes.iter().enumerate().filter(|(_, a)| a.is_some()).fold(0, |set, (lane, _)| set | 1 << lane))
 }
 
-fn group(request: &Request, lanes: LaneSet) -> PassGroup {
-    PassGroup { lanes, wavefronts: max_words_per_bank(request, lanes) }
-}
-
-/// `count` equal lane ranges, each its own group.
-fn split(request: &Request, active: LaneSet, count: usize) -> Vec<PassGroup> {
-    parts(active, count).map(|lanes| group(request, lanes)).collect()
-}
-
 fn range_mask(start: usize, len: usize) -> u32 {
     (((1u64 << len) - 1) << start) as u32
 }
 
-/// The most distinct 32-bit words that any one bank holds among the given lanes' accesses.
+/// The most distinct 32-bit words that any one bank holds among the given lanes' accesses: the
+/// count alone, the hot path of every table and sweep. Words within 32 of each other sit in
+/// distinct banks or are equal (one wavefront); words within 64 rows of the banks (8 KiB) set a
+/// bit per row and bank; otherwise each bank keeps its first word in `first`, and only its
+/// further distinct words (a conflict) are chained, per bank, in `others`.
 fn max_words_per_bank(request: &Request, lanes: LaneSet) -> u32 {
-    scan_words(request, lanes, |_| {}).wavefronts
+    const EMPTY: u32 = u32::MAX;
+    const END: u8 = u8::MAX;
+    let (mut lowest, mut highest) = (u32::MAX, 0);
+    for lane in lanes.iter() {
+        if let Some(address) = request.lanes[lane] {
+            let words = request.width.words(address);
+            lowest = lowest.min(words.start);
+            highest = highest.max(words.end);
+        }
+    }
+    if highest <= lowest {
+        return 0;
+    }
+    if highest - lowest <= BANKS {
+        return 1;
+    }
+    let first_row = lowest / BANKS;
+    if (highest - 1) / BANKS - first_row < 64 {
+        // Every word within 64 rows: one bit per row and bank, set without a branch.
+        let mut rows = [0u64; BANKS as usize];
+        for lane in lanes.iter() {
+            if let Some(address) = request.lanes[lane] {
+                for word in request.width.words(address) {
+                    rows[(word % BANKS) as usize] |= 1 << (word / BANKS - first_row);
+                }
+            }
+        }
+        return rows.iter().map(|rows| rows.count_ones()).max().unwrap_or(0);
+    }
+    let mut first = [EMPTY; BANKS as usize];
+    let mut count = [0u8; BANKS as usize];
+    let mut head = [END; BANKS as usize];
+    let mut others = [0u32; 4 * WARP_SIZE];
+    let mut next = [END; 4 * WARP_SIZE];
+    let (mut stored, mut most) = (0, 0);
+    for lane in lanes.iter() {
+        let Some(address) = request.lanes[lane] else { continue };
+        for word in request.width.words(address) {
+            let bank = (word % BANKS) as usize;
+            if first[bank] == EMPTY {
+                first[bank] = word;
+                count[bank] = 1;
+                most = most.max(1);
+                continue;
+            }
+            if first[bank] == word {
+                continue;
+            }
+            let mut at = head[bank];
+            while at != END && others[at as usize] != word {
+                at = next[at as usize];
+            }
+            if at == END {
+                others[stored] = word;
+                next[stored] = head[bank];
+                head[bank] = stored as u8;
+                stored += 1;
+                count[bank] += 1;
+                most = most.max(count[bank]);
+            }
+        }
+    }
+    u32::from(most)
 }
 
 /// One word access met by [`scan_words`].
