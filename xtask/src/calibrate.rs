@@ -22,7 +22,8 @@ pub const PROFILE_DIR: &str = "calibration";
 
 /// The profile file of a GPU: its name with anything but letters and digits as `-`.
 pub fn profile_path(gpu: &str) -> PathBuf {
-    let slug: String = gpu.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect();
+    let slug: String =
+        gpu.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect();
     Path::new(PROFILE_DIR).join(format!("{slug}.json"))
 }
 
@@ -72,7 +73,8 @@ pub fn run(out: &mut dyn Write, color: bool) -> anyhow::Result<ExitCode> {
     report.text(calibration.summary());
     let path = profile_path(&calibration.gpu);
     fs::create_dir_all(PROFILE_DIR).with_context(|| format!("cannot create {PROFILE_DIR}/"))?;
-    fs::write(&path, serde_json::to_string_pretty(&calibration)?).with_context(|| format!("cannot write {}", path.display()))?;
+    fs::write(&path, serde_json::to_string_pretty(&calibration)?)
+        .with_context(|| format!("cannot write {}", path.display()))?;
     report.text(format!("Profile written to {}; lessons on this GPU print its summary.", path.display()));
     write!(out, "{}", report.render(color))?;
     Ok(ExitCode::SUCCESS)

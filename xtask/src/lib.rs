@@ -2,8 +2,8 @@
 
 mod bench;
 pub mod book;
-pub mod calibrate;
 mod book_check;
+pub mod calibrate;
 mod conflicts;
 mod dist;
 mod exercises;

@@ -21,8 +21,9 @@ const TILE_BYTES: u32 = 16384;
 
 fn read_batch(path: &Path) -> anyhow::Result<Vec<batch::BatchLine>> {
     let text = fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let lines: Vec<batch::BatchLine> =
-        batch::parse(&text).collect::<Result<_, _>>().with_context(|| format!("{} is not a valid batch", path.display()))?;
+    let lines: Vec<batch::BatchLine> = batch::parse(&text)
+        .collect::<Result<_, _>>()
+        .with_context(|| format!("{} is not a valid batch", path.display()))?;
     for line in &lines {
         let width = line.request.width.bytes();
         if let Some(address) = line.request.lanes.iter().flatten().find(|&&a| a + width > TILE_BYTES) {
@@ -71,7 +72,10 @@ fn compiled_as_asked(request: &Request, opcode: &str) -> bool {
         Width::W16 => Some("128"),
         _ => None,
     };
-    mnemonic == expected && (request.op.matrices().is_some() || request.op == Op::CopyAsync || parts.find(|p| *p == "64" || *p == "128") == wide)
+    mnemonic == expected
+        && (request.op.matrices().is_some()
+            || request.op == Op::CopyAsync
+            || parts.find(|p| *p == "64" || *p == "128") == wide)
 }
 
 fn kernel_name(index: usize) -> String {
@@ -251,7 +255,7 @@ mod tests {
             format!("st\t1\t{zeros}"),
             format!("cp.async\t16\t{zeros}"),
             format!("ldmatrix.x4.trans\t16\t{zeros}"),
-            format!("stmatrix.x1\t16\t{},{}", vec!["0"; 8].join(","), vec!["_"; 24].join(",")),
+            format!("stmatrix.x1\t16\t{},{}", ["0"; 8].join(","), ["_"; 24].join(",")),
         ];
         let lines: Vec<_> = rows.iter().map(|row| line(row)).collect();
         let text = kernel_source(3, &lines);

@@ -19,8 +19,9 @@ macro_rules! table {
     };
 }
 
-/// Every table measured on the H100, the reference patterns first. The `-seed2` tables are fresh
-/// random draws measured after the rules were written down: the check that they hold.
+/// Every table measured on the H100, the reference patterns first. The `-seed2` and `-seed3`
+/// tables are fresh random draws measured after the rules were written down: the check that they
+/// hold.
 pub const H100: &[Table] = &[
     Table { name: "reference", text: include_str!("../data/h100-wavefronts.tsv") },
     table!("earlier-tables"),
@@ -38,6 +39,10 @@ pub const H100: &[Table] = &[
     table!("pair-masks-seed2"),
     table!("matrix-seed2"),
     table!("copy-async-seed2"),
+    table!("random-seed3"),
+    table!("pair-masks-seed3"),
+    table!("matrix-seed3"),
+    table!("copy-async-seed3"),
 ];
 
 /// One measured instruction.
@@ -54,7 +59,8 @@ impl Table {
     pub fn rows(&self) -> impl Iterator<Item = Measurement> + '_ {
         batch::parse(self.text).map(|line| {
             let line = line.unwrap_or_else(|e| panic!("measured table {}: {e}", self.name));
-            let wavefronts = line.extra[2].parse().unwrap_or_else(|_| panic!("{}:{}: wavefronts", self.name, line.line));
+            let wavefronts =
+                line.extra[2].parse().unwrap_or_else(|_| panic!("{}:{}: wavefronts", self.name, line.line));
             Measurement { request: line.request, tag: line.extra[0].clone(), wavefronts }
         })
     }
@@ -107,7 +113,9 @@ impl RuleClass {
             }
             (Op::Load, Width::W8) => RuleClass::Load8Halves,
             _ if !rules::verified(request) => RuleClass::Load16Unverified,
-            _ if groups().iter().any(|g| g.lanes.0 & 0xffff != 0 && g.lanes.0 >> 16 != 0) => RuleClass::Load16OneAddress,
+            _ if groups().iter().any(|g| g.lanes.0 & 0xffff != 0 && g.lanes.0 >> 16 != 0) => {
+                RuleClass::Load16OneAddress
+            }
             _ if groups().iter().any(|g| g.lanes.len() > 8 || spans_quarters(g.lanes.0)) => RuleClass::Load16MergedHalf,
             _ => RuleClass::Load16Quarters,
         }
@@ -212,7 +220,9 @@ impl Calibration {
             .map(|c| format!("{} ({}/{})", c.class.describe(), c.agree, c.measured))
             .collect();
         match differ.is_empty() {
-            true => format!("Bank model verified on this GPU: {agree}/{measured} (cargo xtask calibrate, {})", self.date),
+            true => {
+                format!("Bank model verified on this GPU: {agree}/{measured} (cargo xtask calibrate, {})", self.date)
+            }
             false => format!(
                 "Bank model checked on this GPU: {agree}/{measured} agree; differs in {} (cargo xtask calibrate, {})",
                 differ.join("; "),
@@ -257,7 +267,10 @@ mod tests {
                 ClassAgreement { class: RuleClass::Load8Merged, agree, measured: 40 },
             ],
         };
-        assert_eq!(calibration(40).summary(), "Bank model verified on this GPU: 80/80 (cargo xtask calibrate, 2026-11-23)");
+        assert_eq!(
+            calibration(40).summary(),
+            "Bank model verified on this GPU: 80/80 (cargo xtask calibrate, 2026-11-23)"
+        );
         assert_eq!(
             calibration(37).summary(),
             "Bank model checked on this GPU: 77/80 agree; differs in 8-byte loads: lanes pair up, one wavefront (37/40) \

@@ -64,7 +64,7 @@
 
 use std::ops::Range;
 
-use crate::{BANKS, LaneSet, Op, Request, WARP_SIZE, WAVEFRONT_BYTES, Width};
+use crate::{BANK_BYTES, BANKS, LaneSet, Op, Request, WARP_SIZE, WAVEFRONT_BYTES, Width};
 
 /// Lanes the hardware serves together, and the wavefronts they take.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -220,71 +220,67 @@ fn range_mask(start: usize, len: usize) -> u32 {
 }
 
 /// The most distinct 32-bit words that any one bank holds among the given lanes' accesses: the
-/// count alone, the hot path of every table and sweep. Words within 32 of each other sit in
-/// distinct banks or are equal (one wavefront); words within 64 rows of the banks (8 KiB) set a
-/// bit per row and bank; otherwise each bank keeps its first word in `first`, and only its
-/// further distinct words (a conflict) are chained, per bank, in `others`.
+/// count alone, the hot path of every table and sweep.
+///
+/// An aligned access of 4 bytes or more is one *unit* of its width: its words sit in one row of
+/// the banks, in the banks of its *slot* (unit mod 128 / width), so the most distinct words in one
+/// bank is the most distinct units in one slot; a narrower access counts its 4-byte word. Units
+/// within one row's worth of each other are in distinct slots or equal (one wavefront); units
+/// within 64 rows (8 KiB) set a bit per row and slot; otherwise each slot keeps its first unit in
+/// `first`, and only its further distinct units (a conflict) are chained in `others`.
 fn max_words_per_bank(request: &Request, lanes: LaneSet) -> u32 {
     const EMPTY: u32 = u32::MAX;
     const END: u8 = u8::MAX;
+    let unit_bytes = request.width.bytes().max(BANK_BYTES);
+    let slots = WAVEFRONT_BYTES / unit_bytes;
+    let units = || lanes.iter().filter_map(|lane| request.lanes[lane]).map(|address| address / unit_bytes);
     let (mut lowest, mut highest) = (u32::MAX, 0);
-    for lane in lanes.iter() {
-        if let Some(address) = request.lanes[lane] {
-            let words = request.width.words(address);
-            lowest = lowest.min(words.start);
-            highest = highest.max(words.end);
-        }
+    for unit in units() {
+        lowest = lowest.min(unit);
+        highest = highest.max(unit);
     }
-    if highest <= lowest {
+    if highest < lowest {
         return 0;
     }
-    if highest - lowest <= BANKS {
+    if highest - lowest < slots {
         return 1;
     }
-    let first_row = lowest / BANKS;
-    if (highest - 1) / BANKS - first_row < 64 {
-        // Every word within 64 rows: one bit per row and bank, set without a branch.
+    let first_row = lowest / slots;
+    if highest / slots - first_row < 64 {
         let mut rows = [0u64; BANKS as usize];
-        for lane in lanes.iter() {
-            if let Some(address) = request.lanes[lane] {
-                for word in request.width.words(address) {
-                    rows[(word % BANKS) as usize] |= 1 << (word / BANKS - first_row);
-                }
-            }
+        for unit in units() {
+            rows[(unit % slots) as usize] |= 1 << (unit / slots - first_row);
         }
         return rows.iter().map(|rows| rows.count_ones()).max().unwrap_or(0);
     }
     let mut first = [EMPTY; BANKS as usize];
     let mut count = [0u8; BANKS as usize];
     let mut head = [END; BANKS as usize];
-    let mut others = [0u32; 4 * WARP_SIZE];
-    let mut next = [END; 4 * WARP_SIZE];
+    let mut others = [0u32; WARP_SIZE];
+    let mut next = [END; WARP_SIZE];
     let (mut stored, mut most) = (0, 0);
-    for lane in lanes.iter() {
-        let Some(address) = request.lanes[lane] else { continue };
-        for word in request.width.words(address) {
-            let bank = (word % BANKS) as usize;
-            if first[bank] == EMPTY {
-                first[bank] = word;
-                count[bank] = 1;
-                most = most.max(1);
-                continue;
-            }
-            if first[bank] == word {
-                continue;
-            }
-            let mut at = head[bank];
-            while at != END && others[at as usize] != word {
-                at = next[at as usize];
-            }
-            if at == END {
-                others[stored] = word;
-                next[stored] = head[bank];
-                head[bank] = stored as u8;
-                stored += 1;
-                count[bank] += 1;
-                most = most.max(count[bank]);
-            }
+    for unit in units() {
+        let slot = (unit % slots) as usize;
+        if first[slot] == EMPTY {
+            first[slot] = unit;
+            count[slot] = 1;
+            most = most.max(1);
+            continue;
+        }
+        if first[slot] == unit {
+            continue;
+        }
+        let mut at = head[slot];
+        while at != END && others[at as usize] != unit {
+            at = next[at as usize];
+        }
+        if at == END {
+            others[stored] = unit;
+            next[stored] = head[slot];
+            head[slot] = stored as u8;
+            stored += 1;
+            count[slot] += 1;
+            most = most.max(count[slot]);
         }
     }
     u32::from(most)

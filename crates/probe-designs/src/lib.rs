@@ -98,7 +98,13 @@ pub fn batch_text(design: &Design, seed: u64) -> String {
     for probe in (design.probes)(seed) {
         let addresses: Vec<String> =
             probe.request.lanes.iter().map(|a| a.map_or("_".to_owned(), |a| a.to_string())).collect();
-        text.push_str(&format!("{}\t{}\t{}\t{}\n", probe.request.op, probe.request.width, addresses.join(","), probe.tag));
+        text.push_str(&format!(
+            "{}\t{}\t{}\t{}\n",
+            probe.request.op,
+            probe.request.width,
+            addresses.join(","),
+            probe.tag
+        ));
     }
     text
 }
@@ -177,7 +183,8 @@ fn assignments(groups: usize, palette: &[Option<u32>]) -> impl Iterator<Item = (
         }
         let size = WARP_SIZE / groups;
         let lanes = std::array::from_fn(|lane| palette[choice[lane / size]]);
-        let name: String = choice.iter().map(|&c| if palette[c].is_none() { '_' } else { (b'A' + c as u8) as char }).collect();
+        let name: String =
+            choice.iter().map(|&c| if palette[c].is_none() { '_' } else { (b'A' + c as u8) as char }).collect();
         (lanes, name)
     })
 }
@@ -282,7 +289,12 @@ fn three_lanes(seed: u64) -> Vec<Probe> {
                 lanes_of.iter().position(|&l| l == lane).map(|index| (code >> index & 1) * 32)
             });
             let pattern: String = (0..3).map(|index| if code >> index & 1 == 1 { 'B' } else { 'A' }).collect();
-            probes.push(probe(Op::Load, Width::W16, lanes, format!("lanes_{}_{}_{}_{pattern}", lanes_of[0], lanes_of[1], lanes_of[2])));
+            probes.push(probe(
+                Op::Load,
+                Width::W16,
+                lanes,
+                format!("lanes_{}_{}_{}_{pattern}", lanes_of[0], lanes_of[1], lanes_of[2]),
+            ));
         }
     }
     for width in [Width::W4, Width::W8] {
@@ -295,7 +307,10 @@ fn three_lanes(seed: u64) -> Vec<Probe> {
             let lanes = std::array::from_fn(|lane| {
                 chosen.iter().position(|&l| l == lane).map(|index| words[index] * width.bytes())
             });
-            let tag = format!("copy_lanes_{}_{}_{}_words_{}{}{}", chosen[0], chosen[1], chosen[2], words[0], words[1], words[2]);
+            let tag = format!(
+                "copy_lanes_{}_{}_{}_words_{}{}{}",
+                chosen[0], chosen[1], chosen[2], words[0], words[1], words[2]
+            );
             probes.push(probe(Op::CopyAsync, width, lanes, tag));
         }
     }
@@ -333,7 +348,12 @@ fn random(seed: u64) -> Vec<Probe> {
                         let lanes = std::array::from_fn(|_| {
                             rng.random_bool(activity).then(|| rng.random_range(0..span / width.bytes()) * width.bytes())
                         });
-                        probes.push(probe(op, width, lanes, format!("random_span{span}_active{}", (activity * 100.0) as u32)));
+                        probes.push(probe(
+                            op,
+                            width,
+                            lanes,
+                            format!("random_span{span}_active{}", (activity * 100.0) as u32),
+                        ));
                     }
                 }
             }
@@ -355,10 +375,10 @@ fn random(seed: u64) -> Vec<Probe> {
                         let addresses = distinct_addresses(&mut rng, width, span.max(32 * width.bytes()), WARP_SIZE);
                         let mut lanes: Lanes = std::array::from_fn(|lane| Some(addresses[lane / group]));
                         // Most groups share; a few lanes break away or sit out.
-                        for lane in 0..WARP_SIZE {
+                        for lane in lanes.iter_mut() {
                             match rng.random_range(0..10) {
-                                0 => lanes[lane] = Some(addresses[rng.random_range(0..WARP_SIZE)]),
-                                1 => lanes[lane] = None,
+                                0 => *lane = Some(addresses[rng.random_range(0..WARP_SIZE)]),
+                                1 => *lane = None,
                                 _ => {}
                             }
                         }
@@ -374,7 +394,9 @@ fn random(seed: u64) -> Vec<Probe> {
 fn matrix_ops() -> impl Iterator<Item = Op> {
     [true, false].into_iter().flat_map(|load| {
         Matrices::ALL.into_iter().flat_map(move |matrices| {
-            [false, true].map(|trans| if load { Op::LoadMatrix { matrices, trans } } else { Op::StoreMatrix { matrices, trans } })
+            [false, true].map(|trans| {
+                if load { Op::LoadMatrix { matrices, trans } } else { Op::StoreMatrix { matrices, trans } }
+            })
         })
     })
 }
@@ -390,11 +412,18 @@ fn matrix(seed: u64) -> Vec<Probe> {
     let mut probes = Vec::new();
     for op in matrix_ops() {
         for pitch in [16u32, 32, 48, 64, 80, 96, 112, 128, 144, 160, 192, 256, 272, 384, 528] {
-            probes.push(probe(op, Width::W16, matrix_lanes(op, |lane| lane as u32 * pitch), format!("rows_pitch{pitch}")));
+            probes.push(probe(
+                op,
+                Width::W16,
+                matrix_lanes(op, |lane| lane as u32 * pitch),
+                format!("rows_pitch{pitch}"),
+            ));
         }
         // A tile of 128-byte rows: lane l gives row l % 8 of 16-byte column l / 8, plain or with
         // CuTe's Swizzle<3, 4, 3> (the column XOR the row), and with only 2 or 1 bits of it.
-        for (name, bits) in [("column_unswizzled", 0u32), ("column_swizzle1", 1), ("column_swizzle2", 2), ("column_swizzle3", 3)] {
+        for (name, bits) in
+            [("column_unswizzled", 0u32), ("column_swizzle1", 1), ("column_swizzle2", 2), ("column_swizzle3", 3)]
+        {
             for first_column in [0u32, 2] {
                 let lanes = matrix_lanes(op, |lane| {
                     let (row, column) = (lane as u32 % 8, first_column + lane as u32 / 8);
@@ -405,7 +434,12 @@ fn matrix(seed: u64) -> Vec<Probe> {
         }
         // 8 rows of 8 matrices side by side: lane l gives row l % 8 of matrix l / 8, 16 bytes each,
         // rows 16 * 8 = 128 bytes apart (a `half tile[8][64]` read as x4).
-        probes.push(probe(op, Width::W16, matrix_lanes(op, |lane| (lane as u32 % 8) * 128 + (lane as u32 / 8) * 16), "tile_8x64_halves".into()));
+        probes.push(probe(
+            op,
+            Width::W16,
+            matrix_lanes(op, |lane| (lane as u32 % 8) * 128 + (lane as u32 / 8) * 16),
+            "tile_8x64_halves".into(),
+        ));
         probes.push(probe(op, Width::W16, matrix_lanes(op, |_| 512), "one_row".into()));
         probes.push(probe(op, Width::W16, matrix_lanes(op, |lane| lane as u32 / 2 * 16), "pairs_of_rows".into()));
         probes.push(probe(op, Width::W16, matrix_lanes(op, |lane| lane as u32 % 8 * 16), "matrices_repeat".into()));
@@ -447,7 +481,12 @@ fn copy_async(seed: u64) -> Vec<Probe> {
                     let lanes = std::array::from_fn(|_| {
                         rng.random_bool(activity).then(|| rng.random_range(0..span / bytes) * bytes)
                     });
-                    probes.push(probe(Op::CopyAsync, width, lanes, format!("random_span{span}_active{}", (activity * 100.0) as u32)));
+                    probes.push(probe(
+                        Op::CopyAsync,
+                        width,
+                        lanes,
+                        format!("random_span{span}_active{}", (activity * 100.0) as u32),
+                    ));
                 }
             }
         }
@@ -468,5 +507,29 @@ mod tests {
             assert_eq!(text, batch_text(design, 1), "{} is not deterministic", design.name);
         }
         assert!(find("pair-masks").is_some() && find("nope").is_none());
+    }
+
+    /// The measured tables are what the designs make: `NAME` is seed 1, `NAME-seedN` seed N
+    /// (`partial-halves` holds seeds 1 and 3).
+    #[test]
+    fn every_measured_design_table_is_the_design_made_again() {
+        let mut checked = 0;
+        for table in bank_model::measured::H100 {
+            let (name, seeds) = match table.name.rsplit_once("-seed") {
+                Some((name, seed)) => (name, vec![seed.parse::<u64>().unwrap()]),
+                None if table.name == "partial-halves" => (table.name, vec![1, 3]),
+                None => (table.name, vec![1]),
+            };
+            let Some(design) = find(name) else { continue };
+            let made: Vec<(String, String)> = seeds
+                .into_iter()
+                .flat_map(|seed| (design.probes)(seed))
+                .map(|probe| (format!("{:?}", probe.request), probe.tag))
+                .collect();
+            let measured: Vec<(String, String)> = table.rows().map(|m| (format!("{:?}", m.request), m.tag)).collect();
+            assert!(made == measured, "{} is not what `probe-design {name}` makes", table.name);
+            checked += 1;
+        }
+        assert_eq!(checked, bank_model::measured::H100.len() - 2, "all but the reference and earlier tables");
     }
 }
