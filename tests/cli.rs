@@ -106,3 +106,29 @@ fn bench_reports_model_rates_and_why_gpu_figures_are_missing() {
     assert_eq!(answer["gpu_skipped"], "--no-gpu given");
     assert_eq!(answer["figures"], serde_json::json!([]));
 }
+
+#[test]
+fn matrix_and_copy_ops_from_an_index() {
+    // ldmatrix.x4 of rows 128 bytes apart: each matrix's 8 rows in banks 0-3, 8 wavefronts each.
+    let rows = json(&["conflicts", "--op", "ldmatrix.x4", "--width", "16", "--index", "lane * 8", "--json"]);
+    assert_eq!((rows["wavefronts"].as_u64(), rows["passes"].as_array().map(Vec::len)), (Some(32), Some(4)));
+    // .x1 takes its rows from lanes 0-7; the index's other lanes give none.
+    let x1 = json(&["conflicts", "--op", "ldmatrix.x1.trans", "--width", "16", "--index", "lane", "--json"]);
+    assert_eq!((x1["wavefronts"].as_u64(), x1["active_lanes"].as_array().map(Vec::len)), (Some(1), Some(8)));
+    let copy = json(&["conflicts", "--op", "cp.async", "--width", "16", "--index", "lane / 4", "--json"]);
+    assert_eq!(copy["wavefronts"], 16, "a word written by 4 lanes of a quarter is written 4 times");
+    let wrong = xtask(&["conflicts", "--op", "stmatrix.x2", "--width", "8", "--index", "lane"]);
+    assert!(!wrong.succeeded());
+    assert!(wrong.error().contains("`stmatrix.x2` moves rows of 16 bytes: use width 16, not 8"), "{}", wrong.error());
+}
+
+#[test]
+fn probe_designs_are_listed_and_an_unknown_one_is_named() {
+    let list = xtask(&["probe-design", "--list"]);
+    assert!(list.succeeded() && list.stdout.lines().count() >= 10, "{}", list.stdout);
+    let batch = xtask(&["probe-design", "pair-masks"]);
+    assert!(batch.stdout.starts_with("# pair-masks (seed 1): "), "{}", &batch.stdout[..80]);
+    let unknown = xtask(&["probe-design", "nope"]);
+    assert!(!unknown.succeeded());
+    assert!(unknown.error().contains("no probe design `nope`: choose one of pair-masks,"), "{}", unknown.error());
+}
