@@ -35,6 +35,7 @@ pub const H100: &[Table] = &[
     table!("two-lanes"),
     table!("three-lanes"),
     table!("partial-halves"),
+    table!("four-and-one"),
     table!("random-seed2"),
     table!("pair-masks-seed2"),
     table!("matrix-seed2"),
@@ -75,6 +76,7 @@ pub enum RuleClass {
     Load8Merged,
     Load8Halves,
     Load16OneAddress,
+    Load16FirstHalfAlone,
     Load16MergedHalf,
     Load16Quarters,
     Load16Unverified,
@@ -84,13 +86,14 @@ pub enum RuleClass {
 }
 
 impl RuleClass {
-    pub const ALL: [RuleClass; 12] = [
+    pub const ALL: [RuleClass; 13] = [
         RuleClass::WholeWarp,
         RuleClass::Store8Halves,
         RuleClass::Store16Quarters,
         RuleClass::Load8Merged,
         RuleClass::Load8Halves,
         RuleClass::Load16OneAddress,
+        RuleClass::Load16FirstHalfAlone,
         RuleClass::Load16MergedHalf,
         RuleClass::Load16Quarters,
         RuleClass::Load16Unverified,
@@ -116,6 +119,9 @@ impl RuleClass {
             _ if groups().iter().any(|g| g.lanes.0 & 0xffff != 0 && g.lanes.0 >> 16 != 0) => {
                 RuleClass::Load16OneAddress
             }
+            _ if groups().len() == 1 && groups()[0].lanes.0 >> 16 == 0 && spans_quarters(groups()[0].lanes.0) => {
+                RuleClass::Load16FirstHalfAlone
+            }
             _ if groups().iter().any(|g| g.lanes.len() > 8 || spans_quarters(g.lanes.0)) => RuleClass::Load16MergedHalf,
             _ => RuleClass::Load16Quarters,
         }
@@ -134,9 +140,12 @@ impl RuleClass {
             RuleClass::Load8Merged => "8-byte loads: lanes pair up, one wavefront",
             RuleClass::Load8Halves => "8-byte loads: half-warps",
             RuleClass::Load16OneAddress => "16-byte loads: one address, at most 16 lanes",
+            RuleClass::Load16FirstHalfAlone => "16-byte loads: the first half-warp alone, no conflict",
             RuleClass::Load16MergedHalf => "16-byte loads: a half-warp pairs up",
             RuleClass::Load16Quarters => "16-byte loads: quarter-warps",
-            RuleClass::Load16Unverified => "16-byte loads: partial half-warps without pairs (not verified)",
+            RuleClass::Load16Unverified => {
+                "16-byte loads: both halves active, a partial one without pairs (not verified)"
+            }
             RuleClass::Matrix => "ldmatrix and stmatrix: one group per matrix",
             RuleClass::CopyAsync16 => "cp.async of 16 bytes: quarter-warps, one write per lane",
             RuleClass::CopyAsyncNarrow => "cp.async of 4 and 8 bytes (not verified)",

@@ -13,7 +13,8 @@
 //! | store, 16 bytes | each quarter-warp (lanes 0-7, 8-15, 16-23, 24-31) |
 //! | `ldmatrix`, `stmatrix` (`.x1`, `.x2`, `.x4`, `.trans` or not) | each matrix: the 8 lanes that give its rows |
 //! | load, 8 bytes | the whole warp in **one** wavefront when its lanes pair up and nothing conflicts (below); else each half-warp |
-//! | load, 16 bytes | the whole warp in one wavefront when at most 16 lanes read one address; else each half-warp in one wavefront when its lanes pair up and nothing conflicts; else each quarter-warp |
+//! | load, 16 bytes | the whole warp in one wavefront when at most 16 lanes read one address, or when only the first half-warp is active and nothing conflicts; else each half-warp in one wavefront when its lanes pair up and nothing conflicts; else each quarter-warp |
+//! | `cp.async`, 16 bytes (shared side) | each quarter-warp; a word written by k lanes is written k times |
 //!
 //! *Lanes pair up* when every lane `n` reads the same address as lane `n ^ 1`, or every lane
 //! `n` as lane `n ^ 2`, an inactive lane agreeing with anything. *Nothing conflicts* when no bank
@@ -39,22 +40,28 @@
 //!   addresses cost 1, in different halves 2, with one address 1. `active-count`: one address
 //!   read by N lanes costs 1 up to N = 16 and 2 from 17 on, wherever the lanes are.
 //!   `one-lane-off`: a uniform warp with one lane elsewhere costs 3 (its half falls back to
-//!   quarters).
+//!   quarters). `two-lanes`, `three-lanes`, `four-and-one`, `partial-halves`: with only the
+//!   first half-warp active, every one of 20,168 conflict-free loads took 1 wavefront, paired or
+//!   not (`.XXYX... ...Y....` too); with only the second half active, pairing decides, on all
+//!   712 measured; with both halves active, pairing decides but for the flagged class below.
+//! - **`cp.async` of 16 bytes is served by quarter-warps, one write per lane.** `copy-async`,
+//!   `two-lanes`: lanes writing one word of shared memory are written one after another, even in
+//!   one quarter (`lane / 4`: 4 per quarter, 16 in all), as a store never is. Measured with each
+//!   lane copying its own 16 bytes of one contiguous global row.
 //! - **`ldmatrix` and `stmatrix` are four 16-byte quarter-warp groups.** `matrix`: pitched rows,
 //!   XOR-swizzled columns, repeated and random rows for all twelve shapes: 756 instructions,
 //!   every one the sum over matrices of the most distinct words in one bank; `.trans` changes
 //!   nothing, and repeated rows are broadcast within a matrix only.
 //!
 //! Not modelled exactly, and flagged by [`verified`]:
-//! - a 16-byte load in which a half-warp with inactive lanes reads several addresses without
-//!   pairing up (`_,_,48,_,_,_,_,32,_,..,64,64,64,_,48` takes 3 wavefronts, its quarters say 3,
-//!   the rules above 2; others take one fewer than the rules); every measured disagreement of
-//!   the 16-byte rules is in this class, which holds about one in nine of the random 16-byte
-//!   loads measured;
-//! - `cp.async`: its shared-memory side is not served like a store. One shared word written by N
-//!   lanes takes N wavefronts, and lanes reading different 128-byte lines of global memory are
-//!   written apart, so the cost depends on the global addresses, which a request does not
-//!   carry. The model gives the store rule's count, a lower bound on every one measured.
+//! - a 16-byte load with both half-warps active in which a half with inactive lanes reads several
+//!   addresses without pairing up (`_,_,48,_,_,_,_,32,_,..,64,64,64,_,48` takes 3 wavefronts, the
+//!   rules above 2; others take one fewer than the rules): every measured disagreement of the
+//!   16-byte rules is in this class, about one in twenty of the random 16-byte loads measured;
+//! - `cp.async` of 4 and 8 bytes: the model serves the lanes of a half-warp (8 bytes) or the warp
+//!   (4 bytes) in lane order, each quarter's line of global memory one wavefront after the last
+//!   non-empty one, one write per lane; that holds for every stride, repeat and two-lane pattern
+//!   measured, but random patterns differ by up to 3 wavefronts, either way.
 //!
 //! Where measured: NVIDIA H100 80GB HBM3 (sm_90), driver 580.159.04, Nsight Compute 2025.3.1,
 //! ncu's per-instruction source counters (`memory_l1_wavefronts_shared`) of one warp executing
@@ -99,7 +106,7 @@ fn for_each_group(request: &Request, mut group: impl FnMut(LaneSet, u32)) {
     } else if request.op == Op::CopyAsync {
         let lanes_per_group = (WAVEFRONT_BYTES / request.width.bytes()) as usize;
         parts(active, WARP_SIZE / lanes_per_group).for_each(|lanes| group(lanes, copy_wavefronts(request, lanes)));
-    } else if request.width == Width::W16 && one_address_for_at_most_16_lanes(request, active) {
+    } else if request.width == Width::W16 && one_wavefront_for_the_warp(request, active) {
         group(active, 1);
     } else {
         let size = if request.width == Width::W8 { WARP_SIZE } else { WARP_SIZE / 2 };
@@ -185,10 +192,17 @@ fn one_address_for_at_most_16_lanes(request: &Request, active: LaneSet) -> bool 
     active.len() <= 16 && addresses.all(|address| Some(address) == first)
 }
 
+/// A 16-byte load the warp serves in one wavefront: at most 16 lanes reading one address, or
+/// only lanes of the first half-warp active, with no conflict (they need not pair up).
+fn one_wavefront_for_the_warp(request: &Request, active: LaneSet) -> bool {
+    one_address_for_at_most_16_lanes(request, active) || active.0 >> 16 == 0 && max_words_per_bank(request, active) <= 1
+}
+
 /// `false` for the classes of instructions whose measured cost the rules do not always match
-/// (see the module docs): `cp.async`, and 16-byte loads in which a half-warp with an inactive
-/// lane reads several addresses without pairing up exactly (lanes `n` and `n ^ 1`, or `n` and
-/// `n ^ 2`, both inactive or reading one address).
+/// (see the module docs): `cp.async` of 4 and 8 bytes, and 16-byte loads in which both
+/// half-warps have active lanes and one of them, with an inactive lane, reads several addresses
+/// without pairing up exactly (lanes `n` and `n ^ 1`, or `n` and `n ^ 2`, both inactive or
+/// reading one address).
 pub fn verified(request: &Request) -> bool {
     match (request.op, request.width) {
         (Op::CopyAsync, width) => width == Width::W16,
@@ -199,7 +213,8 @@ pub fn verified(request: &Request) -> bool {
 
 fn irregular_partial_half(request: &Request) -> bool {
     let active = active_lanes(request);
-    if one_address_for_at_most_16_lanes(request, active) {
+    let both_halves = active.0 & 0xffff != 0 && active.0 >> 16 != 0;
+    if !both_halves || one_address_for_at_most_16_lanes(request, active) {
         return false;
     }
     [0, 16].into_iter().any(|start| {
@@ -226,7 +241,7 @@ fn range_mask(start: usize, len: usize) -> u32 {
 /// the banks, in the banks of its *slot* (unit mod 128 / width), so the most distinct words in one
 /// bank is the most distinct units in one slot; a narrower access counts its 4-byte word. Units
 /// within one row's worth of each other are in distinct slots or equal (one wavefront); units
-/// within 64 rows (8 KiB) set a bit per row and slot; otherwise each slot keeps its first unit in
+/// within 128 rows (16 KiB) set a bit per row and slot; otherwise each slot keeps its first unit in
 /// `first`, and only its further distinct units (a conflict) are chained in `others`.
 fn max_words_per_bank(request: &Request, lanes: LaneSet) -> u32 {
     const EMPTY: u32 = u32::MAX;
@@ -246,15 +261,14 @@ fn max_words_per_bank(request: &Request, lanes: LaneSet) -> u32 {
         return 1;
     }
     let first_row = lowest / slots;
-    if highest / slots - first_row < 64 {
-        let mut rows = [0u64; BANKS as usize];
-        for unit in units() {
-            rows[(unit % slots) as usize] |= 1 << (unit / slots - first_row);
-        }
-        return rows.iter().map(|rows| rows.count_ones()).max().unwrap_or(0);
+    // A bit per row and slot, in a u64 where 64 rows hold every unit (8 KiB), else a u128.
+    match highest / slots - first_row {
+        0..64 => return most_rows_in_one_slot::<u64>(units(), slots, first_row),
+        64..128 => return most_rows_in_one_slot::<u128>(units(), slots, first_row),
+        _ => {}
     }
     let mut first = [EMPTY; BANKS as usize];
-    let mut count = [0u8; BANKS as usize];
+    let mut distinct = [0u8; BANKS as usize];
     let mut head = [END; BANKS as usize];
     let mut others = [0u32; WARP_SIZE];
     let mut next = [END; WARP_SIZE];
@@ -263,7 +277,7 @@ fn max_words_per_bank(request: &Request, lanes: LaneSet) -> u32 {
         let slot = (unit % slots) as usize;
         if first[slot] == EMPTY {
             first[slot] = unit;
-            count[slot] = 1;
+            distinct[slot] = 1;
             most = most.max(1);
             continue;
         }
@@ -279,11 +293,41 @@ fn max_words_per_bank(request: &Request, lanes: LaneSet) -> u32 {
             next[stored] = head[slot];
             head[slot] = stored as u8;
             stored += 1;
-            count[slot] += 1;
-            most = most.max(count[slot]);
+            distinct[slot] += 1;
+            most = most.max(distinct[slot]);
         }
     }
     u32::from(most)
+}
+
+/// The rows of one slot as bits: `u64` for up to 64 rows, `u128` for up to 128.
+trait RowBits: Copy + Default + std::ops::BitOrAssign + std::ops::Shl<u32, Output = Self> {
+    const ONE: Self;
+    fn count(self) -> u32;
+}
+
+impl RowBits for u64 {
+    const ONE: Self = 1;
+    fn count(self) -> u32 {
+        self.count_ones()
+    }
+}
+
+impl RowBits for u128 {
+    const ONE: Self = 1;
+    fn count(self) -> u32 {
+        self.count_ones()
+    }
+}
+
+/// The most distinct rows any slot holds among `units`, rows counted from `first_row`: a bit set
+/// per unit without a branch, then counted.
+fn most_rows_in_one_slot<B: RowBits>(units: impl Iterator<Item = u32>, slots: u32, first_row: u32) -> u32 {
+    let mut rows = [B::default(); BANKS as usize];
+    for unit in units {
+        rows[(unit % slots) as usize] |= B::ONE << (unit / slots - first_row);
+    }
+    rows[..slots as usize].iter().map(|rows| rows.count()).max().unwrap_or(0)
 }
 
 /// One word access met by [`scan_words`].

@@ -68,6 +68,12 @@ pub const DESIGNS: &[Design] = &[
         probes: three_lanes,
     },
     Design {
+        name: "four-and-one",
+        about: "16-byte loads of the first half-warp with four active lanes in its first quarter and one in its \
+                second, every choice of lanes and every way to give them two addresses in different banks",
+        probes: four_and_one,
+    },
+    Design {
         name: "random",
         about: "random instructions of every width: random addresses over spans of 128 B to 16 KiB with \
                 random inactive lanes, a few addresses scattered over random lanes, and lane pairs or quads \
@@ -312,6 +318,27 @@ fn three_lanes(seed: u64) -> Vec<Probe> {
                 chosen[0], chosen[1], chosen[2], words[0], words[1], words[2]
             );
             probes.push(probe(Op::CopyAsync, width, lanes, tag));
+        }
+    }
+    probes
+}
+
+fn four_and_one(_seed: u64) -> Vec<Probe> {
+    let mut probes = Vec::new();
+    let quads = (0..8).flat_map(|a| {
+        (a + 1..8).flat_map(move |b| (b + 1..8).flat_map(move |c| (c + 1..8).map(move |d| [a, b, c, d])))
+    });
+    for quad in quads {
+        for single in 8..16 {
+            let chosen = [quad[0], quad[1], quad[2], quad[3], single];
+            // Every way to give the five lanes two addresses, both used.
+            for code in 1..31u32 {
+                let lanes =
+                    std::array::from_fn(|lane| chosen.iter().position(|&l| l == lane).map(|i| (code >> i & 1) * 32));
+                let pattern: String = (0..5).map(|i| if code >> i & 1 == 1 { 'B' } else { 'A' }).collect();
+                let tag = format!("lanes_{}_{}_{}_{}_{single}_{pattern}", quad[0], quad[1], quad[2], quad[3]);
+                probes.push(probe(Op::Load, Width::W16, lanes, tag));
+            }
         }
     }
     probes
