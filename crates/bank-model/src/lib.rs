@@ -112,7 +112,7 @@ pub struct Analysis {
     /// (broadcast for loads, merged writes for stores): they cost no extra wavefront.
     pub shared_lanes: LaneSet,
     pub passes: Vec<Pass>,
-    /// `false` when the instruction is of the one class whose measured cost the model does not
+    /// `false` when the instruction is of a class whose measured cost the model does not
     /// always match (see [`rules::verified`]).
     pub verified: bool,
     /// Every word touched, pass by pass, in the order lanes first touch them.

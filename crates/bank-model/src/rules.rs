@@ -117,7 +117,7 @@ fn for_each_group(request: &Request, mut group: impl FnMut(LaneSet, u32)) {
 }
 
 /// How many equal lane ranges serve the instruction, when that does not depend on the addresses:
-/// everything but 8- and 16-byte loads.
+/// everything but 8- and 16-byte loads and `cp.async`.
 pub(crate) fn fixed_parts(request: &Request) -> Option<usize> {
     match (request.op, request.width) {
         (Op::LoadMatrix { .. } | Op::StoreMatrix { .. }, _) => Some(4),
