@@ -10,7 +10,10 @@ use std::{
 };
 
 use anyhow::Context;
-use bank_model::measured::{self, Calibration, ClassAgreement, RuleClass};
+use bank_model::{
+    batch,
+    measured::{self, Calibration, ClassAgreement, RuleClass},
+};
 use lesson_kit::{Report, Tone, styled};
 
 use crate::probe;
@@ -30,11 +33,7 @@ pub fn profile_path(gpu: &str) -> PathBuf {
 pub fn run(out: &mut dyn Write, color: bool) -> anyhow::Result<ExitCode> {
     let sample = measured::calibration_sample(PER_CLASS);
     let batch_path = std::env::temp_dir().join(format!("bank-conflicts-calibration-{}.tsv", std::process::id()));
-    let mut batch = String::new();
-    for m in &sample {
-        let lanes: Vec<String> = m.request.lanes.iter().map(|a| a.map_or("_".to_owned(), |a| a.to_string())).collect();
-        batch.push_str(&format!("{}\t{}\t{}\t{}\n", m.request.op, m.request.width, lanes.join(","), m.tag));
-    }
+    let batch: String = sample.iter().map(|m| batch::line(&m.request, &m.tag) + "\n").collect();
     fs::write(&batch_path, batch).with_context(|| format!("cannot write {}", batch_path.display()))?;
     let measured = probe::measure(&batch_path);
     let _ = fs::remove_file(&batch_path);

@@ -176,16 +176,8 @@ pub fn run(batch_path: &Path, table: Option<&Path>, out: &mut dyn Write) -> anyh
             (false, true) => disagreements += 1,
             (false, false) => unverified += 1,
         }
-        let addresses: Vec<String> =
-            line.request.lanes.iter().map(|a| a.map_or("_".to_owned(), |a| a.to_string())).collect();
         let tag = line.extra.first().map_or("", String::as_str);
-        writeln!(
-            tsv,
-            "{}\t{}\t{}\t{tag}\t{executed}\t{wavefronts}\t{model}",
-            line.request.op,
-            line.request.width,
-            addresses.join(",")
-        )?;
+        writeln!(tsv, "{}\t{executed}\t{wavefronts}\t{model}", batch::line(&line.request, tag))?;
     }
     match table {
         Some(path) => fs::write(path, &tsv).with_context(|| format!("cannot write {}", path.display()))?,

@@ -32,6 +32,12 @@ pub enum BatchProblem {
     Request(#[from] RequestError),
 }
 
+/// One batch line for `request`: `op<TAB>width<TAB>a0,...,a31<TAB>tag`, what [`parse`] reads back.
+pub fn line(request: &Request, tag: &str) -> String {
+    let addresses: Vec<String> = request.lanes.iter().map(|a| a.map_or("_".to_owned(), |a| a.to_string())).collect();
+    format!("{}\t{}\t{}\t{tag}", request.op, request.width, addresses.join(","))
+}
+
 /// Parses every data line of a batch, in order.
 pub fn parse(text: &str) -> impl Iterator<Item = Result<BatchLine, BatchError>> + '_ {
     text.lines()
@@ -59,6 +65,15 @@ fn parse_line(text: &str) -> Result<(Request, Vec<String>), BatchProblem> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_written_line_parses_back() {
+        let mut lanes = [Some(16); 32];
+        lanes[3] = None;
+        let request = Request::new(crate::Op::Load, crate::Width::W8, lanes).unwrap();
+        let parsed = parse(&line(&request, "tag")).next().unwrap().unwrap();
+        assert_eq!((parsed.request, parsed.extra), (request, vec!["tag".to_owned()]));
+    }
 
     #[test]
     fn reports_the_line_of_each_problem() {

@@ -105,26 +105,28 @@ impl RuleClass {
     ];
 
     pub fn of(request: &Request) -> RuleClass {
-        let groups = || rules::pass_groups(request);
         match (request.op, request.width) {
-            (Op::CopyAsync, Width::W16) => RuleClass::CopyAsync16,
-            (Op::CopyAsync, _) => RuleClass::CopyAsyncNarrow,
-            (Op::LoadMatrix { .. } | Op::StoreMatrix { .. }, _) => RuleClass::Matrix,
-            (_, Width::W1 | Width::W2 | Width::W4) => RuleClass::WholeWarp,
-            (Op::Store, Width::W8) => RuleClass::Store8Halves,
-            (Op::Store, _) => RuleClass::Store16Quarters,
-            (Op::Load, Width::W8) if groups().iter().any(|g| g.lanes.0 & 0xffff != 0 && g.lanes.0 >> 16 != 0) => {
-                RuleClass::Load8Merged
-            }
-            (Op::Load, Width::W8) => RuleClass::Load8Halves,
+            (Op::CopyAsync, Width::W16) => return RuleClass::CopyAsync16,
+            (Op::CopyAsync, _) => return RuleClass::CopyAsyncNarrow,
+            (Op::LoadMatrix { .. } | Op::StoreMatrix { .. }, _) => return RuleClass::Matrix,
+            (_, Width::W1 | Width::W2 | Width::W4) => return RuleClass::WholeWarp,
+            (Op::Store, Width::W8) => return RuleClass::Store8Halves,
+            (Op::Store, _) => return RuleClass::Store16Quarters,
+            _ => {}
+        }
+        // An 8- or 16-byte load: its class is how its pass groups came out.
+        let groups = rules::pass_groups(request);
+        let spans_halves = |lanes: u32| lanes & 0xffff != 0 && lanes >> 16 != 0;
+        let whole_warp = groups.iter().any(|g| spans_halves(g.lanes.0));
+        match request.width {
+            Width::W8 if whole_warp => RuleClass::Load8Merged,
+            Width::W8 => RuleClass::Load8Halves,
             _ if !rules::verified(request) => RuleClass::Load16Unverified,
-            _ if groups().iter().any(|g| g.lanes.0 & 0xffff != 0 && g.lanes.0 >> 16 != 0) => {
-                RuleClass::Load16OneAddress
-            }
-            _ if groups().len() == 1 && groups()[0].lanes.0 >> 16 == 0 && spans_quarters(groups()[0].lanes.0) => {
+            _ if whole_warp => RuleClass::Load16OneAddress,
+            _ if groups.len() == 1 && groups[0].lanes.0 >> 16 == 0 && spans_quarters(groups[0].lanes.0) => {
                 RuleClass::Load16FirstHalfAlone
             }
-            _ if groups().iter().any(|g| g.lanes.len() > 8 || spans_quarters(g.lanes.0)) => RuleClass::Load16MergedHalf,
+            _ if groups.iter().any(|g| g.lanes.len() > 8 || spans_quarters(g.lanes.0)) => RuleClass::Load16MergedHalf,
             _ => RuleClass::Load16Quarters,
         }
     }

@@ -908,16 +908,16 @@ mod tests {
             TimeRatio { key: "fine", label: "", numerator: "transpose n=32", denominator: "transpose n=32" },
             TimeRatio { key: "typo", label: "", numerator: "transpose n=32", denominator: "transpose n=64" },
         ];
-        let halves_repeat = DeclaredAccess { name: "halves repeat".into(), request: partial_halves(), executions: 1 };
+        let partial = DeclaredAccess { name: "partial halves".into(), request: partial_halves(), executions: 1 };
         let gpu = GpuInfo::h100();
         let sound = Declarations { extra: Vec::new(), ratios: &RATIOS[..1], admits_unverified: false };
         assert_eq!(declaration_problems(&sound, &gpu), Vec::<String>::new());
-        let unsound = Declarations { extra: vec![halves_repeat], ratios: &RATIOS, admits_unverified: false };
+        let unsound = Declarations { extra: vec![partial], ratios: &RATIOS, admits_unverified: false };
         assert_eq!(
             declaration_problems(&unsound, &gpu),
             [
-                "Profile run `transpose n=32`: 1 declared accesses of a kind the model has not verified, e.g. `halves repeat`",
-                "Timed run `transpose n=32`: 1 declared accesses of a kind the model has not verified, e.g. `halves repeat`",
+                "Profile run `transpose n=32`: 1 declared accesses of a kind the model has not verified, e.g. `partial halves`",
+                "Timed run `transpose n=32`: 1 declared accesses of a kind the model has not verified, e.g. `partial halves`",
                 "figure `typo` names run `transpose n=64`, which the lesson does not have",
             ]
         );

@@ -102,15 +102,8 @@ pub fn find(name: &str) -> Option<&'static Design> {
 pub fn batch_text(design: &Design, seed: u64) -> String {
     let mut text = format!("# {} (seed {seed}): {}\n", design.name, design.about);
     for probe in (design.probes)(seed) {
-        let addresses: Vec<String> =
-            probe.request.lanes.iter().map(|a| a.map_or("_".to_owned(), |a| a.to_string())).collect();
-        text.push_str(&format!(
-            "{}\t{}\t{}\t{}\n",
-            probe.request.op,
-            probe.request.width,
-            addresses.join(","),
-            probe.tag
-        ));
+        text.push_str(&bank_model::batch::line(&probe.request, &probe.tag));
+        text.push('\n');
     }
     text
 }
