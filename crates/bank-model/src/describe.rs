@@ -5,7 +5,7 @@ use crate::{Analysis, BANKS, LaneSet, Request};
 
 /// Shown under instructions the model flags as not verified.
 pub const UNVERIFIED_NOTE: &str = "Note: unverified. The H100's cost for instructions like this one (16-byte loads with both \
-     half-warps active, one with inactive lanes reading several addresses without pairing up; cp.async of 4 or 8 bytes) is not yet \
+     half-warps active, one with inactive lanes reading several addresses without pairing up; cp.async of 4 bytes) is not yet \
      predicted exactly: see the book's appendix The rules, measured.";
 
 /// One bank's part in an instruction.

@@ -1,5 +1,6 @@
-//! The H100 measurements the rules were drawn from (`data/h100-wavefronts.tsv`, the course's
-//! reference patterns, and `data/h100/*.tsv`, one table per probe design), the rule class of
+//! The measurements the rules were drawn from (`data/h100-wavefronts.tsv`, the course's reference
+//! patterns, and `data/h100/*.tsv` and `data/h200/*.tsv`, one table per probe design and seed, on
+//! an H100 and, for the newest, an H200: the same GH100 chip and SM), the rule class of
 //! every instruction, and the sample of them that `cargo xtask calibrate` measures again on
 //! another GPU.
 
@@ -15,14 +16,17 @@ pub struct Table {
 
 macro_rules! table {
     ($name:literal) => {
-        Table { name: $name, text: include_str!(concat!("../data/h100/", $name, ".tsv")) }
+        table!("h100", $name)
+    };
+    ($gpu:literal, $name:literal) => {
+        Table { name: $name, text: include_str!(concat!("../data/", $gpu, "/", $name, ".tsv")) }
     };
 }
 
-/// Every table measured on the H100, the reference patterns first. The `-seed2` to `-seed5`
-/// tables are fresh random draws measured after the rules were written down: the check that they
-/// hold.
-pub const H100: &[Table] = &[
+/// Every measured table, the reference patterns first; each file's first line names its GPU,
+/// driver and ncu. The `-seed2` to `-seed5` tables are fresh random draws measured after the
+/// rules were written down: the check that they hold.
+pub const HOPPER: &[Table] = &[
     Table { name: "reference", text: include_str!("../data/h100-wavefronts.tsv") },
     table!("earlier-tables"),
     table!("pair-masks"),
@@ -46,6 +50,10 @@ pub const H100: &[Table] = &[
     table!("copy-async-seed3"),
     table!("random-seed4"),
     table!("partial-halves-seed5"),
+    table!("h200", "copy-positions"),
+    table!("h200", "copy-random"),
+    table!("h200", "copy-async-seed4"),
+    table!("h200", "three-quarters"),
 ];
 
 /// One measured instruction.
@@ -53,11 +61,17 @@ pub const H100: &[Table] = &[
 pub struct Measurement {
     pub request: Request,
     pub tag: String,
-    /// Wavefronts the H100 took.
+    /// Wavefronts the GPU took.
     pub wavefronts: u32,
 }
 
 impl Table {
+    /// The GPU its header names (`(NVIDIA H100 80GB HBM3, ...` gives `NVIDIA H100 80GB HBM3`).
+    pub fn gpu(&self) -> &'static str {
+        let header = self.text.lines().next().unwrap_or_default();
+        header.split_once("(NVIDIA ").and_then(|(_, rest)| rest.split_once(',')).map_or("", |(gpu, _)| gpu)
+    }
+
     /// The table's rows; the files are part of the crate, so a bad row is a bug, not input.
     pub fn rows(&self) -> impl Iterator<Item = Measurement> + '_ {
         batch::parse(self.text).map(|line| {
@@ -84,11 +98,12 @@ pub enum RuleClass {
     Load16Unverified,
     Matrix,
     CopyAsync16,
-    CopyAsyncNarrow,
+    CopyAsync8,
+    CopyAsync4,
 }
 
 impl RuleClass {
-    pub const ALL: [RuleClass; 13] = [
+    pub const ALL: [RuleClass; 14] = [
         RuleClass::WholeWarp,
         RuleClass::Store8Halves,
         RuleClass::Store16Quarters,
@@ -101,13 +116,15 @@ impl RuleClass {
         RuleClass::Load16Unverified,
         RuleClass::Matrix,
         RuleClass::CopyAsync16,
-        RuleClass::CopyAsyncNarrow,
+        RuleClass::CopyAsync8,
+        RuleClass::CopyAsync4,
     ];
 
     pub fn of(request: &Request) -> RuleClass {
         match (request.op, request.width) {
             (Op::CopyAsync, Width::W16) => return RuleClass::CopyAsync16,
-            (Op::CopyAsync, _) => return RuleClass::CopyAsyncNarrow,
+            (Op::CopyAsync, Width::W8) => return RuleClass::CopyAsync8,
+            (Op::CopyAsync, _) => return RuleClass::CopyAsync4,
             (Op::LoadMatrix { .. } | Op::StoreMatrix { .. }, _) => return RuleClass::Matrix,
             (_, Width::W1 | Width::W2 | Width::W4) => return RuleClass::WholeWarp,
             (Op::Store, Width::W8) => return RuleClass::Store8Halves,
@@ -133,7 +150,7 @@ impl RuleClass {
 
     /// Whether the model claims this class exactly (see [`rules::verified`]).
     pub fn verified(self) -> bool {
-        !matches!(self, RuleClass::Load16Unverified | RuleClass::CopyAsyncNarrow)
+        !matches!(self, RuleClass::Load16Unverified | RuleClass::CopyAsync4)
     }
 
     pub fn describe(self) -> &'static str {
@@ -152,7 +169,8 @@ impl RuleClass {
             }
             RuleClass::Matrix => "ldmatrix and stmatrix: one group per matrix",
             RuleClass::CopyAsync16 => "cp.async of 16 bytes: quarter-warps, one write per lane",
-            RuleClass::CopyAsyncNarrow => "cp.async of 4 and 8 bytes (not verified)",
+            RuleClass::CopyAsync8 => "cp.async of 8 bytes: half-warps, lanes of one source position in turn",
+            RuleClass::CopyAsync4 => "cp.async of 4 bytes: the warp, lanes of one source position in turn (not verified)",
         }
     }
 }
@@ -164,7 +182,7 @@ fn spans_quarters(lanes: u32) -> bool {
 /// Up to `per_class` measured instructions of every verified class, spread evenly over the
 /// tables' rows: what `cargo xtask calibrate` measures on the reader's GPU.
 pub fn calibration_sample(per_class: usize) -> Vec<Measurement> {
-    let all: Vec<Measurement> = H100.iter().flat_map(Table::rows).collect();
+    let all: Vec<Measurement> = HOPPER.iter().flat_map(Table::rows).collect();
     let mut sample = Vec::new();
     for class in RuleClass::ALL.into_iter().filter(|c| c.verified()) {
         let members: Vec<&Measurement> = all.iter().filter(|m| RuleClass::of(&m.request) == class).collect();
@@ -174,7 +192,7 @@ pub fn calibration_sample(per_class: usize) -> Vec<Measurement> {
     sample
 }
 
-/// How one rule class fares against every instruction measured on the H100.
+/// How one rule class fares against every instruction measured (H100 and H200).
 #[derive(Clone, Debug)]
 pub struct ClassEvidence {
     pub class: RuleClass,
@@ -190,7 +208,7 @@ pub fn evidence(counterexamples: usize) -> Vec<ClassEvidence> {
         .into_iter()
         .map(|class| ClassEvidence { class, measured: 0, agree: 0, counterexamples: Vec::new() })
         .collect();
-    for m in H100.iter().flat_map(Table::rows) {
+    for m in HOPPER.iter().flat_map(Table::rows) {
         let entry = &mut classes[RuleClass::ALL.iter().position(|&c| c == RuleClass::of(&m.request)).expect("listed")];
         let model = m.request.wavefronts();
         entry.measured += 1;

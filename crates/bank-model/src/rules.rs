@@ -14,7 +14,7 @@
 //! | `ldmatrix`, `stmatrix` (`.x1`, `.x2`, `.x4`, `.trans` or not) | each matrix: the 8 lanes that give its rows |
 //! | load, 8 bytes | the whole warp in **one** wavefront when its lanes pair up and nothing conflicts (below); else each half-warp |
 //! | load, 16 bytes | the whole warp in one wavefront when at most 16 lanes read one address, or when only the first half-warp is active and nothing conflicts; else each half-warp in one wavefront when its lanes pair up and nothing conflicts; else each quarter-warp |
-//! | `cp.async`, 16 bytes (shared side) | each quarter-warp; a word written by k lanes is written k times |
+//! | `cp.async` (shared side) | 128 bytes of lanes: the warp (4 bytes), each half-warp (8), each quarter-warp (16); every lane writes once, lanes of one source position in turn (below) |
 //!
 //! *Lanes pair up* when every lane `n` reads the same address as lane `n ^ 1`, or every lane
 //! `n` as lane `n ^ 2`, an inactive lane agreeing with anything. *Nothing conflicts* when no bank
@@ -44,10 +44,19 @@
 //!   first half-warp active, every one of 20,168 conflict-free loads took 1 wavefront, paired or
 //!   not (`.XXYX... ...Y....` too); with only the second half active, pairing decides, on all
 //!   712 measured; with both halves active, pairing decides but for the flagged class below.
-//! - **`cp.async` of 16 bytes is served by quarter-warps, one write per lane.** `copy-async`,
-//!   `two-lanes`: lanes writing one word of shared memory are written one after another, even in
-//!   one quarter (`lane / 4`: 4 per quarter, 16 in all), as a store never is. Measured with each
-//!   lane copying its own 16 bytes of one contiguous global row.
+//! - **`cp.async` writes every lane, and the lanes of one source position in turn.** Measured
+//!   with each lane copying from its own 16-byte slot of one contiguous global row (lane `n`
+//!   reads bytes `16n..`), so a lane's *source position* is `n mod 8`, its slot in its 128-byte
+//!   line. A group is 128 bytes of lanes. `copy-async`, `two-lanes`: lanes writing one word are
+//!   written one after another, even in one quarter (`lane / 4`: 4 per quarter, 16 in all), as a
+//!   store never is. `copy-positions` (three lanes from positions 0, 1 and 5 of every quarter, every
+//!   way to put them in two banks: 8,800 instructions) isolates the positions: lanes A and B in one
+//!   bank and C elsewhere take 2 wavefronts, but 3 when C shares a position with A or B, while A
+//!   and B sharing a position costs nothing more. The rule: for each position, its lanes' distinct
+//!   bank sets, minus one, plus the busiest bank any of them writes; the group takes the most of
+//!   that over positions, and at least the most lanes at one position. It gives every structured
+//!   pattern measured (strides, repeats, lane pairs, `lane / 4`, two and three lanes) and, for 8
+//!   bytes, all 1,000 of `copy-random` besides; for 16 bytes it is each quarter's busiest bank.
 //! - **`ldmatrix` and `stmatrix` are four 16-byte quarter-warp groups.** `matrix`: pitched rows,
 //!   XOR-swizzled columns, repeated and random rows for all twelve shapes: 756 instructions,
 //!   every one the sum over matrices of the most distinct words in one bank; `.trans` changes
@@ -58,12 +67,15 @@
 //!   addresses without pairing up (`_,_,48,_,_,_,_,32,_,..,64,64,64,_,48` takes 3 wavefronts, the
 //!   rules above 2; others take one fewer than the rules): every measured disagreement of the
 //!   16-byte rules is in this class, about one in twenty of the random 16-byte loads measured;
-//! - `cp.async` of 4 and 8 bytes: the model serves the lanes of a half-warp (8 bytes) or the warp
-//!   (4 bytes) in lane order, each quarter's line of global memory one wavefront after the last
-//!   non-empty one, one write per lane; that holds for every stride, repeat and two-lane pattern
-//!   measured, but random patterns differ by up to 3 wavefronts, either way.
+//!   `three-quarters` (one lane in each quarter of the first half-warp and one anywhere in the
+//!   second, 1,024 loads) finds one cause: the three lanes take 3 wavefronts exactly when the
+//!   third is lane 31, 2 otherwise; what else the class depends on is not yet known;
+//! - `cp.async` of 4 bytes: the rule above differs on 32 of the 7,060 measured, all random ones,
+//!   each taking one wavefront more than the rule gives; every structured pattern agrees.
 //!
-//! Where measured: NVIDIA H100 80GB HBM3 (sm_90), driver 580.159.04, Nsight Compute 2025.3.1,
+//! Where measured: NVIDIA H100 80GB HBM3 (sm_90), and for `copy-positions`, `copy-random`,
+//! `three-quarters` and `copy-async` seed 4 an NVIDIA H200 (the same GH100 chip), driver
+//! 580.159.04, Nsight Compute 2025.3.1,
 //! ncu's per-instruction source counters (`memory_l1_wavefronts_shared`) of one warp executing
 //! each instruction once; `cargo xtask probe` puts up to 256 instructions in one generated
 //! kernel, each its own machine instruction. Re-measured that way, the course's earlier tables
@@ -158,31 +170,33 @@ fn pairs_up(request: &Request, range: Range<usize>, agree: impl Fn(Option<u32>, 
     [1, 2].into_iter().any(|mask| range.clone().all(|n| agree(lanes[n], lanes[n ^ mask])))
 }
 
-/// The wavefronts of one `cp.async` group (`lanes`, 128 bytes of lanes): its lanes in lane order,
-/// each in the first wavefront in which no bank already holds a word, starting from its
-/// quarter-warp's place among the group's quarters that copy anything (each quarter is one
-/// 128-byte line of the coalesced global source, and the lines arrive one wavefront apart). A
-/// word written by several lanes is written once per lane.
+/// The wavefronts of one `cp.async` group (`lanes`: 128 bytes of lanes, so 32 lanes of 4 bytes,
+/// 16 of 8 or 8 of 16). Every lane writes its word(s) once, even where lanes share a word, so a
+/// bank written by k lanes takes k wavefronts. The lanes of one *source position* (lane mod 8,
+/// the 16-byte slot of its 128-byte global line) follow one another: each distinct set of banks
+/// among them takes a wavefront of its own, after the busiest bank any of them writes. The group
+/// takes the most, over positions, of that chain, and at least the most lanes at one position.
 fn copy_wavefronts(request: &Request, lanes: LaneSet) -> u32 {
-    // Per wavefront, the banks it writes: at most 32 lanes, so at most 32 wavefronts.
-    let mut busy = [0u32; WARP_SIZE];
-    let mut used = 0;
-    let (mut quarter, mut start) = (usize::MAX, 0);
-    for lane in lanes.iter() {
-        let Some(address) = request.lanes[lane] else { continue };
-        if lane / 8 != quarter {
-            start += usize::from(quarter != usize::MAX);
-            quarter = lane / 8;
-        }
-        let banks = request.width.words(address).fold(0u32, |set, word| set | 1 << (word % BANKS));
-        let mut wavefront = start;
-        while busy[wavefront] & banks != 0 {
-            wavefront += 1;
-        }
-        busy[wavefront] |= banks;
-        used = used.max(wavefront + 1);
+    let banks_of = |lane: usize| request.lanes[lane].map(|address| request.width.words(address).fold(0u32, |set, word| set | 1 << (word % BANKS)));
+    let mut writers = [0u32; BANKS as usize];
+    for banks in lanes.iter().filter_map(banks_of) {
+        (0..BANKS).filter(|bank| banks >> bank & 1 == 1).for_each(|bank| writers[bank as usize] += 1);
     }
-    used as u32
+    let mut most = 0;
+    for position in 0..8 {
+        let (mut bank_sets, mut count, mut busiest) = (Vec::with_capacity(4), 0, 0);
+        for banks in lanes.iter().filter(|lane| lane % 8 == position).filter_map(banks_of) {
+            count += 1;
+            if !bank_sets.contains(&banks) {
+                bank_sets.push(banks);
+            }
+            busiest = (0..BANKS).filter(|bank| banks >> bank & 1 == 1).map(|bank| writers[bank as usize]).fold(busiest, u32::max);
+        }
+        if count > 0 {
+            most = most.max((bank_sets.len() as u32 - 1 + busiest).max(count));
+        }
+    }
+    most
 }
 
 /// A 16-byte load whose active lanes, at most 16 of them, all read one address.
@@ -199,13 +213,13 @@ fn one_wavefront_for_the_warp(request: &Request, active: LaneSet) -> bool {
 }
 
 /// `false` for the classes of instructions whose measured cost the rules do not always match
-/// (see the module docs): `cp.async` of 4 and 8 bytes, and 16-byte loads in which both
+/// (see the module docs): `cp.async` of 4 bytes, and 16-byte loads in which both
 /// half-warps have active lanes and one of them, with an inactive lane, reads several addresses
 /// without pairing up exactly (lanes `n` and `n ^ 1`, or `n` and `n ^ 2`, both inactive or
 /// reading one address).
 pub fn verified(request: &Request) -> bool {
     match (request.op, request.width) {
-        (Op::CopyAsync, width) => width == Width::W16,
+        (Op::CopyAsync, width) => width != Width::W4,
         (Op::Load, Width::W16) => !irregular_partial_half(request),
         _ => true,
     }

@@ -1,5 +1,6 @@
 //! The appendix "The rules, measured": every rule class of the model against every instruction
-//! measured on the H100, and the measured counter-examples of the classes the model flags.
+//! measured (on the H100 and, for the newest tables, an H200), and the measured counter-examples
+//! of the classes the model flags.
 
 use bank_model::measured::{self, Table};
 use lesson_kit::Report;
@@ -12,7 +13,8 @@ pub fn rules_page() -> String {
     let evidence = measured::evidence(COUNTEREXAMPLES);
     let total: usize = evidence.iter().map(|c| c.measured).sum();
     report.text(format!(
-        "{total} single instructions measured on the H100, by rule class. A class the model claims (verified) \
+        "{total} single instructions measured on the H100 and, for the newest tables, an H200 (the same \
+         GH100 chip and SM), by rule class. A class the model claims (verified) \
          must agree on every one of its instructions; the tests replay them all."
     ));
     let rows = evidence
@@ -23,11 +25,13 @@ pub fn rules_page() -> String {
         })
         .collect();
     report.table(["rule class", "measured", "the model's count equal", "verified"], rows);
-    let tables = measured::H100
+    let tables = measured::HOPPER
         .iter()
-        .map(|table: &Table| vec![format!("`{}`", table.name).into(), table.rows().count().into()])
+        .map(|table: &Table| {
+            vec![format!("`{}`", table.name).into(), format!("NVIDIA {}", table.gpu()).into(), table.rows().count().into()]
+        })
         .collect();
-    report.table(["measured table (`crates/bank-model/data/`)", "instructions"], tables);
+    report.table(["measured table (`crates/bank-model/data/`)", "GPU", "instructions"], tables);
     for class in evidence.iter().filter(|c| !c.class.verified()) {
         report.heading(class.class.describe());
         let rows = class
@@ -44,7 +48,7 @@ pub fn rules_page() -> String {
                 ]
             })
             .collect();
-        report.table(["instruction", "lanes 0-31 (`.`: inactive)", "byte addresses", "H100", "model"], rows);
+        report.table(["instruction", "lanes 0-31 (`.`: inactive)", "byte addresses", "measured", "model"], rows);
     }
     report.render_markdown()
 }

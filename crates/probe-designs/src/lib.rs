@@ -92,6 +92,25 @@ pub const DESIGNS: &[Design] = &[
                 pairs, inactive lanes and random addresses",
         probes: copy_async,
     },
+    Design {
+        name: "copy-positions",
+        about: "cp.async of 4 and 8 bytes, three active lanes from source positions 0, 1 and 5 of every \
+                quarter-warp: every choice of three such lanes and every way to give them an address in the \
+                first banks, in the next banks, or in the first banks again",
+        probes: copy_positions,
+    },
+    Design {
+        name: "copy-random",
+        about: "cp.async of 4 and 8 bytes: 1,000 random instructions each, random addresses over spans of \
+                128 B to 4 KiB with a quarter to all of the lanes active",
+        probes: copy_random,
+    },
+    Design {
+        name: "three-quarters",
+        about: "16-byte loads of three lanes in different banks: one lane of the first quarter-warp, one of the \
+                second, one of the second half-warp, every choice",
+        probes: three_quarters,
+    },
 ];
 
 pub fn find(name: &str) -> Option<&'static Design> {
@@ -514,6 +533,65 @@ fn copy_async(seed: u64) -> Vec<Probe> {
     probes
 }
 
+/// Three `cp.async` lanes at source positions 0, 1 and 5 (lane mod 8) of any quarter-warp, each
+/// writing unit 0 (the first banks), unit 1 (the next) or unit 32 (the first banks again) of its
+/// width; a pattern that uses unit 32 also uses unit 0.
+fn copy_positions(_seed: u64) -> Vec<Probe> {
+    let candidates: Vec<usize> = (0..4).flat_map(|quarter| [0, 1, 5].map(|position| quarter * 8 + position)).collect();
+    let mut probes = Vec::new();
+    for width in [Width::W4, Width::W8] {
+        let units = [0, 1, 32].map(|unit| unit * width.bytes());
+        for (i, &a) in candidates.iter().enumerate() {
+            for (j, &b) in candidates.iter().enumerate().skip(i + 1) {
+                for &c in &candidates[j + 1..] {
+                    for code in 0..27usize {
+                        let pattern = [code / 9, code / 3 % 3, code % 3];
+                        if pattern.contains(&2) && !pattern.contains(&0) {
+                            continue;
+                        }
+                        let chosen = [a, b, c];
+                        let lanes = std::array::from_fn(|lane| {
+                            chosen.iter().position(|&l| l == lane).map(|index| units[pattern[index]])
+                        });
+                        let tag = format!("lanes_{a}_{b}_{c}_units_{}{}{}", pattern[0], pattern[1], pattern[2]);
+                        probes.push(probe(Op::CopyAsync, width, lanes, tag));
+                    }
+                }
+            }
+        }
+    }
+    probes
+}
+
+fn copy_random(seed: u64) -> Vec<Probe> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut probes = Vec::new();
+    for width in [Width::W4, Width::W8] {
+        for _ in 0..1000 {
+            let span = [128u32, 256, 512, 4096][rng.random_range(0..4)];
+            let percent = [25u32, 50, 75, 100][rng.random_range(0..4)];
+            let lanes = std::array::from_fn(|_| {
+                (rng.random_range(0..100) < percent).then(|| rng.random_range(0..span / width.bytes()) * width.bytes())
+            });
+            probes.push(probe(Op::CopyAsync, width, lanes, format!("random_span{span}_active{percent}")));
+        }
+    }
+    probes
+}
+
+fn three_quarters(_seed: u64) -> Vec<Probe> {
+    let mut probes = Vec::new();
+    for a in 0..8 {
+        for b in 8..16 {
+            for c in 16..WARP_SIZE {
+                let lanes = std::array::from_fn(|lane| [a, b, c].iter().position(|&l| l == lane).map(|i| i as u32 * 16));
+                probes.push(probe(Op::Load, Width::W16, lanes, format!("lanes_{a}_{b}_{c}")));
+            }
+        }
+    }
+    probes
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -534,7 +612,7 @@ mod tests {
     #[test]
     fn every_measured_design_table_is_the_design_made_again() {
         let mut checked = 0;
-        for table in bank_model::measured::H100 {
+        for table in bank_model::measured::HOPPER {
             let (name, seeds) = match table.name.rsplit_once("-seed") {
                 Some((name, seed)) => (name, vec![seed.parse::<u64>().unwrap()]),
                 None if table.name == "partial-halves" => (table.name, vec![1, 3]),
@@ -550,6 +628,6 @@ mod tests {
             assert!(made == measured, "{} is not what `probe-design {name}` makes", table.name);
             checked += 1;
         }
-        assert_eq!(checked, bank_model::measured::H100.len() - 2, "all but the reference and earlier tables");
+        assert_eq!(checked, bank_model::measured::HOPPER.len() - 2, "all but the reference and earlier tables");
     }
 }
