@@ -24,7 +24,7 @@ macro_rules! table {
 }
 
 /// Every measured table, the reference patterns first; each file's first line names its GPU,
-/// driver and ncu. The `-seed2` to `-seed5` tables are fresh random draws measured after the
+/// driver and ncu. The `-seed2` to `-seed9` tables are fresh random draws measured after the
 /// rules were written down: the check that they hold.
 pub const HOPPER: &[Table] = &[
     Table { name: "reference", text: include_str!("../data/h100-wavefronts.tsv") },
@@ -54,6 +54,13 @@ pub const HOPPER: &[Table] = &[
     table!("h200", "copy-random"),
     table!("h200", "copy-async-seed4"),
     table!("h200", "three-quarters"),
+    table!("h200", "first-half-fill"),
+    table!("h200", "neighbourhoods"),
+    table!("h200", "partial-halves-seed6"),
+    table!("h200", "partial-halves-seed7"),
+    table!("h200", "partial-halves-seed8"),
+    table!("h200", "partial-halves-seed9"),
+    table!("h200", "random-seed5"),
 ];
 
 /// One measured instruction.
@@ -92,10 +99,9 @@ pub enum RuleClass {
     Load8Merged,
     Load8Halves,
     Load16OneAddress,
-    Load16FirstHalfAlone,
+    Load16FirstHalfFree,
     Load16MergedHalf,
     Load16Quarters,
-    Load16Unverified,
     Matrix,
     CopyAsync16,
     CopyAsync8,
@@ -103,17 +109,16 @@ pub enum RuleClass {
 }
 
 impl RuleClass {
-    pub const ALL: [RuleClass; 14] = [
+    pub const ALL: [RuleClass; 13] = [
         RuleClass::WholeWarp,
         RuleClass::Store8Halves,
         RuleClass::Store16Quarters,
         RuleClass::Load8Merged,
         RuleClass::Load8Halves,
         RuleClass::Load16OneAddress,
-        RuleClass::Load16FirstHalfAlone,
+        RuleClass::Load16FirstHalfFree,
         RuleClass::Load16MergedHalf,
         RuleClass::Load16Quarters,
-        RuleClass::Load16Unverified,
         RuleClass::Matrix,
         RuleClass::CopyAsync16,
         RuleClass::CopyAsync8,
@@ -134,23 +139,22 @@ impl RuleClass {
         // An 8- or 16-byte load: its class is how its pass groups came out.
         let groups = rules::pass_groups(request);
         let spans_halves = |lanes: u32| lanes & 0xffff != 0 && lanes >> 16 != 0;
-        let whole_warp = groups.iter().any(|g| spans_halves(g.lanes.0));
+        let merged = |lanes: u32| lanes.count_ones() > 8 || spans_quarters(lanes);
         match request.width {
-            Width::W8 if whole_warp => RuleClass::Load8Merged,
+            Width::W8 if groups.iter().any(|g| spans_halves(g.lanes.0)) => RuleClass::Load8Merged,
             Width::W8 => RuleClass::Load8Halves,
-            _ if !rules::verified(request) => RuleClass::Load16Unverified,
-            _ if whole_warp => RuleClass::Load16OneAddress,
-            _ if groups.len() == 1 && groups[0].lanes.0 >> 16 == 0 && spans_quarters(groups[0].lanes.0) => {
-                RuleClass::Load16FirstHalfAlone
+            _ if rules::one_address(request) => RuleClass::Load16OneAddress,
+            _ if request.lanes[31].is_none() && groups.iter().any(|g| g.lanes.0 >> 16 == 0 && merged(g.lanes.0)) => {
+                RuleClass::Load16FirstHalfFree
             }
-            _ if groups.iter().any(|g| g.lanes.len() > 8 || spans_quarters(g.lanes.0)) => RuleClass::Load16MergedHalf,
+            _ if groups.iter().any(|g| merged(g.lanes.0)) => RuleClass::Load16MergedHalf,
             _ => RuleClass::Load16Quarters,
         }
     }
 
     /// Whether the model claims this class exactly (see [`rules::verified`]).
     pub fn verified(self) -> bool {
-        !matches!(self, RuleClass::Load16Unverified | RuleClass::CopyAsync4)
+        self != RuleClass::CopyAsync4
     }
 
     pub fn describe(self) -> &'static str {
@@ -160,13 +164,10 @@ impl RuleClass {
             RuleClass::Store16Quarters => "16-byte stores: quarter-warps",
             RuleClass::Load8Merged => "8-byte loads: lanes pair up, one wavefront",
             RuleClass::Load8Halves => "8-byte loads: half-warps",
-            RuleClass::Load16OneAddress => "16-byte loads: one address, at most 16 lanes",
-            RuleClass::Load16FirstHalfAlone => "16-byte loads: the first half-warp alone, no conflict",
+            RuleClass::Load16OneAddress => "16-byte loads: one address, 16 lanes a wavefront",
+            RuleClass::Load16FirstHalfFree => "16-byte loads: lane 31 inactive, the first half-warp merged, paired or not",
             RuleClass::Load16MergedHalf => "16-byte loads: a half-warp pairs up",
             RuleClass::Load16Quarters => "16-byte loads: quarter-warps",
-            RuleClass::Load16Unverified => {
-                "16-byte loads: both halves active, a partial one without pairs (not verified)"
-            }
             RuleClass::Matrix => "ldmatrix and stmatrix: one group per matrix",
             RuleClass::CopyAsync16 => "cp.async of 16 bytes: quarter-warps, one write per lane",
             RuleClass::CopyAsync8 => "cp.async of 8 bytes: half-warps, lanes of one source position in turn",

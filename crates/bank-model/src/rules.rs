@@ -13,15 +13,19 @@
 //! | store, 16 bytes | each quarter-warp (lanes 0-7, 8-15, 16-23, 24-31) |
 //! | `ldmatrix`, `stmatrix` (`.x1`, `.x2`, `.x4`, `.trans` or not) | each matrix: the 8 lanes that give its rows |
 //! | load, 8 bytes | the whole warp in **one** wavefront when its lanes pair up and nothing conflicts (below); else each half-warp |
-//! | load, 16 bytes | the whole warp in one wavefront when at most 16 lanes read one address, or when only the first half-warp is active and nothing conflicts; else each half-warp in one wavefront when its lanes pair up and nothing conflicts; else each quarter-warp |
+//! | load, 16 bytes | one address: 16 lanes a wavefront, wherever they are; else each half-warp in one wavefront when nothing conflicts and it pairs as below; else each quarter-warp |
 //! | `cp.async` (shared side) | 128 bytes of lanes: the warp (4 bytes), each half-warp (8), each quarter-warp (16); every lane writes once, lanes of one source position in turn (below) |
 //!
 //! *Lanes pair up* when every lane `n` reads the same address as lane `n ^ 1`, or every lane
-//! `n` as lane `n ^ 2`, an inactive lane agreeing with anything. *Nothing conflicts* when no bank
-//! holds two distinct words of the group. A merged group always takes exactly one wavefront.
+//! `n` as lane `n ^ 2`, an inactive lane agreeing with anything; they pair up *exactly* when an
+//! inactive lane agrees only with an inactive one. *Nothing conflicts* when no bank holds two
+//! distinct words of the group. A merged group always takes exactly one wavefront. For 16-byte
+//! loads the two half-warps differ: the second merges when its lanes pair up; the first needs
+//! nothing while lane 31 is inactive, and while lane 31 is active its lanes must pair up exactly.
 //!
 //! Each rule, and the experiment behind it (`cargo xtask probe-design NAME` writes the batch,
-//! `cargo xtask probe` measures it; the tables are `data/h100/*.tsv`, read by [`crate::measured`]):
+//! `cargo xtask probe` measures it; the tables are `data/h100/*.tsv` and `data/h200/*.tsv`, read
+//! by [`crate::measured`]):
 //! - **Stores never merge groups.** `group-assignments` gave every assignment of up to three
 //!   addresses (or none) to the halves, eighths, quarters and pairs of the warp: 4,160 stores,
 //!   every one the sum of its fixed groups. `active-count`: one address stored by N lanes costs
@@ -40,10 +44,18 @@
 //!   addresses cost 1, in different halves 2, with one address 1. `active-count`: one address
 //!   read by N lanes costs 1 up to N = 16 and 2 from 17 on, wherever the lanes are.
 //!   `one-lane-off`: a uniform warp with one lane elsewhere costs 3 (its half falls back to
-//!   quarters). `two-lanes`, `three-lanes`, `four-and-one`, `partial-halves`: with only the
-//!   first half-warp active, every one of 20,168 conflict-free loads took 1 wavefront, paired or
-//!   not (`.XXYX... ...Y....` too); with only the second half active, pairing decides, on all
-//!   712 measured; with both halves active, pairing decides but for the flagged class below.
+//!   quarters). With only the second half active, pairing decides, on all 712 measured.
+//! - **Lane 31 decides what the first half-warp of a 16-byte load needs.** `two-lanes`,
+//!   `three-lanes`, `four-and-one`: with only the first half active, every one of 20,168
+//!   conflict-free loads took 1 wavefront, paired or not (`.XXYX... ...Y....` too).
+//!   `three-quarters` (one lane in each quarter of the first half and one of the second, every
+//!   choice, 1,024 loads): 3 wavefronts exactly when the second-half lane is lane 31, else 2.
+//!   `first-half-fill` (lanes 0-3 each inactive, X or Y beside lanes 4-15 on X, lane 31 inactive,
+//!   X or Y, lane 16 inactive or Z: 486 loads) tells what an inactive lane counts as: with lane
+//!   31 inactive the first half always merges; with lane 31 active it merges exactly when its
+//!   lanes pair up exactly, whatever lane 31 reads. `partial-halves` (seeds 1, 3 and 5-9),
+//!   `neighbourhoods` (the three loads the last rule left over, and every one-lane change of
+//!   them) and `random` seeds 1-5 hold it: 32,539 16-byte loads, none differing.
 //! - **`cp.async` writes every lane, and the lanes of one source position in turn.** Measured
 //!   with each lane copying from its own 16-byte slot of one contiguous global row (lane `n`
 //!   reads bytes `16n..`), so a lane's *source position* is `n mod 8`, its slot in its 128-byte
@@ -62,20 +74,12 @@
 //!   every one the sum over matrices of the most distinct words in one bank; `.trans` changes
 //!   nothing, and repeated rows are broadcast within a matrix only.
 //!
-//! Not modelled exactly, and flagged by [`verified`]:
-//! - a 16-byte load with both half-warps active in which a half with inactive lanes reads several
-//!   addresses without pairing up (`_,_,48,_,_,_,_,32,_,..,64,64,64,_,48` takes 3 wavefronts, the
-//!   rules above 2; others take one fewer than the rules): every measured disagreement of the
-//!   16-byte rules is in this class, about one in twenty of the random 16-byte loads measured;
-//!   `three-quarters` (one lane in each quarter of the first half-warp and one anywhere in the
-//!   second, 1,024 loads) finds one cause: the three lanes take 3 wavefronts exactly when the
-//!   third is lane 31, 2 otherwise; what else the class depends on is not yet known;
-//! - `cp.async` of 4 bytes: the rule above differs on 32 of the 7,060 measured, all random ones,
-//!   each taking one wavefront more than the rule gives; every structured pattern agrees.
+//! Not modelled exactly, and flagged by [`verified`]: `cp.async` of 4 bytes. The rule above
+//! differs on 32 of the 7,060 measured, all random ones, each taking one wavefront more than the
+//! rule gives; every structured pattern agrees.
 //!
-//! Where measured: NVIDIA H100 80GB HBM3 (sm_90), and for `copy-positions`, `copy-random`,
-//! `three-quarters` and `copy-async` seed 4 an NVIDIA H200 (the same GH100 chip), driver
-//! 580.159.04, Nsight Compute 2025.3.1,
+//! Where measured: NVIDIA H100 80GB HBM3 (sm_90), and for the tables in `data/h200/` an NVIDIA
+//! H200 (the same GH100 chip), driver 580.159.04, Nsight Compute 2025.3.1,
 //! ncu's per-instruction source counters (`memory_l1_wavefronts_shared`) of one warp executing
 //! each instruction once; `cargo xtask probe` puts up to 256 instructions in one generated
 //! kernel, each its own machine instruction. Re-measured that way, the course's earlier tables
@@ -118,8 +122,13 @@ fn for_each_group(request: &Request, mut group: impl FnMut(LaneSet, u32)) {
     } else if request.op == Op::CopyAsync {
         let lanes_per_group = (WAVEFRONT_BYTES / request.width.bytes()) as usize;
         parts(active, WARP_SIZE / lanes_per_group).for_each(|lanes| group(lanes, copy_wavefronts(request, lanes)));
-    } else if request.width == Width::W16 && one_wavefront_for_the_warp(request, active) {
-        group(active, 1);
+    } else if request.width == Width::W16 && one_address(request) {
+        // One address: a wavefront delivers it to at most 16 lanes, wherever they are.
+        if active.len() <= 16 {
+            group(active, 1);
+        } else {
+            parts(active, 2).for_each(|half| group(half, 1));
+        }
     } else {
         let size = if request.width == Width::W8 { WARP_SIZE } else { WARP_SIZE / 2 };
         for start in (0..WARP_SIZE).step_by(size) {
@@ -147,20 +156,31 @@ pub(crate) fn parts(active: LaneSet, parts: usize) -> impl Iterator<Item = LaneS
 }
 
 /// A merge block of an 8- or 16-byte load (the warp, or a half-warp: `range`): one wavefront
-/// when its lanes pair up and nothing conflicts, else its halves (8 bytes) or quarters (16
-/// bytes), each as many wavefronts as its most crowded bank.
+/// when nothing conflicts and its lanes pair up as [`pairs_for_merge`] says, else its halves (8
+/// bytes) or quarters (16 bytes), each as many wavefronts as its most crowded bank.
 fn merged_or_split(request: &Request, active: LaneSet, range: Range<usize>, group: &mut impl FnMut(LaneSet, u32)) {
     let block = LaneSet(active.0 & range_mask(range.start, range.len()));
     if block.is_empty() {
         return;
     }
-    let agree = |a: Option<u32>, b: Option<u32>| a.is_none() || b.is_none() || a == b;
-    if pairs_up(request, range, agree) && max_words_per_bank(request, block) <= 1 {
+    if max_words_per_bank(request, block) <= 1 && pairs_for_merge(request, range.clone()) {
         group(block, 1);
         return;
     }
     let group_lanes = (WAVEFRONT_BYTES / request.width.bytes()) as usize;
     parts(block, WARP_SIZE / group_lanes).for_each(|lanes| group(lanes, max_words_per_bank(request, lanes)));
+}
+
+/// The pairing a merge block needs. The warp of an 8-byte load, and the second half-warp of a
+/// 16-byte one: lanes pair up, an inactive lane agreeing with anything. The first half-warp of a
+/// 16-byte load: nothing while lane 31 is inactive; while it is active, lanes pair up exactly,
+/// an inactive lane agreeing only with an inactive one.
+fn pairs_for_merge(request: &Request, range: Range<usize>) -> bool {
+    let last_lane = request.lanes[WARP_SIZE - 1];
+    if request.width == Width::W16 && range.start == 0 {
+        return last_lane.is_none() || pairs_up(request, range, |a, b| a == b);
+    }
+    pairs_up(request, range, |a, b| a.is_none() || b.is_none() || a == b)
 }
 
 /// Whether every lane `n` of `range` (the warp or a half-warp) agrees with lane `n ^ 1`, or
@@ -199,45 +219,16 @@ fn copy_wavefronts(request: &Request, lanes: LaneSet) -> u32 {
     most
 }
 
-/// A 16-byte load whose active lanes, at most 16 of them, all read one address.
-fn one_address_for_at_most_16_lanes(request: &Request, active: LaneSet) -> bool {
+/// Whether every active lane reads one address.
+pub(crate) fn one_address(request: &Request) -> bool {
     let mut addresses = request.lanes.iter().flatten();
-    let first = addresses.next();
-    active.len() <= 16 && addresses.all(|address| Some(address) == first)
+    addresses.next().is_some_and(|first| addresses.all(|address| address == first))
 }
 
-/// A 16-byte load the warp serves in one wavefront: at most 16 lanes reading one address, or
-/// only lanes of the first half-warp active, with no conflict (they need not pair up).
-fn one_wavefront_for_the_warp(request: &Request, active: LaneSet) -> bool {
-    one_address_for_at_most_16_lanes(request, active) || active.0 >> 16 == 0 && max_words_per_bank(request, active) <= 1
-}
-
-/// `false` for the classes of instructions whose measured cost the rules do not always match
-/// (see the module docs): `cp.async` of 4 bytes, and 16-byte loads in which both
-/// half-warps have active lanes and one of them, with an inactive lane, reads several addresses
-/// without pairing up exactly (lanes `n` and `n ^ 1`, or `n` and `n ^ 2`, both inactive or
-/// reading one address).
+/// `false` for the one class of instructions whose measured cost the rules do not always match
+/// (see the module docs): `cp.async` of 4 bytes.
 pub fn verified(request: &Request) -> bool {
-    match (request.op, request.width) {
-        (Op::CopyAsync, width) => width != Width::W4,
-        (Op::Load, Width::W16) => !irregular_partial_half(request),
-        _ => true,
-    }
-}
-
-fn irregular_partial_half(request: &Request) -> bool {
-    let active = active_lanes(request);
-    let both_halves = active.0 & 0xffff != 0 && active.0 >> 16 != 0;
-    if !both_halves || one_address_for_at_most_16_lanes(request, active) {
-        return false;
-    }
-    [0, 16].into_iter().any(|start| {
-        let half = LaneSet(active.0 & range_mask(start, 16));
-        let mut addresses = half.iter().map(|lane| request.lanes[lane]);
-        let first = addresses.next().flatten();
-        let several = addresses.any(|address| address != first);
-        several && half.len() < 16 && !pairs_up(request, start..start + 16, |a, b| a == b)
-    })
+    !(request.op == Op::CopyAsync && request.width == Width::W4)
 }
 
 pub(crate) fn active_lanes(request: &Request) -> LaneSet {

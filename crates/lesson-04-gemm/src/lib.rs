@@ -248,13 +248,6 @@ impl Lesson for Gemm {
         "GEMM tiling"
     }
 
-    /// The register-tiled kernels read `Bs` with 16-byte loads whose quarter-warps share
-    /// addresses, a class the model marks unverified; the GPU suite compares their counts with
-    /// ncu's on every run (they agreed on the H100).
-    fn runs_unverified_accesses(&self) -> bool {
-        true
-    }
-
     fn reference(&self) -> &'static str {
         "cuBLAS, whose own output matched the CPU in double precision on 16 rows (at the profiling size, every\n\
          kernel's output matched the CPU)"

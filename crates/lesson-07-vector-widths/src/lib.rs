@@ -43,8 +43,7 @@ pub const VIEW_PITCHES: [(Width, &[u32]); 3] =
 pub const CHUNK_WIDTHS: [(u32, &[Width]); 2] =
     [(4, &[Width::W1, Width::W2, Width::W4]), (16, &[Width::W1, Width::W2, Width::W4, Width::W8, Width::W16])];
 /// Wide patterns in which lanes share elements (`share` lanes per element): every pass group on
-/// one element. (Groups on two elements, `float2[lane / 8]` and `float4[lane / 4]`, are in a class
-/// the model flags as unverified: the H100 served them in half the rules' wavefronts.)
+/// one element.
 pub const GROUP_PATTERNS: [(Width, u32); 2] = [(Width::W8, 16), (Width::W16, 8)];
 /// Chunk sizes in the model's table.
 const MODEL_CHUNKS: [u32; 3] = [4, 8, 16];

@@ -908,16 +908,16 @@ mod tests {
             TimeRatio { key: "fine", label: "", numerator: "transpose n=32", denominator: "transpose n=32" },
             TimeRatio { key: "typo", label: "", numerator: "transpose n=32", denominator: "transpose n=64" },
         ];
-        let partial = DeclaredAccess { name: "partial halves".into(), request: partial_halves(), executions: 1 };
+        let copy = DeclaredAccess { name: "narrow copy".into(), request: narrow_copy(), executions: 1 };
         let gpu = GpuInfo::h100();
         let sound = Declarations { extra: Vec::new(), ratios: &RATIOS[..1], admits_unverified: false };
         assert_eq!(declaration_problems(&sound, &gpu), Vec::<String>::new());
-        let unsound = Declarations { extra: vec![partial], ratios: &RATIOS, admits_unverified: false };
+        let unsound = Declarations { extra: vec![copy], ratios: &RATIOS, admits_unverified: false };
         assert_eq!(
             declaration_problems(&unsound, &gpu),
             [
-                "Profile run `transpose n=32`: 1 declared accesses of a kind the model has not verified, e.g. `partial halves`",
-                "Timed run `transpose n=32`: 1 declared accesses of a kind the model has not verified, e.g. `partial halves`",
+                "Profile run `transpose n=32`: 1 declared accesses of a kind the model has not verified, e.g. `narrow copy`",
+                "Timed run `transpose n=32`: 1 declared accesses of a kind the model has not verified, e.g. `narrow copy`",
                 "figure `typo` names run `transpose n=64`, which the lesson does not have",
             ]
         );
@@ -925,22 +925,17 @@ mod tests {
         assert_eq!(declaration_problems(&admitted, &gpu), Vec::<String>::new());
     }
 
-    /// A 16-byte load whose half-warps have inactive lanes and several addresses without pairing
-    /// up: the class the model flags (measured 3 wavefronts; the rules say 2).
-    fn partial_halves() -> Request {
-        let mut lanes = [None; 32];
-        for (lane, address) in [(2, 48), (7, 32), (14, 0), (27, 64), (28, 64), (29, 64), (31, 48)] {
-            lanes[lane] = Some(address);
-        }
-        Request::new(Op::Load, Width::W16, lanes).unwrap()
+    /// A 4-byte `cp.async`: the class the model flags.
+    fn narrow_copy() -> Request {
+        Request::new(Op::CopyAsync, Width::W4, std::array::from_fn(|lane| Some(lane as u32 * 4))).unwrap()
     }
 
     #[test]
     fn unverified_accesses_are_named() {
         let mut run = transpose_like();
         assert!(run.unverified_accesses().is_empty());
-        run.accesses.push(DeclaredAccess { name: "partial halves".into(), request: partial_halves(), executions: 1 });
-        assert_eq!(run.unverified_accesses(), ["partial halves"]);
+        run.accesses.push(DeclaredAccess { name: "narrow copy".into(), request: narrow_copy(), executions: 1 });
+        assert_eq!(run.unverified_accesses(), ["narrow copy"]);
     }
 
     #[test]
