@@ -43,6 +43,10 @@ pub fn summary(request: &Request, analysis: &Analysis) -> String {
     let verdict = match analysis.excess {
         0 if analysis.shared_lanes.is_empty() => "conflict-free".to_owned(),
         0 => format!("conflict-free; {} lanes share a word with another lane", analysis.shared_lanes.len()),
+        // No bank holds two words of a pass, yet the passes cost more than the ideal: they did not merge.
+        excess if analysis.conflict_degree() == 1 => {
+            format!("no bank conflict, but its lane groups are served apart: {excess} excess wavefronts")
+        }
         _ => format!("{}-way bank conflict, {} excess wavefronts", analysis.conflict_degree(), analysis.excess),
     };
     let passes = if analysis.passes.len() > 1 {
@@ -96,6 +100,15 @@ mod tests {
             summary(&request, &request.analyze()),
             "st 16-byte: 4 wavefronts (ideal 4): conflict-free \
              [lanes 0-7: 1, lanes 8-15: 1, lanes 16-23: 1, lanes 24-31: 1]"
+        );
+        // Lane 31 active: the first half-warp's two lanes, though conflict-free, are not merged.
+        let mut lanes = [None; 32];
+        (lanes[0], lanes[8], lanes[31]) = (Some(0), Some(16), Some(32));
+        let request = Request::new(Op::Load, Width::W16, lanes).unwrap();
+        assert_eq!(
+            summary(&request, &request.analyze()),
+            "ld 16-byte: 3 wavefronts (ideal 1): no bank conflict, but its lane groups are served apart: 2 excess \
+             wavefronts [lanes 0: 1, lanes 8: 1, lanes 31: 1]"
         );
     }
 
