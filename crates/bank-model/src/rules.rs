@@ -83,7 +83,9 @@
 //! ncu's per-instruction source counters (`memory_l1_wavefronts_shared`) of one warp executing
 //! each instruction once; `cargo xtask probe` puts up to 256 instructions in one generated
 //! kernel, each its own machine instruction. Re-measured that way, the course's earlier tables
-//! (one launch per instruction, sass counters) agree on every row but the three named above.
+//! (one launch per instruction, sass counters) agree on every row but the three named above. An
+//! *inactive* lane is one the instruction's guard predicate turns off, as `if (c) v = tile[i];`
+//! compiles; lanes switched off by divergence were not measured apart.
 
 use std::ops::Range;
 
