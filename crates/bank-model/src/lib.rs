@@ -153,7 +153,7 @@ impl Request {
         let mut shared_lanes = LaneSet::default();
         // Fixed lane ranges get their wavefronts from the one scan that records the words.
         let groups: Vec<(LaneSet, Option<u32>)> = match rules::fixed_parts(self) {
-            Some(parts) => rules::parts(rules::active_lanes(self), parts).map(|lanes| (lanes, None)).collect(),
+            Some(parts) => rules::parts(rules::active_lanes(self), parts).map(|(_, lanes)| (lanes, None)).collect(),
             None => rules::pass_groups(self).into_iter().map(|g| (g.lanes, Some(g.wavefronts))).collect(),
         };
         for (lanes, known_wavefronts) in groups {

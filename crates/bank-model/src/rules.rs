@@ -115,26 +115,32 @@ pub fn wavefronts(request: &Request) -> u32 {
 
 /// Calls `group` with each pass group's lanes and wavefronts, in lane order.
 fn for_each_group(request: &Request, mut group: impl FnMut(LaneSet, u32)) {
-    let active = active_lanes(request);
+    let addresses = Addresses::of(request);
+    let active = addresses.active;
     if active.is_empty() {
         return;
     }
     if let Some(count) = fixed_parts(request) {
-        parts(active, count).for_each(|lanes| group(lanes, max_words_per_bank(request, lanes)));
+        let words = addresses.max_words_per_bank(active, count);
+        parts(active, count).for_each(|(part, lanes)| group(lanes, words[part]));
     } else if request.op == Op::CopyAsync {
         let lanes_per_group = (WAVEFRONT_BYTES / request.width.bytes()) as usize;
-        parts(active, WARP_SIZE / lanes_per_group).for_each(|lanes| group(lanes, copy_wavefronts(request, lanes)));
+        parts(active, WARP_SIZE / lanes_per_group).for_each(|(_, lanes)| group(lanes, copy_wavefronts(request, lanes)));
     } else if request.width == Width::W16 && one_address(request) {
         // One address: a wavefront delivers it to at most 16 lanes, wherever they are.
         if active.len() <= 16 {
             group(active, 1);
         } else {
-            parts(active, 2).for_each(|half| group(half, 1));
+            parts(active, 2).for_each(|(_, half)| group(half, 1));
         }
     } else {
-        let size = if request.width == Width::W8 { WARP_SIZE } else { WARP_SIZE / 2 };
-        for start in (0..WARP_SIZE).step_by(size) {
-            merged_or_split(request, active, start..start + size, &mut group);
+        // The parts of every merge block (halves of the warp for 8 bytes, quarters for 16) are
+        // counted in one pass.
+        let part_count = WARP_SIZE / (WAVEFRONT_BYTES / request.width.bytes()) as usize;
+        let part_words = addresses.max_words_per_bank(active, part_count);
+        let block_size = if request.width == Width::W8 { WARP_SIZE } else { WARP_SIZE / 2 };
+        for start in (0..WARP_SIZE).step_by(block_size) {
+            merged_or_split(&addresses, start..start + block_size, part_count, &part_words, &mut group);
         }
     }
 }
@@ -151,26 +157,38 @@ pub(crate) fn fixed_parts(request: &Request) -> Option<usize> {
     }
 }
 
-/// The active lanes of each of `parts` equal lane ranges, leaving out empty ones.
-pub(crate) fn parts(active: LaneSet, parts: usize) -> impl Iterator<Item = LaneSet> {
+/// The index and active lanes of each of `parts` equal lane ranges, leaving out empty ones.
+pub(crate) fn parts(active: LaneSet, parts: usize) -> impl Iterator<Item = (usize, LaneSet)> + Clone {
     let size = WARP_SIZE / parts;
-    (0..parts).map(move |part| LaneSet(active.0 & range_mask(part * size, size))).filter(|lanes| !lanes.is_empty())
+    (0..parts)
+        .map(move |part| (part, LaneSet(active.0 & range_mask(part * size, size))))
+        .filter(|(_, lanes)| !lanes.is_empty())
 }
 
 /// A merge block of an 8- or 16-byte load (the warp, or a half-warp: `range`): one wavefront
 /// when nothing conflicts and its lanes pair up as [`pairs_for_merge`] says, else its halves (8
-/// bytes) or quarters (16 bytes), each as many wavefronts as its most crowded bank.
-fn merged_or_split(request: &Request, active: LaneSet, range: Range<usize>, group: &mut impl FnMut(LaneSet, u32)) {
-    let block = LaneSet(active.0 & range_mask(range.start, range.len()));
+/// bytes) or quarters (16 bytes) of `part_count`, each as many wavefronts as its most crowded
+/// bank (`part_words`, by part).
+fn merged_or_split(
+    addresses: &Addresses,
+    range: Range<usize>,
+    part_count: usize,
+    part_words: &[u32; 4],
+    group: &mut impl FnMut(LaneSet, u32),
+) {
+    let block = LaneSet(addresses.active.0 & range_mask(range.start, range.len()));
     if block.is_empty() {
         return;
     }
-    if max_words_per_bank(request, block) <= 1 && pairs_for_merge(request, range.clone()) {
+    // A conflict inside a part is one of the block, which then needs no count of its own.
+    let block_parts = parts(block, part_count);
+    let nothing_conflicts =
+        || block_parts.clone().all(|(part, _)| part_words[part] <= 1) && addresses.max_words_per_bank(block, 1)[0] <= 1;
+    if nothing_conflicts() && pairs_for_merge(addresses.request, range) {
         group(block, 1);
         return;
     }
-    let group_lanes = (WAVEFRONT_BYTES / request.width.bytes()) as usize;
-    parts(block, WARP_SIZE / group_lanes).for_each(|lanes| group(lanes, max_words_per_bank(request, lanes)));
+    block_parts.for_each(|(part, lanes)| group(lanes, part_words[part]));
 }
 
 /// The pairing a merge block needs. The warp of an 8-byte load, and the second half-warp of a
@@ -233,54 +251,115 @@ pub fn verified(request: &Request) -> bool {
     !(request.op == Op::CopyAsync && request.width == Width::W4)
 }
 
+/// The lanes with an address, gathered without a branch per lane (one in eight is inactive in a
+/// typical sweep, too many to predict).
 pub(crate) fn active_lanes(request: &Request) -> LaneSet {
-    LaneSet(request.lanes.iter().enumerate().filter(|(_, a)| a.is_some()).fold(0, |set, (lane, _)| set | 1 << lane))
+    LaneSet(request.lanes.iter().enumerate().fold(0, |set, (lane, address)| set | u32::from(address.is_some()) << lane))
 }
 
 fn range_mask(start: usize, len: usize) -> u32 {
     (((1u64 << len) - 1) << start) as u32
 }
 
-/// The most distinct 32-bit words that any one bank holds among the given lanes' accesses: the
-/// count alone, the hot path of every table and sweep.
+/// An instruction's addresses as the bank counts read them: which lanes are active, and which
+/// address bits differ among them, both found in one pass without a branch per lane.
+struct Addresses<'a> {
+    request: &'a Request,
+    active: LaneSet,
+    /// The bits set in some active lane's address and clear in another's.
+    differing_bits: u32,
+}
+
+impl<'a> Addresses<'a> {
+    fn of(request: &'a Request) -> Self {
+        let (active, any, all) =
+            request.lanes.iter().enumerate().fold((0, 0, u32::MAX), |(active, any, all), (lane, address)| {
+                let is_active = u32::from(address.is_some());
+                (active | is_active << lane, any | address.unwrap_or(0), all & address.unwrap_or(u32::MAX))
+            });
+        Addresses { request, active: LaneSet(active), differing_bits: any ^ all }
+    }
+
+    /// For each of `part_count` equal lane ranges of the warp (1, 2 or 4 of them), the most
+    /// distinct 32-bit words any one bank holds among the active `lanes` in that range: the count
+    /// alone, the hot path of every table and sweep.
+    ///
+    /// Addresses in one 128-byte row of the banks are in distinct banks or share a word: one
+    /// wavefront. Addresses within [`ROWS`] rows are counted by [`max_units_per_cell`], any
+    /// others by [`max_units_per_slot`], one part at a time.
+    fn max_words_per_bank(&self, lanes: LaneSet, part_count: usize) -> [u32; 4] {
+        let mut most = [0; 4];
+        if self.differing_bits < WAVEFRONT_BYTES {
+            parts(lanes, part_count).for_each(|(part, _)| most[part] = 1);
+        } else if self.differing_bits >= ROWS * WAVEFRONT_BYTES && self.rows_spanned(lanes) > ROWS {
+            parts(lanes, part_count).for_each(|(part, lanes)| most[part] = max_units_per_slot(self.request, lanes));
+        } else {
+            // One instance per unit size, so that its shifts and masks are constants.
+            most = match self.request.width {
+                Width::W1 | Width::W2 | Width::W4 => max_units_per_cell::<4>(self.request, lanes, part_count),
+                Width::W8 => max_units_per_cell::<8>(self.request, lanes, part_count),
+                Width::W16 => max_units_per_cell::<16>(self.request, lanes, part_count),
+            };
+        }
+        most
+    }
+
+    /// How many 128-byte rows of the banks lie from the lowest address of `lanes` to its highest.
+    fn rows_spanned(&self, lanes: LaneSet) -> u32 {
+        let rows = || lanes.iter().filter_map(|lane| self.request.lanes[lane]).map(|address| address / WAVEFRONT_BYTES);
+        rows().max().unwrap_or(0) - rows().min().unwrap_or(0) + 1
+    }
+}
+
+/// The rows of the banks [`max_units_per_cell`] tells apart: 16 KiB.
+const ROWS: u32 = 128;
+
+/// For each part (as in [`Addresses::max_words_per_bank`]), the most distinct units in one slot
+/// among `lanes`, whose addresses lie within [`ROWS`] rows of the banks.
 ///
 /// An aligned access of 4 bytes or more is one *unit* of its width: its words sit in one row of
 /// the banks, in the banks of its *slot* (unit mod 128 / width), so the most distinct words in one
-/// bank is the most distinct units in one slot; a narrower access counts its 4-byte word. Units
-/// within one row's worth of each other are in distinct slots or equal (one wavefront); units
-/// within 128 rows (16 KiB) set a bit per row and slot; otherwise each slot keeps its first unit in
-/// `first`, and only its further distinct units (a conflict) are chained in `others`.
-fn max_words_per_bank(request: &Request, lanes: LaneSet) -> u32 {
+/// bank is the most distinct units in one slot; a narrower access counts its 4-byte word. A part
+/// is at most 128 bytes of lanes, so its slots and the parts make at most 32 *cells*. Each unit
+/// sets a bit for its cell and its row modulo [`ROWS`], and each new bit counts in its cell.
+fn max_units_per_cell<const UNIT_BYTES: u32>(request: &Request, lanes: LaneSet, part_count: usize) -> [u32; 4] {
+    let slots = WAVEFRONT_BYTES / UNIT_BYTES;
+    let part_shift = WARP_SIZE.trailing_zeros() - part_count.trailing_zeros();
+    let mut seen = [0u64; (ROWS * BANKS / 64) as usize];
+    let mut distinct = [0u8; BANKS as usize];
+    for lane in lanes.iter() {
+        let Some(address) = request.lanes[lane] else { continue };
+        let (part, unit) = (lane >> part_shift, address / UNIT_BYTES);
+        let cell = part * slots as usize + (unit % slots) as usize;
+        let bit = (unit / slots % ROWS) as usize * BANKS as usize + cell;
+        let (word, mask) = (&mut seen[bit / 64], 1 << (bit % 64));
+        distinct[cell] += u8::from(*word & mask == 0);
+        *word |= mask;
+    }
+    // The cells of part p are p * slots.., so the maxima wait until after the loop, which then
+    // carries no dependency from one lane to the next.
+    let mut most = [0; 4];
+    for (most, cells) in most.iter_mut().zip(distinct.chunks_exact(slots as usize)) {
+        *most = u32::from(cells.iter().copied().max().unwrap_or(0));
+    }
+    most
+}
+
+/// The most distinct units in one slot among `lanes`, wherever they are: each slot keeps its
+/// first unit in `first`, and only its further distinct units (a conflict) are chained in
+/// `others`.
+fn max_units_per_slot(request: &Request, lanes: LaneSet) -> u32 {
     const EMPTY: u32 = u32::MAX;
     const END: u8 = u8::MAX;
     let unit_bytes = request.width.bytes().max(BANK_BYTES);
     let slots = WAVEFRONT_BYTES / unit_bytes;
-    let units = || lanes.iter().filter_map(|lane| request.lanes[lane]).map(|address| address / unit_bytes);
-    let (mut lowest, mut highest) = (u32::MAX, 0);
-    for unit in units() {
-        lowest = lowest.min(unit);
-        highest = highest.max(unit);
-    }
-    if highest < lowest {
-        return 0;
-    }
-    if highest - lowest < slots {
-        return 1;
-    }
-    let first_row = lowest / slots;
-    // A bit per row and slot, in a u64 where 64 rows hold every unit (8 KiB), else a u128.
-    match highest / slots - first_row {
-        0..64 => return most_rows_in_one_slot::<u64>(units(), slots, first_row),
-        64..128 => return most_rows_in_one_slot::<u128>(units(), slots, first_row),
-        _ => {}
-    }
     let mut first = [EMPTY; BANKS as usize];
     let mut distinct = [0u8; BANKS as usize];
     let mut head = [END; BANKS as usize];
     let mut others = [0u32; WARP_SIZE];
     let mut next = [END; WARP_SIZE];
     let (mut stored, mut most) = (0, 0);
-    for unit in units() {
+    for unit in lanes.iter().filter_map(|lane| request.lanes[lane]).map(|address| address / unit_bytes) {
         let slot = (unit % slots) as usize;
         if first[slot] == EMPTY {
             first[slot] = unit;
@@ -305,36 +384,6 @@ fn max_words_per_bank(request: &Request, lanes: LaneSet) -> u32 {
         }
     }
     u32::from(most)
-}
-
-/// The rows of one slot as bits: `u64` for up to 64 rows, `u128` for up to 128.
-trait RowBits: Copy + Default + std::ops::BitOrAssign + std::ops::Shl<u32, Output = Self> {
-    const ONE: Self;
-    fn count(self) -> u32;
-}
-
-impl RowBits for u64 {
-    const ONE: Self = 1;
-    fn count(self) -> u32 {
-        self.count_ones()
-    }
-}
-
-impl RowBits for u128 {
-    const ONE: Self = 1;
-    fn count(self) -> u32 {
-        self.count_ones()
-    }
-}
-
-/// The most distinct rows any slot holds among `units`, rows counted from `first_row`: a bit set
-/// per unit without a branch, then counted.
-fn most_rows_in_one_slot<B: RowBits>(units: impl Iterator<Item = u32>, slots: u32, first_row: u32) -> u32 {
-    let mut rows = [B::default(); BANKS as usize];
-    for unit in units {
-        rows[(unit % slots) as usize] |= B::ONE << (unit / slots - first_row);
-    }
-    rows[..slots as usize].iter().map(|rows| rows.count()).max().unwrap_or(0)
 }
 
 /// One word access met by [`scan_words`].
