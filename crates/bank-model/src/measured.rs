@@ -63,6 +63,22 @@ pub const HOPPER: &[Table] = &[
     table!("h200", "random-seed5"),
 ];
 
+/// The H200's tables measured again on the H100 (`data/h100-recheck/`): the two GPUs share the
+/// GH100 chip, and a test demands that every count agrees.
+pub const H100_RECHECKS: &[Table] = &[
+    table!("h100-recheck", "copy-positions"),
+    table!("h100-recheck", "copy-random"),
+    table!("h100-recheck", "copy-async-seed4"),
+    table!("h100-recheck", "three-quarters"),
+    table!("h100-recheck", "first-half-fill"),
+    table!("h100-recheck", "neighbourhoods"),
+    table!("h100-recheck", "partial-halves-seed6"),
+    table!("h100-recheck", "partial-halves-seed7"),
+    table!("h100-recheck", "partial-halves-seed8"),
+    table!("h100-recheck", "partial-halves-seed9"),
+    table!("h100-recheck", "random-seed5"),
+];
+
 /// One measured instruction.
 #[derive(Clone, Debug)]
 pub struct Measurement {

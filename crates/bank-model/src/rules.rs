@@ -79,7 +79,8 @@
 //! rule gives; every structured pattern agrees.
 //!
 //! Where measured: NVIDIA H100 80GB HBM3 (sm_90), and for the tables in `data/h200/` an NVIDIA
-//! H200 (the same GH100 chip), driver 580.159.04, Nsight Compute 2025.3.1,
+//! H200 (the same GH100 chip), every one of whose 18,865 rows the H100 then measured the same
+//! (`data/h100-recheck/`); driver 580.159.04, Nsight Compute 2025.3.1,
 //! ncu's per-instruction source counters (`memory_l1_wavefronts_shared`) of one warp executing
 //! each instruction once; `cargo xtask probe` puts up to 256 instructions in one generated
 //! kernel, each its own machine instruction. Re-measured that way, the course's earlier tables
