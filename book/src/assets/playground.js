@@ -132,9 +132,6 @@
             make("span", { class: "bp-detail", text: "ideal " + answer.ideal + ", conflict degree " + answer.conflict_degree }),
         ]);
         const parts = [headline, make("p", { class: "bp-summary", text: answer.summary })];
-        if (answer.unverified_note) {
-            parts.push(make("p", { class: "bp-note", text: answer.unverified_note }));
-        }
         const banks = make("div", { class: "bp-banks", role: "list", "aria-label": "the 32 banks" });
         answer.banks.forEach(function (bank) {
             const state = bank.lanes.length === 0 ? "bp-idle" : bank.conflict ? "bp-conflict" : "bp-free";

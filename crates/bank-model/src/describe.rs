@@ -3,10 +3,6 @@
 
 use crate::{Analysis, BANKS, LaneSet, Request};
 
-/// Shown under instructions the model flags as not verified.
-pub const UNVERIFIED_NOTE: &str = "Note: unverified. The H100's cost for instructions like this one (cp.async of 4 bytes) is \
-     not yet predicted exactly: 32 of 7,060 measured took one wavefront more. See the book's appendix The rules, measured.";
-
 /// One bank's part in an instruction.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BankUse {

@@ -112,9 +112,6 @@ pub struct Analysis {
     /// (broadcast for loads, merged writes for stores): they cost no extra wavefront.
     pub shared_lanes: LaneSet,
     pub passes: Vec<Pass>,
-    /// `false` when the instruction is of a class whose measured cost the model does not
-    /// always match (see [`rules::verified`]).
-    pub verified: bool,
     /// Every word touched, pass by pass, in the order lanes first touch them.
     pub words: Vec<WordUse>,
 }
@@ -181,7 +178,6 @@ impl Request {
             active_lanes,
             shared_lanes,
             passes,
-            verified: rules::verified(self),
             words,
         }
     }

@@ -50,6 +50,7 @@ pub const HOPPER: &[Table] = &[
     table!("copy-async-seed3"),
     table!("random-seed4"),
     table!("partial-halves-seed5"),
+    table!("copy-chains"),
     table!("h200", "copy-positions"),
     table!("h200", "copy-random"),
     table!("h200", "copy-async-seed4"),
@@ -168,11 +169,6 @@ impl RuleClass {
         }
     }
 
-    /// Whether the model claims this class exactly (see [`rules::verified`]).
-    pub fn verified(self) -> bool {
-        self != RuleClass::CopyAsync4
-    }
-
     pub fn describe(self) -> &'static str {
         match self {
             RuleClass::WholeWarp => "1-, 2- and 4-byte loads and stores: the whole warp",
@@ -187,7 +183,7 @@ impl RuleClass {
             RuleClass::Matrix => "ldmatrix and stmatrix: one group per matrix",
             RuleClass::CopyAsync16 => "cp.async of 16 bytes: quarter-warps, one write per lane",
             RuleClass::CopyAsync8 => "cp.async of 8 bytes: half-warps, lanes of one source position in turn",
-            RuleClass::CopyAsync4 => "cp.async of 4 bytes: the warp, lanes of one source position in turn (not verified)",
+            RuleClass::CopyAsync4 => "cp.async of 4 bytes: the warp, lanes of one source position in turn",
         }
     }
 }
@@ -196,12 +192,12 @@ fn spans_quarters(lanes: u32) -> bool {
     (0..4).filter(|q| lanes >> (8 * q) & 0xff != 0).count() > 1
 }
 
-/// Up to `per_class` measured instructions of every verified class, spread evenly over the
+/// Up to `per_class` measured instructions of every class, spread evenly over the
 /// tables' rows: what `cargo xtask calibrate` measures on the reader's GPU.
 pub fn calibration_sample(per_class: usize) -> Vec<Measurement> {
     let all: Vec<Measurement> = HOPPER.iter().flat_map(Table::rows).collect();
     let mut sample = Vec::new();
-    for class in RuleClass::ALL.into_iter().filter(|c| c.verified()) {
+    for class in RuleClass::ALL {
         let members: Vec<&Measurement> = all.iter().filter(|m| RuleClass::of(&m.request) == class).collect();
         let step = members.len().div_ceil(per_class).max(1);
         sample.extend(members.into_iter().step_by(step).cloned());
@@ -215,25 +211,16 @@ pub struct ClassEvidence {
     pub class: RuleClass,
     pub measured: usize,
     pub agree: usize,
-    /// Up to a few measured instructions whose count the model does not give, in table order.
-    pub counterexamples: Vec<(Measurement, u32)>,
 }
 
-/// Every rule class with its measured instructions, agreements and first counter-examples.
-pub fn evidence(counterexamples: usize) -> Vec<ClassEvidence> {
-    let mut classes: Vec<ClassEvidence> = RuleClass::ALL
-        .into_iter()
-        .map(|class| ClassEvidence { class, measured: 0, agree: 0, counterexamples: Vec::new() })
-        .collect();
+/// Every rule class with its measured instructions and how many the model's count equals.
+pub fn evidence() -> Vec<ClassEvidence> {
+    let mut classes: Vec<ClassEvidence> =
+        RuleClass::ALL.into_iter().map(|class| ClassEvidence { class, measured: 0, agree: 0 }).collect();
     for m in HOPPER.iter().flat_map(Table::rows) {
         let entry = &mut classes[RuleClass::ALL.iter().position(|&c| c == RuleClass::of(&m.request)).expect("listed")];
-        let model = m.request.wavefronts();
         entry.measured += 1;
-        if model == m.wavefronts {
-            entry.agree += 1;
-        } else if entry.counterexamples.len() < counterexamples {
-            entry.counterexamples.push((m, model));
-        }
+        entry.agree += usize::from(m.request.wavefronts() == m.wavefronts);
     }
     classes
 }
@@ -285,9 +272,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_sample_covers_every_verified_class_and_holds_the_h100_exactly() {
+    fn the_sample_covers_every_class_and_holds_the_h100_exactly() {
         let sample = calibration_sample(40);
-        for class in RuleClass::ALL.into_iter().filter(|c| c.verified()) {
+        for class in RuleClass::ALL {
             let members = sample.iter().filter(|m| RuleClass::of(&m.request) == class).count();
             assert!((10..=40).contains(&members), "{class:?}: {members}");
         }
@@ -295,11 +282,10 @@ mod tests {
     }
 
     #[test]
-    fn only_the_flagged_classes_have_counterexamples() {
-        for class in evidence(3) {
+    fn every_class_is_measured_and_agrees_on_every_instruction() {
+        for class in evidence() {
             assert!(class.measured > 0, "{:?} was never measured", class.class);
-            assert_eq!(class.class.verified(), class.agree == class.measured, "{:?}", class.class);
-            assert_eq!(class.counterexamples.len(), (class.measured - class.agree).min(3));
+            assert_eq!(class.agree, class.measured, "{:?}", class.class);
         }
     }
 

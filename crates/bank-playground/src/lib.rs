@@ -8,7 +8,7 @@
 use bank_model::swizzle::Swizzle as CuteSwizzle;
 use bank_model::{
     Analysis, Op, Request, WARP_SIZE, Width,
-    describe::{UNVERIFIED_NOTE, lane_ranges, summary},
+    describe::{lane_ranges, summary},
 };
 use lane_addresses::{LaneAddresses, Swizzle, Tile};
 use serde::{Deserialize, Serialize};
@@ -112,8 +112,6 @@ pub struct Answer {
     pub ideal: u32,
     pub excess: u32,
     pub conflict_degree: u32,
-    /// Set when the model does not always match the hardware for this kind of instruction.
-    pub unverified_note: Option<&'static str>,
     pub passes: Vec<PassView>,
     /// Banks 0 to 31.
     pub banks: Vec<BankView>,
@@ -181,7 +179,6 @@ impl Answer {
             ideal: analysis.ideal,
             excess: analysis.excess,
             conflict_degree: analysis.conflict_degree(),
-            unverified_note: (!analysis.verified).then_some(UNVERIFIED_NOTE),
             passes: analysis
                 .passes
                 .iter()

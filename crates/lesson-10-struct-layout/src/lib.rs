@@ -493,7 +493,6 @@ mod tests {
             let whole = Read::AosWhole { fields: words, words };
             for load in 0..whole.loads() {
                 let analysis = whole.request(0, load).analyze();
-                assert!(analysis.verified, "{words} words, load {load}");
                 assert_eq!(analysis.excess == 0, !words.is_multiple_of(8), "{words} words, load {load}");
             }
             assert_eq!(whole.ideal(), words, "a whole read moves the element's bytes, 128 per wavefront");

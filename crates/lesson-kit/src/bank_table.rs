@@ -3,7 +3,7 @@
 
 use bank_model::{
     Analysis, BANKS, Request,
-    describe::{BankUse, UNVERIFIED_NOTE, lane_ranges, summary},
+    describe::{BankUse, lane_ranges, summary},
 };
 
 use crate::report::{Report, Styled, Tone, styled};
@@ -13,9 +13,6 @@ const COLUMNS: u32 = 8;
 /// Adds the bank grid of one instruction to `report`.
 pub fn add_bank_grid(report: &mut Report, request: &Request, analysis: &Analysis) {
     report.text(summary(request, analysis));
-    if !analysis.verified {
-        report.text(UNVERIFIED_NOTE);
-    }
     let header = (0..COLUMNS).map(|c| format!("bank +{c}"));
     let rows = (0..BANKS / COLUMNS)
         .map(|row| (0..COLUMNS).map(|column| bank_cell(analysis, row * COLUMNS + column)).collect())

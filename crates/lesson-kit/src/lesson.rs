@@ -103,11 +103,6 @@ pub struct KernelRun<S> {
 }
 
 impl<S> KernelRun<S> {
-    /// The declared accesses of a kind the model does not predict exactly (`Analysis::verified`).
-    pub fn unverified_accesses(&self) -> Vec<&str> {
-        self.accesses.iter().filter(|a| !a.request.analyze().verified).map(|a| a.name.as_str()).collect()
-    }
-
     /// Declared (wavefronts, instructions) for loads or stores.
     pub fn predicted(&self, op: Op) -> (u64, u64) {
         self.accesses
@@ -371,11 +366,6 @@ pub trait Lesson {
     fn reference(&self) -> &'static str {
         "its CPU reference"
     }
-    /// Whether some declared accesses are of a kind the model marks unverified: only the GPU
-    /// suite's exact comparison with ncu then vouches for their counts.
-    fn runs_unverified_accesses(&self) -> bool {
-        false
-    }
     /// Headline figures that divide the times of two of the lesson's runs.
     fn time_ratios(&self) -> &'static [TimeRatio] {
         &[]
@@ -396,24 +386,10 @@ pub trait Lesson {
     fn summarize(&self, gpu: &GpuInfo, results: &[Measured<Self::Spec>], report: &mut Report);
 }
 
-/// What is wrong with a lesson's declarations, found without a GPU: declared accesses of a kind
-/// the model has not verified against the hardware (unless the lesson says it runs some), and
-/// time ratios naming runs the lesson does not have. Empty when all is well.
+/// What is wrong with a lesson's declarations, found without a GPU: time ratios naming runs the
+/// lesson does not have. Empty when all is well.
 pub fn declaration_problems<L: Lesson>(lesson: &L, gpu: &GpuInfo) -> Vec<String> {
     let mut problems = Vec::new();
-    if !lesson.runs_unverified_accesses() {
-        for size in [Size::Profile, Size::Timed] {
-            for run in lesson.runs(gpu, size) {
-                if let [first, rest @ ..] = run.unverified_accesses().as_slice() {
-                    problems.push(format!(
-                        "{size:?} run `{}`: {} declared accesses of a kind the model has not verified, e.g. `{first}`",
-                        run.label,
-                        rest.len() + 1
-                    ));
-                }
-            }
-        }
-    }
     let timed = lesson.runs(gpu, Size::Timed);
     for ratio in lesson.time_ratios() {
         for label in ratio.missing_runs(&timed) {
@@ -871,9 +847,7 @@ mod tests {
 
     /// A lesson of one run, `transpose_like` plus `extra` accesses, and the given figures.
     struct Declarations {
-        extra: Vec<DeclaredAccess>,
         ratios: &'static [TimeRatio],
-        admits_unverified: bool,
     }
 
     impl Lesson for Declarations {
@@ -886,15 +860,10 @@ mod tests {
         }
         fn model(&self, _report: &mut Report) {}
         fn runs(&self, _gpu: &GpuInfo, _size: Size) -> Vec<KernelRun<()>> {
-            let mut run = transpose_like();
-            run.accesses.extend(self.extra.iter().cloned());
-            vec![run]
+            vec![transpose_like()]
         }
         fn prepare<'g>(&self, _gpu: &'g Gpu, _run: &KernelRun<()>) -> Result<Box<dyn Prepared + 'g>, GpuError> {
             Err(GpuError::WrongResult("never launched".into()))
-        }
-        fn runs_unverified_accesses(&self) -> bool {
-            self.admits_unverified
         }
         fn time_ratios(&self) -> &'static [TimeRatio] {
             self.ratios
@@ -903,39 +872,17 @@ mod tests {
     }
 
     #[test]
-    fn declaration_problems_name_unverified_accesses_and_figures_without_runs() {
+    fn declaration_problems_name_figures_without_runs() {
         const RATIOS: [TimeRatio; 2] = [
             TimeRatio { key: "fine", label: "", numerator: "transpose n=32", denominator: "transpose n=32" },
             TimeRatio { key: "typo", label: "", numerator: "transpose n=32", denominator: "transpose n=64" },
         ];
-        let copy = DeclaredAccess { name: "narrow copy".into(), request: narrow_copy(), executions: 1 };
         let gpu = GpuInfo::h100();
-        let sound = Declarations { extra: Vec::new(), ratios: &RATIOS[..1], admits_unverified: false };
-        assert_eq!(declaration_problems(&sound, &gpu), Vec::<String>::new());
-        let unsound = Declarations { extra: vec![copy], ratios: &RATIOS, admits_unverified: false };
+        assert_eq!(declaration_problems(&Declarations { ratios: &RATIOS[..1] }, &gpu), Vec::<String>::new());
         assert_eq!(
-            declaration_problems(&unsound, &gpu),
-            [
-                "Profile run `transpose n=32`: 1 declared accesses of a kind the model has not verified, e.g. `narrow copy`",
-                "Timed run `transpose n=32`: 1 declared accesses of a kind the model has not verified, e.g. `narrow copy`",
-                "figure `typo` names run `transpose n=64`, which the lesson does not have",
-            ]
+            declaration_problems(&Declarations { ratios: &RATIOS }, &gpu),
+            ["figure `typo` names run `transpose n=64`, which the lesson does not have"]
         );
-        let admitted = Declarations { ratios: &RATIOS[..1], admits_unverified: true, ..unsound };
-        assert_eq!(declaration_problems(&admitted, &gpu), Vec::<String>::new());
-    }
-
-    /// A 4-byte `cp.async`: the class the model flags.
-    fn narrow_copy() -> Request {
-        Request::new(Op::CopyAsync, Width::W4, std::array::from_fn(|lane| Some(lane as u32 * 4))).unwrap()
-    }
-
-    #[test]
-    fn unverified_accesses_are_named() {
-        let mut run = transpose_like();
-        assert!(run.unverified_accesses().is_empty());
-        run.accesses.push(DeclaredAccess { name: "narrow copy".into(), request: narrow_copy(), executions: 1 });
-        assert_eq!(run.unverified_accesses(), ["narrow copy"]);
     }
 
     #[test]

@@ -123,6 +123,12 @@ pub const DESIGNS: &[Design] = &[
                 every inactive lane, or one inactive lane added reading each of its addresses",
         probes: neighbourhoods,
     },
+    Design {
+        name: "copy-chains",
+        about: "cp.async of 4 bytes, four active lanes from source positions 0 and 5 of every quarter-warp: every \
+                choice of four such lanes and every way to give them units 0, 1, 32 and 33 (two banks, two words each)",
+        probes: copy_chains,
+    },
 ];
 
 pub fn find(name: &str) -> Option<&'static Design> {
@@ -635,6 +641,29 @@ fn first_half_fill(_seed: u64) -> Vec<Probe> {
                 );
                 probes.push(probe(Op::Load, Width::W16, lanes, tag));
             }
+        }
+    }
+    probes
+}
+
+/// Four 4-byte `cp.async` lanes at source positions 0 and 5, over two banks with two words each:
+/// enough for chains that run bank, position, bank.
+fn copy_chains(_seed: u64) -> Vec<Probe> {
+    let candidates: Vec<usize> = (0..4).flat_map(|quarter| [0, 5].map(|position| quarter * 8 + position)).collect();
+    let units = [0u32, 1, 32, 33];
+    let mut probes = Vec::new();
+    let n = candidates.len();
+    for mask in 0u32..1 << n {
+        if mask.count_ones() != 4 {
+            continue;
+        }
+        let chosen: Vec<usize> = (0..n).filter(|i| mask >> i & 1 == 1).map(|i| candidates[i]).collect();
+        for code in 0..256usize {
+            let pattern: [usize; 4] = std::array::from_fn(|i| code >> (2 * (3 - i)) & 3);
+            let lanes = std::array::from_fn(|lane| chosen.iter().position(|&l| l == lane).map(|i| units[pattern[i]] * 4));
+            let lanes_tag = chosen.iter().map(|l| l.to_string()).collect::<Vec<_>>().join("_");
+            let units_tag: String = pattern.iter().map(|u| char::from(b'0' + *u as u8)).collect();
+            probes.push(probe(Op::CopyAsync, Width::W4, lanes, format!("lanes_{lanes_tag}_units_{units_tag}")));
         }
     }
     probes
