@@ -48,3 +48,24 @@ fn every_include_in_the_book_resolves() {
     }
     assert!(checked > 0, "the book includes its tables and kernels");
 }
+
+/// What readers see, measured or generated: counts in the right number ("1 wavefront"), and no
+/// path of the machine that produced it.
+#[test]
+fn outputs_say_1_wavefront_and_carry_no_machine_paths() {
+    let folders = ["book/src/measured", "book/src/generated", "tests/snapshots"];
+    let mut checked = 0;
+    for folder in folders.map(|f| root().join(f)) {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            let Ok(text) = std::fs::read_to_string(&path) else { continue };
+            let name = path.display();
+            assert!(!text.contains(" 1 wavefronts"), "{name} says \"1 wavefronts\"");
+            for machine in ["/root/", "/home/", "/tmp/", "/Users/"] {
+                assert!(!text.contains(machine), "{name} carries a machine path ({machine}...)");
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 20, "{checked} files");
+}

@@ -171,7 +171,8 @@ pub fn run(number: &str, flags: Flags, out: &mut dyn Write, color: bool) -> anyh
         for plot in &outcome.plots {
             let path = dir.join(&plot.file);
             std::fs::write(&path, &plot.svg).with_context(|| format!("cannot write {}", path.display()))?;
-            writeln!(out, "Chart written: {}", path.display())?;
+            // A status line, not part of the report: measured outputs carry no machine's paths.
+            eprintln!("Chart written: {}", path.display());
         }
     }
     Ok(match outcome.gpu {

@@ -34,6 +34,14 @@ impl Analysis {
     }
 }
 
+/// `1 wavefront`, `2 wavefronts`, `1.50 wavefronts`: a count and the word, in the right number.
+pub fn wavefronts(count: impl std::fmt::Display) -> String {
+    match count.to_string() {
+        one if one == "1" => "1 wavefront".to_owned(),
+        many => format!("{many} wavefronts"),
+    }
+}
+
 /// A one-line verdict, e.g. `ld 4-byte: 2 wavefronts (ideal 1): 2-way bank conflict`.
 pub fn summary(request: &Request, analysis: &Analysis) -> String {
     let verdict = match analysis.excess {
@@ -41,9 +49,9 @@ pub fn summary(request: &Request, analysis: &Analysis) -> String {
         0 => format!("conflict-free; {} lanes share a word with another lane", analysis.shared_lanes.len()),
         // No bank holds two words of a pass, yet the passes cost more than the ideal: they did not merge.
         excess if analysis.conflict_degree() == 1 => {
-            format!("no bank conflict, but its lane groups are served apart: {excess} excess wavefronts")
+            format!("no bank conflict, but its lane groups are served apart: {} in excess", wavefronts(excess))
         }
-        _ => format!("{}-way bank conflict, {} excess wavefronts", analysis.conflict_degree(), analysis.excess),
+        _ => format!("{}-way bank conflict, {} in excess", analysis.conflict_degree(), wavefronts(analysis.excess)),
     };
     let passes = if analysis.passes.len() > 1 {
         let groups: Vec<String> =
@@ -53,8 +61,11 @@ pub fn summary(request: &Request, analysis: &Analysis) -> String {
         String::new()
     };
     format!(
-        "{} {}-byte: {} wavefronts (ideal {}): {verdict}{passes}",
-        request.op, request.width, analysis.wavefronts, analysis.ideal
+        "{} {}-byte: {} (ideal {}): {verdict}{passes}",
+        request.op,
+        request.width,
+        wavefronts(analysis.wavefronts),
+        analysis.ideal
     )
 }
 
@@ -89,7 +100,7 @@ mod tests {
         let request = Request::strided(Op::Load, Width::W4, 2).unwrap();
         assert_eq!(
             summary(&request, &request.analyze()),
-            "ld 4-byte: 2 wavefronts (ideal 1): 2-way bank conflict, 1 excess wavefronts"
+            "ld 4-byte: 2 wavefronts (ideal 1): 2-way bank conflict, 1 wavefront in excess"
         );
         let request = Request::strided(Op::Store, Width::W16, 1).unwrap();
         assert_eq!(
@@ -103,8 +114,8 @@ mod tests {
         let request = Request::new(Op::Load, Width::W16, lanes).unwrap();
         assert_eq!(
             summary(&request, &request.analyze()),
-            "ld 16-byte: 3 wavefronts (ideal 1): no bank conflict, but its lane groups are served apart: 2 excess \
-             wavefronts [lanes 0: 1, lanes 8: 1, lanes 31: 1]"
+            "ld 16-byte: 3 wavefronts (ideal 1): no bank conflict, but its lane groups are served apart: 2 wavefronts \
+             in excess [lanes 0: 1, lanes 8: 1, lanes 31: 1]"
         );
     }
 

@@ -12,7 +12,7 @@
 
 use std::{collections::BTreeMap, ffi::OsString, path::PathBuf};
 
-use bank_model::{Op, Request};
+use bank_model::{Op, Request, describe};
 use cuda_kernels::{
     Gpu, GpuError, GpuInfo, Occupancy,
     ncu::{Ncu, NcuUnavailable, SharedCounters, SharedInstruction},
@@ -136,8 +136,8 @@ impl<S> KernelRun<S> {
                 mismatches.push(Mismatch {
                     run: self.label.clone(),
                     access: format!("every {} (kernel totals)", op_name(op)),
-                    declared: format!("{want_executed} instructions, {want_wavefronts} wavefronts"),
-                    measured: format!("{executed} instructions, {wavefronts} wavefronts"),
+                    declared: format!("{want_executed} instructions, {}", describe::wavefronts(want_wavefronts)),
+                    measured: format!("{executed} instructions, {}", describe::wavefronts(wavefronts)),
                 });
             }
         }
@@ -239,11 +239,11 @@ impl<'a> Unmatched<'a> {
         let costs: Vec<String> = self.costs.iter().map(Cost::to_string).collect();
         match costs.len() {
             0 => format!("0 {name}s"),
-            1 => format!("{} {name}s at {} wavefronts each", self.executions, costs[0]),
+            1 => format!("{} {name}s at {} each", self.executions, describe::wavefronts(&costs[0])),
             _ => format!(
-                "{} {name}s, {} wavefronts, at {} wavefronts each",
+                "{} {name}s, {}, at {} wavefronts each",
                 self.executions,
-                self.wavefronts,
+                describe::wavefronts(self.wavefronts),
                 costs.join(" or ")
             ),
         }
