@@ -224,7 +224,7 @@ mod tests {
     fn an_index_expression_gives_the_models_answer() {
         let stride_2 = answer(r#"{"op":"ld","width":4,"mode":"index","index":"lane * 2"}"#);
         assert_eq!((stride_2.wavefronts, stride_2.ideal, stride_2.excess, stride_2.conflict_degree), (2, 1, 1, 2));
-        assert_eq!(stride_2.summary, "ld 4-byte: 2 wavefronts (ideal 1): 2-way bank conflict, 1 excess wavefronts");
+        assert_eq!(stride_2.summary, "ld 4-byte: 2 wavefronts (ideal 1): 2-way bank conflict, 1 wavefront in excess");
         assert_eq!(stride_2.banks.len(), 32);
         assert_eq!(stride_2.banks[2].lanes, [1, 17]);
         assert_eq!(stride_2.banks[2].words, [2, 34]);
