@@ -417,9 +417,10 @@ impl Lesson for VectorWidths {
         );
         report.text(
             "Stores follow the half-/quarter-warp rule exactly: every pass group costs the most distinct words one\n\
-             bank must take from it, and the groups add up. Loads do too, except when every pass group reads a\n\
-             single address: then the whole warp is one broadcast, 256 bytes per wavefront. Two addresses per\n\
-             group are enough to lose that, although the distinct bytes would still fit in one wavefront.",
+             bank must take from it, and the groups add up. Loads merge groups where their lanes pair up (each lane\n\
+             reads what lane n^1, or n^2, reads) and no bank holds two words: an 8-byte load is then one wavefront\n\
+             for the whole warp, a 16-byte load one per half-warp. A wavefront reads at most 128 bytes from the\n\
+             banks, but delivers up to 256 to the lanes. The appendix The rules, measured gives every case.",
         );
 
         report.heading("One float tile, three views: columns of float tile[32][pitch] read as float, float2, float4");
