@@ -152,6 +152,11 @@ fn probe(op: Op, width: Width, lanes: Lanes, tag: String) -> Probe {
     Probe { request, tag }
 }
 
+/// Only the `chosen` lanes active, the `i`-th of them at byte address `address(i)`.
+fn chosen_lanes(chosen: &[usize], address: impl Fn(usize) -> u32) -> Lanes {
+    std::array::from_fn(|lane| chosen.iter().position(|&l| l == lane).map(&address))
+}
+
 /// Loads and stores of 8 and 16 bytes: where the hardware's grouping is in question.
 fn wide_kinds() -> impl Iterator<Item = (Op, Width)> {
     [Op::Load, Op::Store].into_iter().flat_map(|op| [Width::W8, Width::W16].map(|width| (op, width)))
@@ -321,9 +326,7 @@ fn three_lanes(seed: u64) -> Vec<Probe> {
     for lanes_of in triples() {
         // The six ways to give three lanes two addresses, both used.
         for code in 1..7u32 {
-            let lanes = std::array::from_fn(|lane| {
-                lanes_of.iter().position(|&l| l == lane).map(|index| (code >> index & 1) * 32)
-            });
+            let lanes = chosen_lanes(&lanes_of, |index| (code >> index & 1) * 32);
             let pattern: String = (0..3).map(|index| if code >> index & 1 == 1 { 'B' } else { 'A' }).collect();
             probes.push(probe(
                 Op::Load,
@@ -340,9 +343,7 @@ fn three_lanes(seed: u64) -> Vec<Probe> {
             let mut chosen = order[..3].to_vec();
             chosen.sort_unstable();
             let words: [u32; 3] = std::array::from_fn(|_| rng.random_range(0..2));
-            let lanes = std::array::from_fn(|lane| {
-                chosen.iter().position(|&l| l == lane).map(|index| words[index] * width.bytes())
-            });
+            let lanes = chosen_lanes(&chosen, |index| words[index] * width.bytes());
             let tag = format!(
                 "copy_lanes_{}_{}_{}_words_{}{}{}",
                 chosen[0], chosen[1], chosen[2], words[0], words[1], words[2]
@@ -363,8 +364,7 @@ fn four_and_one(_seed: u64) -> Vec<Probe> {
             let chosen = [quad[0], quad[1], quad[2], quad[3], single];
             // Every way to give the five lanes two addresses, both used.
             for code in 1..31u32 {
-                let lanes =
-                    std::array::from_fn(|lane| chosen.iter().position(|&l| l == lane).map(|i| (code >> i & 1) * 32));
+                let lanes = chosen_lanes(&chosen, |i| (code >> i & 1) * 32);
                 let pattern: String = (0..5).map(|i| if code >> i & 1 == 1 { 'B' } else { 'A' }).collect();
                 let tag = format!("lanes_{}_{}_{}_{}_{single}_{pattern}", quad[0], quad[1], quad[2], quad[3]);
                 probes.push(probe(Op::Load, Width::W16, lanes, tag));
@@ -568,9 +568,7 @@ fn copy_positions(_seed: u64) -> Vec<Probe> {
                             continue;
                         }
                         let chosen = [a, b, c];
-                        let lanes = std::array::from_fn(|lane| {
-                            chosen.iter().position(|&l| l == lane).map(|index| units[pattern[index]])
-                        });
+                        let lanes = chosen_lanes(&chosen, |index| units[pattern[index]]);
                         let tag = format!("lanes_{a}_{b}_{c}_units_{}{}{}", pattern[0], pattern[1], pattern[2]);
                         probes.push(probe(Op::CopyAsync, width, lanes, tag));
                     }
@@ -602,7 +600,7 @@ fn three_quarters(_seed: u64) -> Vec<Probe> {
     for a in 0..8 {
         for b in 8..16 {
             for c in 16..WARP_SIZE {
-                let lanes = std::array::from_fn(|lane| [a, b, c].iter().position(|&l| l == lane).map(|i| i as u32 * 16));
+                let lanes = chosen_lanes(&[a, b, c], |i| i as u32 * 16);
                 probes.push(probe(Op::Load, Width::W16, lanes, format!("lanes_{a}_{b}_{c}")));
             }
         }
@@ -660,7 +658,7 @@ fn copy_chains(_seed: u64) -> Vec<Probe> {
         let chosen: Vec<usize> = (0..n).filter(|i| mask >> i & 1 == 1).map(|i| candidates[i]).collect();
         for code in 0..256usize {
             let pattern: [usize; 4] = std::array::from_fn(|i| code >> (2 * (3 - i)) & 3);
-            let lanes = std::array::from_fn(|lane| chosen.iter().position(|&l| l == lane).map(|i| units[pattern[i]] * 4));
+            let lanes = chosen_lanes(&chosen, |i| units[pattern[i]] * 4);
             let lanes_tag = chosen.iter().map(|l| l.to_string()).collect::<Vec<_>>().join("_");
             let units_tag: String = pattern.iter().map(|u| char::from(b'0' + *u as u8)).collect();
             probes.push(probe(Op::CopyAsync, Width::W4, lanes, format!("lanes_{lanes_tag}_units_{units_tag}")));
