@@ -125,8 +125,7 @@ fn for_each_group(request: &Request, mut group: impl FnMut(LaneSet, u32)) {
         let words = addresses.max_words_per_bank(active, count);
         parts(active, count).for_each(|(part, lanes)| group(lanes, words[part]));
     } else if request.op == Op::CopyAsync {
-        let lanes_per_group = (WAVEFRONT_BYTES / request.width.bytes()) as usize;
-        parts(active, WARP_SIZE / lanes_per_group).for_each(|(_, lanes)| group(lanes, copy_wavefronts(request, lanes)));
+        parts(active, parts_of_128_bytes(request.width)).for_each(|(_, lanes)| group(lanes, copy_wavefronts(request, lanes)));
     } else if request.width == Width::W16 && one_address(request) {
         // One address: a wavefront delivers it to at most 16 lanes, wherever they are.
         if active.len() <= 16 {
@@ -137,7 +136,7 @@ fn for_each_group(request: &Request, mut group: impl FnMut(LaneSet, u32)) {
     } else {
         // The parts of every merge block (halves of the warp for 8 bytes, quarters for 16) are
         // counted in one pass.
-        let part_count = WARP_SIZE / (WAVEFRONT_BYTES / request.width.bytes()) as usize;
+        let part_count = parts_of_128_bytes(request.width);
         let part_words = addresses.max_words_per_bank(active, part_count);
         let block_size = if request.width == Width::W8 { WARP_SIZE } else { WARP_SIZE / 2 };
         for start in (0..WARP_SIZE).step_by(block_size) {
@@ -152,10 +151,14 @@ pub(crate) fn fixed_parts(request: &Request) -> Option<usize> {
     match (request.op, request.width) {
         (Op::LoadMatrix { .. } | Op::StoreMatrix { .. }, _) => Some(4),
         (Op::Load, Width::W8 | Width::W16) | (Op::CopyAsync, _) => None,
-        (_, Width::W1 | Width::W2 | Width::W4) => Some(1),
-        (_, Width::W8) => Some(2),
-        (_, Width::W16) => Some(4),
+        (_, width) => Some(parts_of_128_bytes(width)),
     }
+}
+
+/// How many lane ranges of 128 bytes (one wavefront's worth) the warp's accesses of `width`
+/// make: 1 up to 4 bytes, 2 for 8, 4 for 16.
+fn parts_of_128_bytes(width: Width) -> usize {
+    (WARP_SIZE as u32 * width.bytes()).div_ceil(WAVEFRONT_BYTES) as usize
 }
 
 /// The index and active lanes of each of `parts` equal lane ranges, leaving out empty ones.
