@@ -22,12 +22,7 @@ pub fn rules_page() -> String {
     let rows = RuleClass::ALL
         .into_iter()
         .filter_map(|class| {
-            let few_addresses = |lanes: &[Option<u32>]| {
-                let mut addresses: Vec<u32> = lanes.iter().flatten().copied().collect();
-                addresses.sort_unstable();
-                addresses.dedup();
-                addresses.len() <= 4
-            };
+            let few_addresses = |lanes: &[Option<u32>]| distinct_addresses(lanes).len() <= 4;
             let candidates = || {
                 measured::HOPPER
                     .iter()
@@ -57,12 +52,18 @@ pub fn rules_page() -> String {
     report.render_markdown()
 }
 
-/// The lanes as letters, one per distinct address in increasing order, in four groups of eight
-/// (`..C....B ......A. ........ ...DDD.C`), and the legend (`A=0 B=32 C=48 D=64`).
-fn lettered(lanes: &[Option<u32>]) -> (String, String) {
+/// The lanes' addresses, each once, in increasing order.
+fn distinct_addresses(lanes: &[Option<u32>]) -> Vec<u32> {
     let mut addresses: Vec<u32> = lanes.iter().flatten().copied().collect();
     addresses.sort_unstable();
     addresses.dedup();
+    addresses
+}
+
+/// The lanes as letters, one per distinct address in increasing order, in four groups of eight
+/// (`..C....B ......A. ........ ...DDD.C`), and the legend (`A=0 B=32 C=48 D=64`).
+fn lettered(lanes: &[Option<u32>]) -> (String, String) {
+    let addresses = distinct_addresses(lanes);
     let letter = |address: u32| {
         let index = addresses.binary_search(&address).expect("an address of the lanes");
         char::from_u32(u32::from(if index < 26 { b'A' } else { b'a' - 26 }) + index as u32).unwrap_or('?')
