@@ -1,6 +1,6 @@
-//! `cargo xtask calibrate`: measures a sample of the H100's measured instructions, every rule
-//! class of the model, on this GPU, and writes how many agree per class to a small profile
-//! file that lessons read (`calibration/<gpu>.json` in the current folder).
+//! `cargo xtask calibrate`: measures a sample of the course's measured instructions (H100 and
+//! H200), every rule class of the model, on this GPU, and writes how many agree per class to a
+//! small profile file that lessons read (`calibration/<gpu>.json` in the current folder).
 
 use std::{
     fs,
@@ -18,7 +18,7 @@ use lesson_kit::{Report, Tone, styled};
 
 use crate::probe;
 
-/// Instructions per rule class: every class covered, the whole sample one or two kernels.
+/// Instructions per rule class: every class covered, the whole sample a few kernels.
 const PER_CLASS: usize = 40;
 /// The folder of profiles, relative to where the course runs.
 pub const PROFILE_DIR: &str = "calibration";
