@@ -110,11 +110,32 @@ pub fn write_generated_pages() -> anyhow::Result<Vec<String>> {
 /// loads when the book is opened from disk).
 const PLAYGROUND_SCRIPT: &str = "book/src/assets/bank-playground-wasm.js";
 
+const WASM_TARGET: &str = "wasm32-unknown-unknown";
+
+/// Adds the WebAssembly target through rustup when it is missing, so that setting up takes no
+/// step of its own; without rustup, says what to install.
+fn ensure_wasm_target() -> anyhow::Result<()> {
+    let Ok(installed) = Command::new("rustup").args(["target", "list", "--installed"]).output() else {
+        // No rustup: a toolchain installed otherwise must bring the target itself.
+        return Ok(());
+    };
+    if String::from_utf8_lossy(&installed.stdout).lines().any(|target| target.trim() == WASM_TARGET) {
+        return Ok(());
+    }
+    eprintln!("Adding the {WASM_TARGET} target for the book's playground (rustup target add {WASM_TARGET})...");
+    let status = Command::new("rustup").args(["target", "add", WASM_TARGET]).status().context("could not run rustup")?;
+    if !status.success() {
+        bail!("`rustup target add {WASM_TARGET}` failed ({status}); the book's playground needs that target");
+    }
+    Ok(())
+}
+
 /// Builds `crates/bank-playground` for WebAssembly and writes it into the book's sources.
 fn build_playground() -> anyhow::Result<()> {
+    ensure_wasm_target()?;
     let root = workspace_root();
     let output = Command::new(env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
-        .args(["build", "--profile", "wasm", "--target", "wasm32-unknown-unknown", "--package", "bank-playground"])
+        .args(["build", "--profile", "wasm", "--target", WASM_TARGET, "--package", "bank-playground"])
         .args(["--message-format", "json-render-diagnostics"])
         .current_dir(&root)
         .stderr(std::process::Stdio::inherit())
@@ -123,7 +144,7 @@ fn build_playground() -> anyhow::Result<()> {
     if !output.status.success() {
         bail!(
             "building the playground for WebAssembly failed ({}); if the target is missing: \
-             `rustup target add wasm32-unknown-unknown`",
+             `rustup target add {WASM_TARGET}`",
             output.status
         );
     }
