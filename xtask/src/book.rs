@@ -123,7 +123,8 @@ fn ensure_wasm_target() -> anyhow::Result<()> {
         return Ok(());
     }
     eprintln!("Adding the {WASM_TARGET} target for the book's playground (rustup target add {WASM_TARGET})...");
-    let status = Command::new("rustup").args(["target", "add", WASM_TARGET]).status().context("could not run rustup")?;
+    let status =
+        Command::new("rustup").args(["target", "add", WASM_TARGET]).status().context("could not run rustup")?;
     if !status.success() {
         bail!("`rustup target add {WASM_TARGET}` failed ({status}); the book's playground needs that target");
     }

@@ -11,7 +11,7 @@ use std::{
 
 use anyhow::Context;
 use clap::Args;
-use cuda_kernels::Gpu;
+use cuda_kernels::{Gpu, ncu::SelfCommand};
 use exercises::{
     BadInput, Exercise, Manifest, check,
     grading::{self, Checker, Graded},
@@ -20,7 +20,7 @@ use exercises::{
     verdict::{Verdict, judge},
 };
 use indicatif::{ProgressBar, ProgressStyle};
-use lesson_kit::{Report, Tone, lesson::SelfCommand, styled};
+use lesson_kit::{Report, Tone, styled};
 
 const EXERCISE_EXIT_CODES: &str = "Exit status: 0 every requirement met (or --hint, --list); 1 the file has a \
 problem (invalid, does not compile, wrong output, a requirement not met); 2 nothing was checked (no GPU, \
@@ -328,18 +328,16 @@ fn child_file(args: &ChildArgs) -> anyhow::Result<(Manifest, Exercise, LearnerFi
 pub fn check_submission(args: &ChildArgs) -> anyhow::Result<ExitCode> {
     supervise::end_with_supervisor();
     let (manifest, exercise, file) = child_file(args)?;
-    let profile_with = SelfCommand {
-        program: std::env::current_exe().context("cannot find this program to profile it")?,
-        args: vec![
-            "__profile-submission".into(),
-            "--exercise".into(),
-            exercise.id.clone().into(),
-            "--file".into(),
-            args.file.clone().into(),
-            "--name".into(),
-            args.name.clone().into(),
-        ],
-    };
+    let profile_with = SelfCommand::current(vec![
+        "__profile-submission".into(),
+        "--exercise".into(),
+        exercise.id.clone().into(),
+        "--file".into(),
+        args.file.clone().into(),
+        "--name".into(),
+        args.name.clone().into(),
+    ])
+    .context("cannot find this program to profile it")?;
     let outcome = check::check(&manifest, &exercise, &file, &args.name, &profile_with);
     let result = args.result.as_ref().context("--result names where the outcome goes")?;
     fs::write(result, serde_json::to_string(&outcome)?)

@@ -7,7 +7,7 @@ use std::{
 };
 
 use anyhow::{Context, bail};
-use cuda_kernels::{Gpu, GpuInfo, timing::Plan};
+use cuda_kernels::{Gpu, GpuInfo, ncu::SelfCommand, timing::Plan};
 use indicatif::{ProgressBar, ProgressStyle};
 use lesson_01_banks::Banks;
 use lesson_02_padding::Padding;
@@ -22,7 +22,7 @@ use lesson_10_struct_layout::StructLayout;
 use lesson_11_scan::Scan;
 use lesson_kit::{
     Figure, Lesson, Series,
-    lesson::{self, GpuStatus, Options, Outcome, SelfCommand, SuiteRecord},
+    lesson::{self, GpuStatus, Options, Outcome, SuiteRecord},
 };
 
 /// Something to do with one lesson, whatever its type.

@@ -5,11 +5,15 @@
 //! macros of `kernels/probe.cuh`), each step one machine instruction executed once by one warp;
 //! ncu's source page gives every instruction's wavefronts, so one launch measures hundreds.
 
-use std::{ffi::OsString, fmt::Write as _, fs, io::Write, path::Path, process::ExitCode};
+use std::{fmt::Write as _, fs, io::Write, path::Path, process::ExitCode};
 
 use anyhow::{Context, bail};
 use bank_model::{Op, Request, Width, batch};
-use cuda_kernels::{Gpu, LaunchConfig, PushKernelArg, ncu::Ncu, source};
+use cuda_kernels::{
+    Gpu, LaunchConfig, PushKernelArg,
+    ncu::{Ncu, SelfCommand},
+    source,
+};
 
 /// Steps per generated kernel: small enough to compile in a blink, large enough that a batch of
 /// thousands needs few profiled launches.
@@ -122,8 +126,8 @@ pub fn measure(batch_path: &Path) -> anyhow::Result<Measured> {
         lines.len(),
         ncu.path.display()
     );
-    let args: Vec<OsString> = vec!["__probe-target".into(), batch_path.as_os_str().to_owned()];
-    let launches = ncu.profile(&std::env::current_exe()?, &args)?;
+    let target = SelfCommand::current(vec!["__probe-target".into(), batch_path.as_os_str().to_owned()])?;
+    let launches = ncu.profile(&target)?;
     if launches.len() != kernels {
         bail!("ncu profiled {} launches for {kernels} probe kernels", launches.len());
     }
@@ -178,10 +182,7 @@ pub fn run(batch_path: &Path, table: Option<&Path>, out: &mut dyn Write) -> anyh
         Some(path) => fs::write(path, &tsv).with_context(|| format!("cannot write {}", path.display()))?,
         None => write!(out, "{tsv}")?,
     }
-    eprintln!(
-        "{} instructions measured; the model disagrees on {disagreements}.",
-        measured.lines.len()
-    );
+    eprintln!("{} instructions measured; the model disagrees on {disagreements}.", measured.lines.len());
     Ok(if disagreements == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 

@@ -177,7 +177,9 @@ impl RuleClass {
             RuleClass::Load8Merged => "8-byte loads: lanes pair up, one wavefront",
             RuleClass::Load8Halves => "8-byte loads: half-warps",
             RuleClass::Load16OneAddress => "16-byte loads: one address, 16 lanes a wavefront",
-            RuleClass::Load16FirstHalfFree => "16-byte loads: lane 31 inactive, the first half-warp merged, paired or not",
+            RuleClass::Load16FirstHalfFree => {
+                "16-byte loads: lane 31 inactive, the first half-warp merged, paired or not"
+            }
             RuleClass::Load16MergedHalf => "16-byte loads: a half-warp pairs up",
             RuleClass::Load16Quarters => "16-byte loads: quarter-warps",
             RuleClass::Matrix => "ldmatrix and stmatrix: one group per matrix",

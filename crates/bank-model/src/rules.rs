@@ -125,7 +125,8 @@ fn for_each_group(request: &Request, mut group: impl FnMut(LaneSet, u32)) {
         let words = addresses.max_words_per_bank(active, count);
         parts(active, count).for_each(|(part, lanes)| group(lanes, words[part]));
     } else if request.op == Op::CopyAsync {
-        parts(active, parts_of_128_bytes(request.width)).for_each(|(_, lanes)| group(lanes, copy_wavefronts(request, lanes)));
+        parts(active, parts_of_128_bytes(request.width))
+            .for_each(|(_, lanes)| group(lanes, copy_wavefronts(request, lanes)));
     } else if request.width == Width::W16 && one_address(request) {
         // One address: a wavefront delivers it to at most 16 lanes, wherever they are.
         if active.len() <= 16 {
@@ -221,7 +222,10 @@ fn pairs_up(request: &Request, range: Range<usize>, agree: impl Fn(Option<u32>, 
 /// other positions: the group takes the most, over positions, of the position's lanes plus the
 /// most writers one of its banks has elsewhere.
 fn copy_wavefronts(request: &Request, lanes: LaneSet) -> u32 {
-    let banks_of = |lane: usize| request.lanes[lane].map(|address| request.width.words(address).fold(0u32, |set, word| set | 1 << (word % BANKS)));
+    let banks_of = |lane: usize| {
+        request.lanes[lane]
+            .map(|address| request.width.words(address).fold(0u32, |set, word| set | 1 << (word % BANKS)))
+    };
     let mut writers = [0u32; BANKS as usize];
     let mut writers_at = [[0u32; BANKS as usize]; 8];
     let mut lanes_at = [0u32; 8];

@@ -98,7 +98,8 @@ fn the_h200_tables_measured_again_on_the_h100_agree_row_for_row() {
     assert_eq!(measured::H100_RECHECKS.len(), h200.len(), "every H200 table is measured again");
     for recheck in measured::H100_RECHECKS {
         assert_eq!(recheck.gpu(), "H100 80GB HBM3");
-        let table = measured::HOPPER.iter().find(|t| t.name == recheck.name && t.gpu() == "H200").expect("its H200 table");
+        let table =
+            measured::HOPPER.iter().find(|t| t.name == recheck.name && t.gpu() == "H200").expect("its H200 table");
         let rows = |t: &measured::Table| -> Vec<_> {
             t.rows().map(|m| (format!("{:?}", m.request), m.tag, m.wavefronts)).collect()
         };

@@ -45,7 +45,11 @@ pub fn rules_page() -> String {
     let tables = measured::HOPPER
         .iter()
         .map(|table: &Table| {
-            vec![format!("`{}`", table.name).into(), format!("NVIDIA {}", table.gpu()).into(), table.rows().count().into()]
+            vec![
+                format!("`{}`", table.name).into(),
+                format!("NVIDIA {}", table.gpu()).into(),
+                table.rows().count().into(),
+            ]
         })
         .collect();
     report.table(["measured table (`crates/bank-model/data/`)", "GPU", "instructions"], tables);

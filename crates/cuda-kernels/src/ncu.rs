@@ -138,6 +138,21 @@ impl KernelCounters {
     }
 }
 
+/// How to start this program again so that it launches the kernels ncu is to profile (a hidden
+/// subcommand of the course's command line).
+#[derive(Clone, Debug)]
+pub struct SelfCommand {
+    pub program: PathBuf,
+    pub args: Vec<OsString>,
+}
+
+impl SelfCommand {
+    /// The running program with `args`.
+    pub fn current(args: Vec<OsString>) -> std::io::Result<SelfCommand> {
+        Ok(SelfCommand { program: env::current_exe()?, args })
+    }
+}
+
 /// A usable `ncu` executable.
 #[derive(Clone, Debug)]
 pub struct Ncu {
@@ -169,9 +184,10 @@ impl Ncu {
         Ok(version.and_then(|v| v.split_whitespace().next()).unwrap_or("unknown").to_owned())
     }
 
-    /// Runs `program args` under ncu: the shared-memory counters of every kernel launch it makes,
+    /// Runs `command` under ncu: the shared-memory counters of every kernel launch it makes,
     /// totals and per instruction.
-    pub fn profile(&self, program: &Path, args: &[OsString]) -> Result<Vec<KernelCounters>, NcuUnavailable> {
+    pub fn profile(&self, command: &SelfCommand) -> Result<Vec<KernelCounters>, NcuUnavailable> {
+        let (program, args) = (&command.program, &command.args);
         let report = env::temp_dir().join(format!("bank-conflicts-ncu-{}-{}", std::process::id(), unique()));
         let metrics: Vec<&str> =
             SHARED_METRICS.iter().chain(&HARDWARE_CONFLICTS).chain(&INSTRUCTION_METRICS).copied().collect();
@@ -437,7 +453,7 @@ mod tests {
     #[test]
     fn missing_ncu_is_a_clear_error() {
         let ncu = Ncu { path: "/nonexistent/ncu".into() };
-        let err = ncu.profile(Path::new("/bin/true"), &[]).unwrap_err();
+        let err = ncu.profile(&SelfCommand { program: "/bin/true".into(), args: vec![] }).unwrap_err();
         assert!(matches!(err, NcuUnavailable::Failed(ref m) if m.contains("could not start")), "{err}");
     }
 }

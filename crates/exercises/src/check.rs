@@ -7,11 +7,10 @@ use std::{fs, path::Path, time::Instant};
 
 use cuda_kernels::{
     CudaFunction, Gpu, GpuError,
-    ncu::{Ncu, SharedCounters},
+    ncu::{Ncu, SelfCommand, SharedCounters},
     source,
     timing::{self, Plan},
 };
-use lesson_kit::lesson::SelfCommand;
 use serde::{Deserialize, Serialize};
 
 use crate::{
@@ -159,7 +158,7 @@ fn counters(exercise: &Exercise, profile_with: &SelfCommand) -> Result<CounterPa
         return Err("no requirement of this exercise needs them".into());
     }
     let ncu = Ncu::find().map_err(|e| e.to_string())?;
-    let launches = ncu.profile(&profile_with.program, &profile_with.args).map_err(|e| e.to_string())?;
+    let launches = ncu.profile(profile_with).map_err(|e| e.to_string())?;
     let shared: Vec<SharedCounters> =
         launches.iter().filter(|l| l.kernel == exercise.entry).filter_map(|l| l.shared()).collect();
     match shared[..] {

@@ -10,12 +10,12 @@
 //! 3. times every kernel with CUDA events, checks its output against a CPU reference, and lets
 //!    the lesson summarize.
 
-use std::{collections::BTreeMap, ffi::OsString, path::PathBuf};
+use std::collections::BTreeMap;
 
 use bank_model::{Op, Request, describe};
 use cuda_kernels::{
     Gpu, GpuError, GpuInfo, Occupancy,
-    ncu::{Ncu, NcuUnavailable, SharedCounters, SharedInstruction},
+    ncu::{Ncu, NcuUnavailable, SelfCommand, SharedCounters, SharedInstruction},
     timing::{self, Plan, Timing},
 };
 use serde::{Deserialize, Serialize};
@@ -422,13 +422,6 @@ pub struct Counted {
     pub mismatches: Vec<Mismatch>,
 }
 
-/// How to start this program again so that it runs a lesson's kernels once each ([`profile_target`]).
-#[derive(Clone, Debug)]
-pub struct SelfCommand {
-    pub program: PathBuf,
-    pub args: Vec<OsString>,
-}
-
 /// Told `(label, index, total)` before each timed run.
 pub type Progress = Box<dyn Fn(&str, usize, usize)>;
 
@@ -592,7 +585,7 @@ pub struct Profiled {
 /// Runs the lesson's profile-size kernels under ncu: the counters of each kernel run.
 pub fn profile<L: Lesson>(lesson: &L, info: &GpuInfo, command: &SelfCommand) -> Result<Vec<Profiled>, ProfileError> {
     let ncu = Ncu::find()?;
-    let launches = ncu.profile(&command.program, &command.args)?;
+    let launches = ncu.profile(command)?;
     let runs: Vec<_> = lesson.runs(info, Size::Profile).into_iter().filter(|r| r.kernel.is_some()).collect();
     let kernels: Vec<&str> = launches.iter().map(|l| l.kernel.as_str()).collect();
     let expected: Vec<&str> = runs.iter().filter_map(|r| r.kernel).collect();

@@ -682,7 +682,8 @@ fn neighbourhoods(_seed: u64) -> Vec<Probe> {
         let mut addresses: Vec<u32> = lanes.iter().flatten().copied().collect();
         addresses.sort_unstable();
         addresses.dedup();
-        let mut push = |lanes: Lanes, what: String| probes.push(probe(Op::Load, Width::W16, lanes, format!("x{index}_{what}")));
+        let mut push =
+            |lanes: Lanes, what: String| probes.push(probe(Op::Load, Width::W16, lanes, format!("x{index}_{what}")));
         push(lanes, "base".into());
         for lane in (0..WARP_SIZE).filter(|&lane| lanes[lane].is_some()) {
             let mut dropped = lanes;
