@@ -76,7 +76,7 @@ __device__ void one_address_store(unsigned* out, unsigned iterations) {
     Element* elements = reinterpret_cast<Element*>(tile);
     for (unsigned i = 0; i < iterations; ++i) {
 #pragma unroll
-        for (unsigned r = 0; r < ROWS; ++r) store(elements, r, r + i);
+        for (unsigned r = 0; r < ROWS; ++r) store(elements, r, r + 1);
     }
     __syncthreads();
     out[blockIdx.x * blockDim.x + threadIdx.x] = load(elements, 0);

@@ -42,8 +42,9 @@ __device__ void wide_load(const unsigned* words, unsigned* out, unsigned stride,
 }
 
 // Stores: each thread writes ROWS elements per iteration, every 32-bit part of element e getting
-// e + i, so lanes and warps that write one element write the same value and the result does not
-// depend on their order. Then each thread reads back its row-0 element: one load per warp.
+// e + 1 in every iteration, so no two writes of one element differ (a value that changed with the
+// iteration would race between warps) and the result does not depend on their order. Then each
+// thread reads back its row-0 element: one load per warp.
 template <typename Element>
 __device__ void wide_store(unsigned* out, unsigned stride, unsigned share, unsigned iterations) {
     __shared__ __align__(16) unsigned tile[TILE_BYTES / 4];
@@ -52,7 +53,7 @@ __device__ void wide_store(unsigned* out, unsigned stride, unsigned share, unsig
     wide_indices<Element>(index, stride, share);
     for (unsigned i = 0; i < iterations; ++i) {
 #pragma unroll
-        for (unsigned r = 0; r < ROWS; ++r) store(elements, index[r], index[r] + i);
+        for (unsigned r = 0; r < ROWS; ++r) store(elements, index[r], index[r] + 1);
     }
     __syncthreads();
     out[blockIdx.x * blockDim.x + threadIdx.x] = load(elements, index[0]);

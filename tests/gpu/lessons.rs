@@ -1,60 +1,72 @@
 //! Every lesson on the GPU at its profiling size: each run's output check (checksums of exact
 //! outputs), the model's cost of every declared access, and ncu's counts, snapshot-tested. The
 //! model must equal ncu access by access; a difference fails with a table naming the kernel run
-//! and the access.
+//! and the access. Every lesson of the course's list runs, and all failures are reported together.
 
 use course_tests::{counters_required, gpu_suite_runs, xtask_program};
-use lesson_kit::lesson::mismatch_table;
+use lesson_kit::{AnyLesson, reconcile::mismatch_table};
 
-fn lesson_on_the_gpu(number: u32) {
-    if !gpu_suite_runs(&format!("lesson {number}")) {
-        return;
-    }
-    let record =
-        xtask::lessons::suite_record(number, &xtask_program()).unwrap_or_else(|e| panic!("lesson {number}: {e:#}"));
-    insta::assert_snapshot!(format!("lesson_{number}_outputs"), record.outputs.render(false));
-    insta::assert_snapshot!(format!("lesson_{number}_model"), record.model.render(false));
+/// Lesson `lesson` on the GPU; `Err` says what failed.
+fn lesson_on_the_gpu(lesson: &dyn AnyLesson) -> Result<(), String> {
+    let number = lesson.number();
+    let record = lesson.suite_record(&course::profile_command(xtask_program(), number))?;
+    let snapshot = |what: &str, text: String| {
+        std::panic::catch_unwind(|| insta::assert_snapshot!(format!("lesson_{number}_{what}"), text))
+            .map_err(|_| format!("the {what} snapshot differs (cargo insta review)"))
+    };
+    snapshot("outputs", record.outputs.render(false))?;
+    snapshot("model", record.model.render(false))?;
     match &record.counters {
         Ok(counters) => {
-            assert!(
-                record.mismatches.is_empty(),
-                "lesson {number}: the model and ncu disagree:\n{}",
-                mismatch_table(&record.mismatches)
-            );
-            insta::assert_snapshot!(format!("lesson_{number}_ncu"), counters.render(false));
+            if !record.mismatches.is_empty() {
+                return Err(format!("the model and ncu disagree:\n{}", mismatch_table(&record.mismatches)));
+            }
+            snapshot("ncu", counters.render(false))?;
             eprintln!(
                 "lesson {number}: {} runs' outputs checked; {} declared accesses equal ncu's counts",
                 record.runs, record.accesses
             );
         }
-        Err(why) if counters_required() => panic!("lesson {number}: ncu's counters are required (--gpu): {why}"),
+        Err(why) if counters_required() => return Err(format!("ncu's counters are required (--gpu): {why}")),
         Err(why) => eprintln!("lesson {number}: {} runs' outputs checked; counters skipped: {why}", record.runs),
     }
+    Ok(())
 }
 
-/// One test per lesson, so each passes or fails on its own.
-macro_rules! lessons_on_the_gpu {
-    ($($test:ident: $number:literal),*) => {
-        $(#[test] fn $test() { lesson_on_the_gpu($number) })*
+#[test]
+fn every_lesson_on_the_gpu() {
+    if !gpu_suite_runs("every lesson") {
+        return;
+    }
+    let failures: Vec<String> = course::LESSONS
+        .iter()
+        .filter_map(|lesson| lesson_on_the_gpu(*lesson).err().map(|why| format!("lesson {}: {why}", lesson.number())))
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
 
-        #[test]
-        fn every_lesson_is_in_the_suite() {
-            let numbers: Vec<u32> = xtask::lessons::list().into_iter().map(|(number, _)| number).collect();
-            assert_eq!(numbers, [$($number),*], "add the new lesson to lessons_on_the_gpu!");
+/// memcheck, racecheck and synccheck on every lesson's profile launch: no error, hazard or warning.
+#[test]
+fn every_lesson_is_clean_under_the_sanitizers() {
+    if !gpu_suite_runs("sanitizers") {
+        return;
+    }
+    let mut failures = Vec::new();
+    for lesson in course::LESSONS {
+        let command = course::profile_command(xtask_program(), lesson.number());
+        for tool in cuda_kernels::sanitizer::TOOLS {
+            match cuda_kernels::sanitizer::check(tool, &command) {
+                Ok(verdict) if verdict.clean => eprintln!("lesson {} {tool}: {}", lesson.number(), verdict.summary),
+                Ok(verdict) => {
+                    failures.push(format!("lesson {} {tool}: {}\n{}", lesson.number(), verdict.summary, verdict.tail))
+                }
+                Err(why) if counters_required() => failures.push(format!("{tool}: {why}")),
+                Err(why) => {
+                    eprintln!("sanitizers skipped: {why}");
+                    return;
+                }
+            }
         }
-    };
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
-
-lessons_on_the_gpu!(
-    lesson_1: 1,
-    lesson_2: 2,
-    lesson_3: 3,
-    lesson_4: 4,
-    lesson_5: 5,
-    lesson_6: 6,
-    lesson_7: 7,
-    lesson_8: 8,
-    lesson_9: 9,
-    lesson_10: 10,
-    lesson_11: 11
-);

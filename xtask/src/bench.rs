@@ -6,7 +6,9 @@ use bank_model::{Op, Request, WARP_SIZE, Width};
 use lesson_kit::{Report, Tone, styled};
 use serde::Serialize;
 
-use crate::{lessons, results::Figure};
+use course::results::StoredFigure;
+
+use crate::lessons;
 
 pub struct Options {
     pub seconds: f64,
@@ -63,7 +65,7 @@ struct Bench {
     gpu: Option<cuda_kernels::GpuInfo>,
     /// Why there are no GPU figures, when there are none.
     gpu_skipped: Option<String>,
-    figures: Vec<Figure>,
+    figures: Vec<StoredFigure>,
 }
 
 pub fn run(options: Options, out: &mut dyn Write, color: bool) -> anyhow::Result<ExitCode> {
@@ -80,7 +82,7 @@ pub fn run(options: Options, out: &mut dyn Write, color: bool) -> anyhow::Result
     spinner.finish_and_clear();
     let measured = if options.no_gpu { Ok(Err("--no-gpu given".to_owned())) } else { lessons::measure_all() }?;
     let (gpu, gpu_skipped, figures) = match measured {
-        Ok(all) => (Some(all.gpu), None, all.figures.into_iter().map(Figure::from).collect()),
+        Ok(all) => (Some(all.gpu), None, all.figures.into_iter().map(StoredFigure::from).collect()),
         Err(why) => (None, Some(why), Vec::new()),
     };
     let bench = Bench { model, gpu, gpu_skipped, figures };

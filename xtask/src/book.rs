@@ -8,7 +8,7 @@ use std::{
     process::Command,
 };
 
-use crate::{lessons, results, workspace_root};
+use crate::workspace_root;
 use anyhow::{Context, bail};
 use base64::{Engine, engine::general_purpose::STANDARD as BASE64};
 
@@ -71,10 +71,15 @@ impl Tool {
 /// Everything in `book/src/generated/`: the model's tables of each lesson, and the results page
 /// with its charts.
 pub fn generated_pages() -> anyhow::Result<Vec<(String, String)>> {
-    let mut pages = lessons::model_pages();
+    let mut pages: Vec<(String, String)> = course::LESSONS
+        .iter()
+        .map(|lesson| (format!("lesson-{:02}-model.md", lesson.number()), lesson.model_report().render_markdown()))
+        .collect();
     pages.push(("claims-model.md".to_owned(), claims::model_page()));
     pages.push(("rules-measured.md".to_owned(), claims::rules_page()));
-    pages.extend(results::pages()?);
+    if let Some(results) = course::results::Results::read(&workspace_root().join(course::results::BOOK_FILE))? {
+        pages.extend(course::results::render(&results)?);
+    }
     Ok(pages)
 }
 

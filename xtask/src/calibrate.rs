@@ -55,7 +55,7 @@ pub fn run(out: &mut dyn Write, color: bool) -> anyhow::Result<ExitCode> {
         gpu: measured.gpu,
         driver: measured.driver,
         ncu: measured.ncu,
-        date: crate::results::today(),
+        date: course::results::today(),
         classes,
     };
     let mut report = Report::default();

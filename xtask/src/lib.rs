@@ -9,7 +9,6 @@ mod dist;
 mod exercises;
 pub mod lessons;
 mod probe;
-pub mod results;
 pub mod test;
 
 use std::{io::Write, path::PathBuf, process::ExitCode};
@@ -121,7 +120,7 @@ pub enum Command {
     #[command(name = "__profile-submission", hide = true)]
     ProfileSubmission(exercises::ChildArgs),
     /// Internal: run a lesson's kernels once each, to be profiled by ncu.
-    #[command(name = "__profile-lesson", hide = true)]
+    #[command(name = course::PROFILE_LESSON, hide = true)]
     ProfileLesson { number: String },
     /// Internal: launch probe instructions once each, to be profiled by ncu.
     #[command(name = "__probe-target", hide = true)]
@@ -138,7 +137,7 @@ pub fn run(cli: Cli, out: &mut dyn Write, color: bool) -> anyhow::Result<ExitCod
         Command::Book => book::build().map(|_| ExitCode::SUCCESS),
         Command::Test { no_gpu, gpu } => test::run(test::GpuSuite::from_flags(no_gpu, gpu)),
         Command::Dist { out: folder } => dist::run(&folder, out),
-        Command::Results { out: file } => results::write(&file, out),
+        Command::Results { out: file } => lessons::write_results(&file, out),
         Command::Probe { batch, out: table } => probe::run(&batch, table.as_deref(), out),
         Command::Calibrate => calibrate::run(out, color),
         Command::ProbeDesign { name, seed, list } => probe::design(name.as_deref(), seed, list, out),

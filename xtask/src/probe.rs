@@ -169,7 +169,7 @@ pub fn run(batch_path: &Path, table: Option<&Path>, out: &mut dyn Write) -> anyh
         measured.gpu,
         measured.driver,
         measured.ncu,
-        crate::results::today()
+        course::results::today()
     );
     let mut disagreements = 0;
     for (line, &(executed, wavefronts)) in measured.lines.iter().zip(&measured.counts) {

@@ -31,8 +31,9 @@ pub const WAVEFRONT_BYTES: u32 = BANKS * BANK_BYTES;
 
 /// Greatest common divisor: the textbook rule says 4-byte lanes `stride` words apart conflict
 /// `gcd(stride, 32)`-way, which the course checks the model against and teaches.
-pub fn gcd(a: u32, b: u32) -> u32 {
-    if b == 0 { a } else { gcd(b, a % b) }
+/// Any unsigned integer type.
+pub fn gcd<T: Copy + PartialEq + Default + std::ops::Rem<Output = T>>(a: T, b: T) -> T {
+    if b == T::default() { a } else { gcd(b, a % b) }
 }
 
 /// A set of lanes, bit `i` for lane `i`.

@@ -14,7 +14,9 @@
 
 pub mod blas;
 mod gpu;
+pub mod kernel_names;
 pub mod ncu;
+pub mod sanitizer;
 pub mod sass;
 pub mod source;
 pub mod timing;

@@ -138,6 +138,16 @@ impl KernelCounters {
     }
 }
 
+/// A CUDA tool's executable on `PATH`, in `$CUDA_HOME/bin` or in `/usr/local/cuda/bin`.
+pub(crate) fn find_cuda_tool(name: &str) -> Option<PathBuf> {
+    let mut dirs: Vec<PathBuf> = env::var_os("PATH").map(|p| env::split_paths(&p).collect()).unwrap_or_default();
+    if let Some(home) = env::var_os("CUDA_HOME") {
+        dirs.push(Path::new(&home).join("bin"));
+    }
+    dirs.push("/usr/local/cuda/bin".into());
+    dirs.into_iter().map(|dir| dir.join(name)).find(|path| path.is_file())
+}
+
 /// How to start this program again so that it launches the kernels ncu is to profile (a hidden
 /// subcommand of the course's command line).
 #[derive(Clone, Debug)]
@@ -165,16 +175,7 @@ impl Ncu {
         if let Some(path) = env::var_os(NCU_VAR) {
             return Ok(Ncu { path: path.into() });
         }
-        let mut dirs: Vec<PathBuf> = env::var_os("PATH").map(|p| env::split_paths(&p).collect()).unwrap_or_default();
-        if let Some(home) = env::var_os("CUDA_HOME") {
-            dirs.push(Path::new(&home).join("bin"));
-        }
-        dirs.push("/usr/local/cuda/bin".into());
-        dirs.into_iter()
-            .map(|dir| dir.join("ncu"))
-            .find(|path| path.is_file())
-            .map(|path| Ncu { path })
-            .ok_or(NcuUnavailable::NotFound)
+        find_cuda_tool("ncu").map(|path| Ncu { path }).ok_or(NcuUnavailable::NotFound)
     }
 
     /// ncu's version (`2025.3.1.0`), from `ncu --version`.

@@ -279,7 +279,7 @@ pub fn markdown(exercise: &Exercise, rows: &[Row]) -> String {
     for row in rows {
         let verdict = row.verdict.as_ref();
         let flag = |v: Option<bool>| v.map_or("-", |v| if v { "yes" } else { "no" });
-        let ratio = |v: Option<f64>| v.map_or("-".to_owned(), lesson_kit::lesson::format_ratio);
+        let ratio = |v: Option<f64>| v.map_or("-".to_owned(), lesson_kit::cells::format_ratio);
         let lost = match (&row.not_graded, verdict) {
             (Some(reason), _) => reason.clone(),
             (None, Some(v)) if v.lost.is_empty() => "none".to_owned(),

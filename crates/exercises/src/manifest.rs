@@ -169,7 +169,7 @@ impl Measure {
 
     /// A value of this measure, with its unit.
     pub fn format(self, value: f64) -> String {
-        let number = lesson_kit::lesson::format_ratio(value);
+        let number = lesson_kit::cells::format_ratio(value);
         match self {
             Measure::LoadWavefrontsPerRequest | Measure::StoreWavefrontsPerRequest => number,
             Measure::SharedBytesPerBlock => format!("{number} B"),

@@ -8,9 +8,9 @@
 use bank_model::{Op, Request, Width, gcd};
 use cuda_kernels::{Gpu, GpuError, GpuInfo};
 use lesson_kit::{
-    DeclaredAccess, Figure, KernelRun, Lesson, Measured, Point, Prepared, Report, Series, Size, Tone,
+    Chart, DeclaredAccess, Figure, KernelRun, Lesson, Point, Prepared, Report, RunSize, Series, TimedRun, Tone,
     bank_table::add_bank_grid,
-    lesson::counter_cells,
+    cells::counter_cells,
     styled,
     words_kernel::{WordsLaunch, fill_tile_access, loaded_value, random_words, words_kernel},
 };
@@ -45,6 +45,9 @@ pub fn row_request(width: Width, row: u32, stride: u32) -> Request {
 
 pub struct Banks;
 
+/// The lesson, as the course's list of lessons names it.
+pub static LESSON: Banks = Banks;
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Spec {
     /// `stride_read_{width}`: many warps, independent loads.
@@ -74,12 +77,17 @@ impl Spec {
 impl Lesson for Banks {
     type Spec = Spec;
 
-    fn number(&self) -> u32 {
-        1
-    }
+    const NUMBER: u32 = 1;
+    const TITLE: &'static str = "Banks and strides";
+    const KERNEL_FILES: &'static [&'static str] = &[KERNEL_FILE];
 
-    fn title(&self) -> &'static str {
-        "Banks and strides"
+    fn charts(&self) -> &'static [Chart] {
+        &[Chart {
+            file: "lesson-01-stride-slowdown.svg",
+            title: "Slowdown against stride, float loads",
+            value_label: "time / time at stride 1",
+            series: &["stride_slowdown_throughput", "stride_slowdown_latency"],
+        }]
     }
 
     fn model(&self, report: &mut Report) {
@@ -137,10 +145,10 @@ impl Lesson for Banks {
         );
     }
 
-    fn runs(&self, gpu: &GpuInfo, size: Size) -> Vec<KernelRun<Spec>> {
+    fn runs(&self, gpu: &GpuInfo, size: RunSize) -> Vec<KernelRun<Spec>> {
         let (blocks, iterations) = match size {
-            Size::Profile => (2, 4),
-            Size::Timed => (2 * gpu.multiprocessors, 2048),
+            RunSize::Profile => (2, 4),
+            RunSize::Timed => (2 * gpu.multiprocessors, 2048),
         };
         let threads = 1024;
         let warps = (blocks * threads / 32) as u64;
@@ -165,7 +173,7 @@ impl Lesson for Banks {
                 });
             }
         }
-        let steps = if size == Size::Profile { CHAIN_STEPS[0] } else { CHAIN_STEPS[1] };
+        let steps = if size == RunSize::Profile { CHAIN_STEPS[0] } else { CHAIN_STEPS[1] };
         for stride in CHAIN_STRIDES {
             // Every step is row 0's pattern shifted by a multiple of 32 * stride words: same banks.
             let chain = DeclaredAccess {
@@ -213,7 +221,7 @@ impl Lesson for Banks {
         }
     }
 
-    fn figures(&self, gpu: &GpuInfo, results: &[Measured<Spec>]) -> Vec<Figure> {
+    fn figures(&self, gpu: &GpuInfo, results: &[TimedRun<Spec>]) -> Vec<Figure> {
         let mut figures = Vec::new();
         let conflict_free = results
             .iter()
@@ -250,7 +258,7 @@ impl Lesson for Banks {
         figures
     }
 
-    fn series(&self, _gpu: &GpuInfo, results: &[Measured<Spec>]) -> Vec<Series> {
+    fn series(&self, _gpu: &GpuInfo, results: &[TimedRun<Spec>]) -> Vec<Series> {
         let series = |key: &str, label: &str, kernel| {
             let points: Vec<Point> = slowdowns(results, kernel)
                 .into_iter()
@@ -267,7 +275,7 @@ impl Lesson for Banks {
         .collect()
     }
 
-    fn summarize(&self, gpu: &GpuInfo, results: &[Measured<Spec>], report: &mut Report) {
+    fn summarize(&self, gpu: &GpuInfo, results: &[TimedRun<Spec>], report: &mut Report) {
         report.heading("Throughput-bound: many warps, independent loads");
         let baseline = |width: Width| {
             results
@@ -331,15 +339,15 @@ impl Lesson for Banks {
 }
 
 /// Bytes the lanes of a throughput run read, per second.
-fn read_bandwidth(m: &Measured<Spec>) -> Option<f64> {
+fn read_bandwidth(m: &TimedRun<Spec>) -> Option<f64> {
     let Spec::Throughput { width, blocks, threads, iterations, .. } = m.run.spec else { return None };
     let bytes = blocks as f64 * threads as f64 * iterations as f64 * ROWS as f64 * width.bytes() as f64;
     Some(bytes / (m.timing.median_ms * 1e-3))
 }
 
 /// Each stride's time over stride 1's, for the runs of one kernel, in run order (none without stride 1).
-fn slowdowns(results: &[Measured<Spec>], kernel: fn(&Spec) -> bool) -> Vec<(u32, f64)> {
-    let runs: Vec<&Measured<Spec>> = results.iter().filter(|m| kernel(&m.run.spec)).collect();
+fn slowdowns(results: &[TimedRun<Spec>], kernel: fn(&Spec) -> bool) -> Vec<(u32, f64)> {
+    let runs: Vec<&TimedRun<Spec>> = results.iter().filter(|m| kernel(&m.run.spec)).collect();
     let Some(base) = runs.iter().find(|m| m.run.spec.stride() == 1) else { return Vec::new() };
     runs.iter().map(|m| (m.run.spec.stride(), m.timing.median_ms / base.timing.median_ms)).collect()
 }
@@ -353,7 +361,7 @@ fn chain(spec: &Spec) -> bool {
 }
 
 /// How much slower stride 32 ran than stride 1: (throughput-bound 4-byte reads, one warp's chain).
-fn stride32_slowdowns(results: &[Measured<Spec>]) -> Option<(f64, f64)> {
+fn stride32_slowdowns(results: &[TimedRun<Spec>]) -> Option<(f64, f64)> {
     let at_32 = |kernel| slowdowns(results, kernel).into_iter().find(|&(stride, _)| stride == 32).map(|(_, x)| x);
     Some((at_32(float_throughput)?, at_32(chain)?))
 }
@@ -365,14 +373,14 @@ mod tests {
     use super::*;
 
     /// Every timed run of the lesson, taking as many milliseconds as its wavefronts per request.
-    fn measured_by_wavefronts() -> Vec<Measured<Spec>> {
+    fn measured_by_wavefronts() -> Vec<TimedRun<Spec>> {
         Banks
-            .runs(&GpuInfo::h100(), Size::Timed)
+            .runs(&GpuInfo::h100(), RunSize::Timed)
             .into_iter()
             .map(|run| {
                 let ms = run.accesses[0].request.analyze().wavefronts as f64;
                 let timing = Timing { median_ms: ms, min_ms: ms, max_ms: ms, reps: 1 };
-                Measured { run, timing, counters: None, occupancy: None }
+                TimedRun { run, timing, counters: None, occupancy: None }
             })
             .collect()
     }
@@ -412,7 +420,7 @@ mod tests {
 
     #[test]
     fn declared_counts_follow_the_launch_shape() {
-        let runs = Banks.runs(&GpuInfo::h100(), Size::Profile);
+        let runs = Banks.runs(&GpuInfo::h100(), RunSize::Profile);
         let run = runs.iter().find(|r| r.label == "stride_read_4 stride=32").unwrap();
         // 2 blocks x 32 warps x 4 iterations x 8 rows, 32 wavefronts each.
         assert_eq!(run.predicted(Op::Load), (2 * 32 * 4 * 8 * 32, 2 * 32 * 4 * 8));
@@ -420,8 +428,5 @@ mod tests {
         assert_eq!(run.predicted_per_request(Op::Load), Some(32.0));
         let chain = runs.iter().find(|r| r.label == "stride_chain stride=2").unwrap();
         assert_eq!(chain.predicted(Op::Load), (64 * 2, 64));
-        let timed = Banks.runs(&GpuInfo::h100(), Size::Timed);
-        assert_eq!(timed.len(), runs.len());
-        assert!(timed.iter().zip(&runs).all(|(t, p)| t.kernel == p.kernel && t.label == p.label));
     }
 }

@@ -8,9 +8,9 @@
 use bank_model::{Analysis, Op, Request, Width};
 use cuda_kernels::{Gpu, GpuError, GpuInfo};
 use lesson_kit::{
-    Figure, KernelRun, Lesson, Measured, Prepared, Report, Size, Tone,
+    Figure, KernelRun, Lesson, Prepared, Report, RunSize, TimedRun, Tone,
     bank_table::add_bank_grid,
-    lesson::counter_cells,
+    cells::counter_cells,
     styled,
     words_kernel::{WordsLaunch, fill_tile_access, loaded_value, random_words, words_kernel},
 };
@@ -67,6 +67,9 @@ pub fn remapped(index: u32) -> u32 {
 
 pub struct Padding;
 
+/// The lesson, as the course's list of lessons names it.
+pub static LESSON: Padding = Padding;
+
 /// One kernel run: element width and row pitch (in elements).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Spec {
@@ -100,13 +103,9 @@ fn element_value(words: &[u32], width: Width, pitch: u32, thread: usize) -> u32 
 impl Lesson for Padding {
     type Spec = Spec;
 
-    fn number(&self) -> u32 {
-        2
-    }
-
-    fn title(&self) -> &'static str {
-        "Padding"
-    }
+    const NUMBER: u32 = 2;
+    const TITLE: &'static str = "Padding";
+    const KERNEL_FILES: &'static [&'static str] = &[KERNEL_FILE];
 
     fn model(&self, report: &mut Report) {
         report.text(
@@ -185,10 +184,10 @@ impl Lesson for Padding {
         }
     }
 
-    fn runs(&self, gpu: &GpuInfo, size: Size) -> Vec<KernelRun<Spec>> {
+    fn runs(&self, gpu: &GpuInfo, size: RunSize) -> Vec<KernelRun<Spec>> {
         let (blocks, iterations) = match size {
-            Size::Profile => (2, 8),
-            Size::Timed => (2 * gpu.multiprocessors, 16384),
+            RunSize::Profile => (2, 8),
+            RunSize::Timed => (2 * gpu.multiprocessors, 16384),
         };
         let threads = 1024;
         let tiles = Width::ALL
@@ -224,7 +223,7 @@ impl Lesson for Padding {
         })
     }
 
-    fn figures(&self, _gpu: &GpuInfo, results: &[Measured<Spec>]) -> Vec<Figure> {
+    fn figures(&self, _gpu: &GpuInfo, results: &[TimedRun<Spec>]) -> Vec<Figure> {
         let ratio = |slow: (Width, u32), fast: (Width, u32)| {
             Some(median_ms(results, slow.0, slow.1)? / median_ms(results, fast.0, fast.1)?)
         };
@@ -248,7 +247,7 @@ impl Lesson for Padding {
         figures
     }
 
-    fn summarize(&self, _gpu: &GpuInfo, results: &[Measured<Spec>], report: &mut Report) {
+    fn summarize(&self, _gpu: &GpuInfo, results: &[TimedRun<Spec>], report: &mut Report) {
         report.heading("Column reads of T tile[32][pitch]: many warps, every column");
         // Padded tiles compare with the unpadded one; the char tiles from popular notes have the
         // closing line instead.
@@ -287,7 +286,7 @@ impl Lesson for Padding {
 }
 
 /// The median time of the run reading `width`-byte elements with rows of `pitch` elements.
-fn median_ms(results: &[Measured<Spec>], width: Width, pitch: u32) -> Option<f64> {
+fn median_ms(results: &[TimedRun<Spec>], width: Width, pitch: u32) -> Option<f64> {
     results.iter().find(|m| m.run.spec.width == width && m.run.spec.pitch == pitch).map(|m| m.timing.median_ms)
 }
 

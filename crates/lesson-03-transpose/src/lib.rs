@@ -8,8 +8,8 @@
 use bank_model::{Op, Request, Width};
 use cuda_kernels::{CudaFunction, CudaSlice, Gpu, GpuError, GpuInfo, LaunchConfig, PushKernelArg};
 use lesson_kit::{
-    DeclaredAccess, Figure, KernelRun, Lesson, Measured, OutputCheck, Point, Prepared, Report, Series, Size, Tone,
-    bank_table::add_bank_grid, lesson::counter_cells, styled, words_kernel::random_words,
+    Chart, DeclaredAccess, Figure, KernelRun, Lesson, OutputCheck, Point, Prepared, Report, RunSize, Series, TimedRun,
+    Tone, bank_table::add_bank_grid, cells::counter_cells, styled, words_kernel::random_words,
 };
 
 /// The kernels' source file in `kernels/`.
@@ -100,6 +100,9 @@ impl Variant {
 
 pub struct Transpose;
 
+/// The lesson, as the course's list of lessons names it.
+pub static LESSON: Transpose = Transpose;
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Spec {
     pub variant: Variant,
@@ -109,12 +112,17 @@ pub struct Spec {
 impl Lesson for Transpose {
     type Spec = Spec;
 
-    fn number(&self) -> u32 {
-        3
-    }
+    const NUMBER: u32 = 3;
+    const TITLE: &'static str = "Transpose";
+    const KERNEL_FILES: &'static [&'static str] = &[KERNEL_FILE];
 
-    fn title(&self) -> &'static str {
-        "Transpose"
+    fn charts(&self) -> &'static [Chart] {
+        &[Chart {
+            file: "lesson-03-transpose.svg",
+            title: "Transpose bandwidth by variant",
+            value_label: "GB/s",
+            series: &["transpose_bandwidth"],
+        }]
     }
 
     fn model(&self, report: &mut Report) {
@@ -155,8 +163,8 @@ impl Lesson for Transpose {
         }
     }
 
-    fn runs(&self, _gpu: &GpuInfo, size: Size) -> Vec<KernelRun<Spec>> {
-        let n = if size == Size::Profile { PROFILED_N } else { TIMED_N };
+    fn runs(&self, _gpu: &GpuInfo, size: RunSize) -> Vec<KernelRun<Spec>> {
+        let n = if size == RunSize::Profile { PROFILED_N } else { TIMED_N };
         let blocks = (n / TILE) as u64 * (n / TILE) as u64;
         Variant::ALL
             .into_iter()
@@ -193,7 +201,7 @@ impl Lesson for Transpose {
         }))
     }
 
-    fn figures(&self, _gpu: &GpuInfo, results: &[Measured<Spec>]) -> Vec<Figure> {
+    fn figures(&self, _gpu: &GpuInfo, results: &[TimedRun<Spec>]) -> Vec<Figure> {
         let mut figures = Vec::new();
         if let Some(copy) = results.iter().find(|m| m.run.spec.variant == Variant::DeviceCopy) {
             figures.push(Figure {
@@ -220,7 +228,7 @@ impl Lesson for Transpose {
         figures
     }
 
-    fn series(&self, _gpu: &GpuInfo, results: &[Measured<Spec>]) -> Vec<Series> {
+    fn series(&self, _gpu: &GpuInfo, results: &[TimedRun<Spec>]) -> Vec<Series> {
         let points: Vec<Point> =
             results.iter().map(|m| Point { at: m.run.label.clone(), value: bandwidth(m) / 1e9 }).collect();
         if points.is_empty() {
@@ -230,7 +238,7 @@ impl Lesson for Transpose {
         vec![Series { key: "transpose_bandwidth".into(), label, unit: "GB/s".into(), points }]
     }
 
-    fn summarize(&self, _gpu: &GpuInfo, results: &[Measured<Spec>], report: &mut Report) {
+    fn summarize(&self, _gpu: &GpuInfo, results: &[TimedRun<Spec>], report: &mut Report) {
         report.heading(format!("{TIMED_N} x {TIMED_N} 4-byte elements (GB/s counts bytes read + written)"));
         let copy = results.iter().find(|m| m.run.spec.variant == Variant::DeviceCopy).map(bandwidth);
         let rows = results
@@ -299,12 +307,12 @@ impl Lesson for Transpose {
 }
 
 /// Bytes read plus bytes written, per second.
-fn bandwidth(m: &Measured<Spec>) -> f64 {
+fn bandwidth(m: &TimedRun<Spec>) -> f64 {
     2.0 * 4.0 * (m.run.spec.n as f64).powi(2) / (m.timing.median_ms * 1e-3)
 }
 
 /// A variant's bandwidth as a percentage of the device-to-device copy's, measured in the same run.
-fn share_of_copy(results: &[Measured<Spec>], variant: Variant) -> Option<f64> {
+fn share_of_copy(results: &[TimedRun<Spec>], variant: Variant) -> Option<f64> {
     let of = |v: Variant| results.iter().find(|m| m.run.spec.variant == v).map(bandwidth);
     Some(100.0 * of(variant)? / of(Variant::DeviceCopy)?)
 }
@@ -383,7 +391,7 @@ mod tests {
 
     #[test]
     fn declared_counts_follow_the_grid() {
-        let runs = Transpose.runs(&GpuInfo::h100(), Size::Profile);
+        let runs = Transpose.runs(&GpuInfo::h100(), RunSize::Profile);
         let tile32 = runs.iter().find(|r| r.spec.variant == Variant::Tile32).unwrap();
         let blocks = (PROFILED_N / TILE).pow(2) as u64;
         assert_eq!(tile32.predicted(Op::Load), (blocks * 32 * 32, blocks * 32));

@@ -8,8 +8,8 @@
 use bank_model::{Op, Request, Width};
 use cuda_kernels::{CudaFunction, CudaSlice, Gpu, GpuError, GpuInfo, LaunchConfig, PushKernelArg, blas::Blas};
 use lesson_kit::{
-    DeclaredAccess, Figure, KernelRun, Lesson, Measured, OutputCheck, Point, Prepared, Report, Series, Size, Tone,
-    lesson::counter_cells, styled, words_kernel::random_words,
+    Chart, DeclaredAccess, Figure, KernelRun, Lesson, OutputCheck, Point, Prepared, Report, RunSize, Series, TimedRun,
+    Tone, cells::counter_cells, styled, words_kernel::random_words,
 };
 
 /// The kernels' source file in `kernels/`.
@@ -198,6 +198,9 @@ impl Kernel {
 
 pub struct Gemm;
 
+/// The lesson, as the course's list of lessons names it.
+pub static LESSON: Gemm = Gemm;
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Spec {
     pub kernel: Kernel,
@@ -240,12 +243,17 @@ const TOLERANCE: f64 = 1e-4;
 impl Lesson for Gemm {
     type Spec = Spec;
 
-    fn number(&self) -> u32 {
-        4
-    }
+    const NUMBER: u32 = 4;
+    const TITLE: &'static str = "GEMM tiling";
+    const KERNEL_FILES: &'static [&'static str] = &[KERNEL_FILE];
 
-    fn title(&self) -> &'static str {
-        "GEMM tiling"
+    fn charts(&self) -> &'static [Chart] {
+        &[Chart {
+            file: "lesson-04-gemm.svg",
+            title: "GEMM throughput against cuBLAS",
+            value_label: "GFLOP/s",
+            series: &["gemm_gflops"],
+        }]
     }
 
     fn reference(&self) -> &'static str {
@@ -315,8 +323,8 @@ impl Lesson for Gemm {
         );
     }
 
-    fn runs(&self, _gpu: &GpuInfo, size: Size) -> Vec<KernelRun<Spec>> {
-        let n = if size == Size::Profile { PROFILED_N } else { TIMED_N };
+    fn runs(&self, _gpu: &GpuInfo, size: RunSize) -> Vec<KernelRun<Spec>> {
+        let n = if size == RunSize::Profile { PROFILED_N } else { TIMED_N };
         Kernel::PATH
             .into_iter()
             .map(|kernel| KernelRun {
@@ -332,7 +340,7 @@ impl Lesson for Gemm {
         prepare_gemm(gpu, run.spec.kernel, run.spec.n)
     }
 
-    fn figures(&self, _gpu: &GpuInfo, results: &[Measured<Spec>]) -> Vec<Figure> {
+    fn figures(&self, _gpu: &GpuInfo, results: &[TimedRun<Spec>]) -> Vec<Figure> {
         let mut figures = Vec::new();
         let cublas = cublas_gflops(results);
         if let Some(cublas) = cublas {
@@ -354,7 +362,7 @@ impl Lesson for Gemm {
         figures
     }
 
-    fn series(&self, _gpu: &GpuInfo, results: &[Measured<Spec>]) -> Vec<Series> {
+    fn series(&self, _gpu: &GpuInfo, results: &[TimedRun<Spec>]) -> Vec<Series> {
         let points: Vec<Point> = results.iter().map(|m| Point { at: m.run.label.clone(), value: gflops(m) }).collect();
         if points.is_empty() {
             return Vec::new();
@@ -363,7 +371,7 @@ impl Lesson for Gemm {
         vec![Series { key: "gemm_gflops".into(), label, unit: "GFLOP/s".into(), points }]
     }
 
-    fn summarize(&self, _gpu: &GpuInfo, results: &[Measured<Spec>], report: &mut Report) {
+    fn summarize(&self, _gpu: &GpuInfo, results: &[TimedRun<Spec>], report: &mut Report) {
         report.heading(format!("{TIMED_N}^3, FP32 (GFLOP/s = 2 N^3 / time)"));
         let cublas = cublas_gflops(results);
         let rows = results
@@ -401,16 +409,16 @@ impl Lesson for Gemm {
 }
 
 /// Floating-point operations per second of a run, in GFLOP/s.
-fn gflops(m: &Measured<Spec>) -> f64 {
+fn gflops(m: &TimedRun<Spec>) -> f64 {
     2.0 * (m.run.spec.n as f64).powi(3) / (m.timing.median_ms * 1e-3) / 1e9
 }
 
-fn cublas_gflops(results: &[Measured<Spec>]) -> Option<f64> {
+fn cublas_gflops(results: &[TimedRun<Spec>]) -> Option<f64> {
     results.iter().find(|m| m.run.spec.kernel == Kernel::Cublas).map(gflops)
 }
 
 /// The fastest of the lesson's own kernels.
-fn best_kernel(results: &[Measured<Spec>]) -> Option<&Measured<Spec>> {
+fn best_kernel(results: &[TimedRun<Spec>]) -> Option<&TimedRun<Spec>> {
     results.iter().filter(|m| m.run.spec.kernel != Kernel::Cublas).max_by(|x, y| gflops(x).total_cmp(&gflops(y)))
 }
 

@@ -11,9 +11,7 @@ use bank_model::Op;
 use cuda_kernels::{Gpu, GpuError, GpuInfo};
 use lesson_04_gemm::{Kernel, PROFILED_N, TIMED_N, prepare_gemm};
 use lesson_kit::{
-    Figure, KernelRun, Lesson, Measured, Point, Prepared, Report, Series, Size, Tone,
-    lesson::counter_cells,
-    plot::{Plot, grouped_bars},
+    Chart, Figure, KernelRun, Lesson, Point, Prepared, Report, RunSize, Series, TimedRun, Tone, cells::counter_cells,
     styled,
 };
 
@@ -44,6 +42,9 @@ fn warp_loads_per_step(tile: u32, pad_a: u32) -> (u64, u64) {
 
 pub struct OccupancyTradeoff;
 
+/// The lesson, as the course's list of lessons names it.
+pub static LESSON: OccupancyTradeoff = OccupancyTradeoff;
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Spec {
     pub tile: u32,
@@ -54,12 +55,17 @@ pub struct Spec {
 impl Lesson for OccupancyTradeoff {
     type Spec = Spec;
 
-    fn number(&self) -> u32 {
-        5
-    }
+    const NUMBER: u32 = 5;
+    const TITLE: &'static str = "The occupancy tradeoff";
+    const KERNEL_FILES: &'static [&'static str] = &[lesson_04_gemm::KERNEL_FILE];
 
-    fn title(&self) -> &'static str {
-        "The occupancy tradeoff"
+    fn charts(&self) -> &'static [Chart] {
+        &[Chart {
+            file: "lesson-05-occupancy.svg",
+            title: "Padding the A tile: time and occupancy",
+            value_label: "ratio",
+            series: &["padding_time_ratio", "padding_occupancy"],
+        }]
     }
 
     fn reference(&self) -> &'static str {
@@ -100,8 +106,8 @@ impl Lesson for OccupancyTradeoff {
         );
     }
 
-    fn runs(&self, _gpu: &GpuInfo, size: Size) -> Vec<KernelRun<Spec>> {
-        let n = if size == Size::Profile { PROFILED_N } else { TIMED_N };
+    fn runs(&self, _gpu: &GpuInfo, size: RunSize) -> Vec<KernelRun<Spec>> {
+        let n = if size == RunSize::Profile { PROFILED_N } else { TIMED_N };
         TILES
             .into_iter()
             .flat_map(|tile| PADDINGS.map(|pad| (tile, pad)))
@@ -121,7 +127,7 @@ impl Lesson for OccupancyTradeoff {
         prepare_gemm(gpu, kernel(run.spec.tile, run.spec.pad_a), run.spec.n)
     }
 
-    fn figures(&self, _gpu: &GpuInfo, results: &[Measured<Spec>]) -> Vec<Figure> {
+    fn figures(&self, _gpu: &GpuInfo, results: &[TimedRun<Spec>]) -> Vec<Figure> {
         [(1, "pad1_vs_unpadded", "one float"), (4, "pad4_vs_unpadded", "one 16-byte vector")]
             .into_iter()
             .filter_map(|(pad, key, what)| {
@@ -135,8 +141,8 @@ impl Lesson for OccupancyTradeoff {
             .collect()
     }
 
-    fn series(&self, _gpu: &GpuInfo, results: &[Measured<Spec>]) -> Vec<Series> {
-        let at = |m: &Measured<Spec>| format!("As[{}][{}]", m.run.spec.tile, m.run.spec.tile + m.run.spec.pad_a);
+    fn series(&self, _gpu: &GpuInfo, results: &[TimedRun<Spec>]) -> Vec<Series> {
+        let at = |m: &TimedRun<Spec>| format!("As[{}][{}]", m.run.spec.tile, m.run.spec.tile + m.run.spec.pad_a);
         let time = results
             .iter()
             .filter_map(|m| {
@@ -160,17 +166,7 @@ impl Lesson for OccupancyTradeoff {
         .collect()
     }
 
-    fn plots(&self, gpu: &GpuInfo, results: &[Measured<Spec>]) -> Result<Vec<Plot>, String> {
-        let series = self.series(gpu, results);
-        let svg = grouped_bars(
-            &format!("{TIMED_N}^3 GEMM, padded A tile: time and occupancy on the {}", gpu.name),
-            "ratio",
-            &series.iter().collect::<Vec<_>>(),
-        )?;
-        Ok(vec![Plot { file: "lesson-05-occupancy.svg".into(), svg }])
-    }
-
-    fn summarize(&self, gpu: &GpuInfo, results: &[Measured<Spec>], report: &mut Report) {
+    fn summarize(&self, gpu: &GpuInfo, results: &[TimedRun<Spec>], report: &mut Report) {
         report.heading(format!("{TIMED_N}^3 FP32 GEMM, shared tiles with a padded A tile"));
         let unpadded = |tile: u32| median_ms(results, tile, 0);
         let rows = results
@@ -247,7 +243,7 @@ impl Lesson for OccupancyTradeoff {
 }
 
 /// The median time of the run with `tile` x `tile` tiles and the A tile padded by `pad_a`.
-fn median_ms(results: &[Measured<Spec>], tile: u32, pad_a: u32) -> Option<f64> {
+fn median_ms(results: &[TimedRun<Spec>], tile: u32, pad_a: u32) -> Option<f64> {
     results.iter().find(|m| m.run.spec.tile == tile && m.run.spec.pad_a == pad_a).map(|m| m.timing.median_ms)
 }
 

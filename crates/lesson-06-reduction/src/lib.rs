@@ -9,9 +9,9 @@
 use bank_model::{Op, Request, WARP_SIZE, Width};
 use cuda_kernels::{Gpu, GpuError, GpuInfo};
 use lesson_kit::{
-    DeclaredAccess, Figure, KernelRun, Lesson, Measured, Prepared, Report, Size, Tone,
+    DeclaredAccess, Figure, KernelRun, Lesson, Prepared, Report, RunSize, TimedRun, Tone,
     bank_table::add_bank_grid,
-    lesson::counter_cells,
+    cells::counter_cells,
     styled,
     words_kernel::{WordsLaunch, fill_tile_access, random_words, words_kernel},
 };
@@ -122,6 +122,9 @@ impl Addressing {
 
 pub struct Reduction;
 
+/// The lesson, as the course's list of lessons names it.
+pub static LESSON: Reduction = Reduction;
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Spec {
     pub addressing: Addressing,
@@ -131,13 +134,9 @@ pub struct Spec {
 impl Lesson for Reduction {
     type Spec = Spec;
 
-    fn number(&self) -> u32 {
-        6
-    }
-
-    fn title(&self) -> &'static str {
-        "Reductions"
-    }
+    const NUMBER: u32 = 6;
+    const TITLE: &'static str = "Reductions";
+    const KERNEL_FILES: &'static [&'static str] = &[KERNEL_FILE];
 
     fn model(&self, report: &mut Report) {
         report.text(format!(
@@ -186,10 +185,10 @@ impl Lesson for Reduction {
         ));
     }
 
-    fn runs(&self, gpu: &GpuInfo, size: Size) -> Vec<KernelRun<Spec>> {
+    fn runs(&self, gpu: &GpuInfo, size: RunSize) -> Vec<KernelRun<Spec>> {
         let blocks = match size {
-            Size::Profile => 2,
-            Size::Timed => 512 * gpu.multiprocessors,
+            RunSize::Profile => 2,
+            RunSize::Timed => 512 * gpu.multiprocessors,
         };
         Addressing::ALL
             .into_iter()
@@ -212,7 +211,7 @@ impl Lesson for Reduction {
         })
     }
 
-    fn figures(&self, _gpu: &GpuInfo, results: &[Measured<Spec>]) -> Vec<Figure> {
+    fn figures(&self, _gpu: &GpuInfo, results: &[TimedRun<Spec>]) -> Vec<Figure> {
         slowdown(results)
             .map(|value| Figure {
                 key: "reduction_interleaved_slowdown",
@@ -224,8 +223,8 @@ impl Lesson for Reduction {
             .collect()
     }
 
-    fn summarize(&self, _gpu: &GpuInfo, results: &[Measured<Spec>], report: &mut Report) {
-        report.heading("Measured: one block per 512 words");
+    fn summarize(&self, _gpu: &GpuInfo, results: &[TimedRun<Spec>], report: &mut Report) {
+        report.heading("TimedRun: one block per 512 words");
         let rows = results
             .iter()
             .map(|m| {
@@ -250,7 +249,7 @@ impl Lesson for Reduction {
     }
 }
 
-fn slowdown(results: &[Measured<Spec>]) -> Option<f64> {
+fn slowdown(results: &[TimedRun<Spec>]) -> Option<f64> {
     let time = |a: Addressing| results.iter().find(|m| m.run.spec.addressing == a).map(|m| m.timing.median_ms);
     Some(time(Addressing::Interleaved)? / time(Addressing::Sequential)?)
 }

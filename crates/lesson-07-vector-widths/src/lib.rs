@@ -13,9 +13,9 @@ use std::ops::RangeInclusive;
 use bank_model::{Analysis, Op, Request, WAVEFRONT_BYTES, Width};
 use cuda_kernels::{Gpu, GpuError, GpuInfo};
 use lesson_kit::{
-    DeclaredAccess, KernelRun, Lesson, Measured, Prepared, Report, Size, TimeRatio, Tone,
+    DeclaredAccess, KernelRun, Lesson, Prepared, Report, RunSize, TimeRatio, TimedRun, Tone,
     bank_table::add_bank_grid,
-    lesson::{counter_cells, grouped},
+    cells::{counter_cells, grouped},
     styled,
     words_kernel::{Launch, fill_tile_access, loaded_value, random_words, repeated_sum, words_kernel},
 };
@@ -144,6 +144,9 @@ fn wide_pattern(stride: u32, share: u32) -> String {
 
 pub struct VectorWidths;
 
+/// The lesson, as the course's list of lessons names it.
+pub static LESSON: VectorWidths = VectorWidths;
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Spec {
     /// `wide_*` (`share` 1) and `group_*` (`stride` 1): lane `l` of row `r` touches element
@@ -249,10 +252,10 @@ impl Spec {
                 let elements = (0..ROWS).map(|row| wide_element(width, lane, row, stride, share));
                 repeated_sum(elements.map(|element| loaded_value(words, width, element * width.bytes())), iterations)
             }
-            // Every part of element e ends up holding e + iterations - 1.
+            // Every part of element e holds e + 1.
             Spec::Wide { width, stride, share, .. } => {
                 let element = wide_element(width, lane, 0, stride, share);
-                (element + iterations - 1).wrapping_mul(width.bytes() / 4)
+                (element + 1).wrapping_mul(width.bytes() / 4)
             }
             Spec::Column { width, pitch, .. } => {
                 let per_row = row_elements(width, pitch).expect("runs use pitches that fit the view");
@@ -342,13 +345,9 @@ impl Spec {
 impl Lesson for VectorWidths {
     type Spec = Spec;
 
-    fn number(&self) -> u32 {
-        7
-    }
-
-    fn title(&self) -> &'static str {
-        "Vector widths and data types"
-    }
+    const NUMBER: u32 = 7;
+    const TITLE: &'static str = "Vector widths and data types";
+    const KERNEL_FILES: &'static [&'static str] = &[KERNEL_FILE];
 
     fn model(&self, report: &mut Report) {
         report.text(
@@ -493,10 +492,10 @@ impl Lesson for VectorWidths {
         );
     }
 
-    fn runs(&self, gpu: &GpuInfo, size: Size) -> Vec<KernelRun<Spec>> {
+    fn runs(&self, gpu: &GpuInfo, size: RunSize) -> Vec<KernelRun<Spec>> {
         let (blocks, [wide, column, chunk]) = match size {
-            Size::Profile => (2, [4, 8, 2]),
-            Size::Timed => (2 * gpu.multiprocessors, [2048, 16384, 1024]),
+            RunSize::Profile => (2, [4, 8, 2]),
+            RunSize::Timed => (2 * gpu.multiprocessors, [2048, 16384, 1024]),
         };
         let launch = |iterations| Launch { blocks, threads: THREADS, iterations };
         let mut specs = Vec::new();
@@ -540,7 +539,7 @@ impl Lesson for VectorWidths {
         &FIGURES
     }
 
-    fn summarize(&self, _gpu: &GpuInfo, results: &[Measured<Spec>], report: &mut Report) {
+    fn summarize(&self, _gpu: &GpuInfo, results: &[TimedRun<Spec>], report: &mut Report) {
         for (family, members) in grouped(results, Spec::family) {
             let rows = members
                 .iter()
@@ -633,9 +632,9 @@ mod tests {
         // Word i holds i: lane 5 of float[(lane + 32 r) * 2] reads words 10, 74, ..., 458.
         let load = Spec::Wide { op: Op::Load, width: Width::W4, stride: 2, share: 1, launch };
         assert_eq!(load.expected(&counting, 5, 0), 3 * (0..8).map(|r| 2 * (5 + 32 * r)).sum::<u32>());
-        // Lane 9 of st float4[(lane + 32 r) / 8] writes element 1: four words of 1 + 2.
+        // Lane 9 of st float4[(lane + 32 r) / 8] writes element 1: four words of 1 + 1.
         let store = Spec::Wide { op: Op::Store, width: Width::W16, stride: 1, share: 8, launch };
-        assert_eq!(store.expected(&[], 9, 0), 4 * 3);
+        assert_eq!(store.expected(&[], 9, 0), 4 * 2);
         // Warp 20 reads float2 column 20 % 16 = 4 of float tile[32][34]: element 17 l + 4, words
         // 34 l + 8 and 34 l + 9.
         let column = Spec::Column { width: Width::W8, pitch: 34, launch };
@@ -653,7 +652,7 @@ mod tests {
 
     #[test]
     fn declared_counts_follow_the_launch_shape() {
-        let runs = VectorWidths.runs(&GpuInfo::h100(), Size::Profile);
+        let runs = VectorWidths.runs(&GpuInfo::h100(), RunSize::Profile);
         let find = |label: &str| runs.iter().find(|r| r.label == label).unwrap_or_else(|| panic!("no run {label}"));
         // 2 blocks x 32 warps x 4 iterations x 8 rows, 8 wavefronts each; the fill: 8192 words.
         let load = find("ld float4[(lane + 32 r) * 2]");
@@ -671,8 +670,5 @@ mod tests {
         let chunk = find("16-byte chunk as char");
         assert_eq!(chunk.predicted(Op::Load), (2 * 32 * 2 * 8 * 16 * 4, 2 * 32 * 2 * 8 * 16));
         assert_eq!(chunk.predicted(Op::Store), (2 * 32, 2 * 32));
-        let timed = VectorWidths.runs(&GpuInfo::h100(), Size::Timed);
-        assert_eq!(timed.len(), runs.len());
-        assert!(timed.iter().zip(&runs).all(|(t, p)| t.kernel == p.kernel && t.label == p.label));
     }
 }

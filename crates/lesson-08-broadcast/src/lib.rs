@@ -11,9 +11,9 @@
 use bank_model::{Op, Request, WARP_SIZE, Width, describe::summary};
 use cuda_kernels::{Gpu, GpuError, GpuInfo};
 use lesson_kit::{
-    DeclaredAccess, KernelRun, Lesson, Measured, Prepared, Report, Size, Styled, TimeRatio, Tone,
+    DeclaredAccess, KernelRun, Lesson, Prepared, Report, RunSize, Styled, TimeRatio, TimedRun, Tone,
     bank_table::add_bank_grid,
-    lesson::{counter_cells, format_ratio, grouped},
+    cells::{counter_cells, format_ratio, grouped},
     styled,
     words_kernel::{Launch, fill_tile_access, loaded_value, random_words, repeated_sum, words_kernel},
 };
@@ -224,6 +224,9 @@ impl Way {
 
 pub struct Broadcast;
 
+/// The lesson, as the course's list of lessons names it.
+pub static LESSON: Broadcast = Broadcast;
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Spec {
     /// `multicast_one_bank` / `multicast_many_banks`: 32 lanes on `distinct` words.
@@ -309,8 +312,8 @@ impl Spec {
             Spec::OneAddress { op: Op::Load, width, .. } => {
                 repeated_sum((0..ROWS).map(|row| loaded_value(words, width, row * width.bytes())), iterations)
             }
-            // Element 0 ends up holding iterations - 1 in every part.
-            Spec::OneAddress { width, .. } => (iterations - 1).wrapping_mul(width.bytes() / 4),
+            // Every part of element 0 holds 1.
+            Spec::OneAddress { width, .. } => width.bytes() / 4,
             Spec::Spread { .. } => repeated_sum(words.iter().copied(), iterations),
             Spec::Chain { steps, .. } => (0..steps).fold(0, |index, _| words[index as usize] % VALUES),
             Spec::Lookup { .. } => {
@@ -422,13 +425,9 @@ impl Spec {
 impl Lesson for Broadcast {
     type Spec = Spec;
 
-    fn number(&self) -> u32 {
-        8
-    }
-
-    fn title(&self) -> &'static str {
-        "Broadcast and shuffle"
-    }
+    const NUMBER: u32 = 8;
+    const TITLE: &'static str = "Broadcast and shuffle";
+    const KERNEL_FILES: &'static [&'static str] = &[KERNEL_FILE];
 
     fn model(&self, report: &mut Report) {
         report.text(
@@ -539,10 +538,10 @@ impl Lesson for Broadcast {
         );
     }
 
-    fn runs(&self, gpu: &GpuInfo, size: Size) -> Vec<KernelRun<Spec>> {
+    fn runs(&self, gpu: &GpuInfo, size: RunSize) -> Vec<KernelRun<Spec>> {
         let (blocks, iterations, steps) = match size {
-            Size::Profile => (2, 4, 64),
-            Size::Timed => (2 * gpu.multiprocessors, 2048, 16384),
+            RunSize::Profile => (2, 4, 64),
+            RunSize::Timed => (2 * gpu.multiprocessors, 2048, 16384),
         };
         let launch = Launch { blocks, threads: THREADS, iterations };
         let mut specs = vec![Spec::Multicast { distinct: 1, one_bank: false, launch }];
@@ -577,7 +576,7 @@ impl Lesson for Broadcast {
         &FIGURES
     }
 
-    fn summarize(&self, _gpu: &GpuInfo, results: &[Measured<Spec>], report: &mut Report) {
+    fn summarize(&self, _gpu: &GpuInfo, results: &[TimedRun<Spec>], report: &mut Report) {
         // One table per family of runs, each timed against its first row.
         for (family, members) in grouped(results, Spec::family) {
             let first = members[0];
@@ -676,7 +675,7 @@ mod tests {
 
     #[test]
     fn declared_counts_follow_the_launch_shape() {
-        let runs = Broadcast.runs(&GpuInfo::h100(), Size::Profile);
+        let runs = Broadcast.runs(&GpuInfo::h100(), RunSize::Profile);
         let find = |label: &str| runs.iter().find(|r| r.label == label).unwrap_or_else(|| panic!("no run {label}"));
         // 2 blocks x 32 warps x 4 iterations x 8 rows, 8 wavefronts each; the fill: 1024 words.
         let multicast = find("8 words in one bank");
@@ -697,9 +696,6 @@ mod tests {
         let lookups: u64 = (0..ROWS).map(|row| lookup_request(row, 256).analyze().wavefronts as u64).sum();
         assert_eq!(lookup.predicted(Op::Load), (2 * 32 * (8 + 4 * lookups), 2 * 32 * (8 + 4 * 8)));
         assert_eq!(lookup.predicted(Op::Store), (2 * 16, 2 * 16));
-        let timed = Broadcast.runs(&GpuInfo::h100(), Size::Timed);
-        assert_eq!(timed.len(), runs.len());
-        assert!(timed.iter().zip(&runs).all(|(t, p)| t.kernel == p.kernel && t.label == p.label));
     }
 
     #[test]
@@ -709,9 +705,9 @@ mod tests {
         // Word i holds i: lane 6 of the 4-word one-bank multicast reads words 64 + r.
         let multicast = Spec::Multicast { distinct: 4, one_bank: true, launch };
         assert_eq!(multicast.expected(&counting, 6), 3 * (0..8).map(|r| 64 + r).sum::<u32>());
-        // Every part of a 16-byte element 0 holds iterations - 1 = 2.
+        // Every part of a 16-byte element 0 holds 1.
         let store = Spec::OneAddress { op: Op::Store, width: Width::W16, launch };
-        assert_eq!(store.expected(&[], 6), 4 * 2);
+        assert_eq!(store.expected(&[], 6), 4);
         // table[i] = i + 1: a chain from 0 is at step s after s steps, modulo 32.
         let next: Vec<u32> = (1..=VALUES).collect();
         for way in Way::ALL {

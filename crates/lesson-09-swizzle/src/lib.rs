@@ -12,9 +12,9 @@ use std::fmt;
 use bank_model::{Op, Request, WARP_SIZE, Width, swizzle::Swizzle};
 use cuda_kernels::{Gpu, GpuError, GpuInfo};
 use lesson_kit::{
-    DeclaredAccess, KernelRun, Lesson, Measured, Point, Prepared, Report, Series, Size, TimeRatio, Tone,
+    Chart, DeclaredAccess, KernelRun, Lesson, Point, Prepared, Report, RunSize, Series, TimeRatio, TimedRun, Tone,
     bank_table::add_bank_grid,
-    lesson::counter_cells,
+    cells::counter_cells,
     styled,
     words_kernel::{Launch, loaded_value, random_words, repeated_sum, words_kernel},
 };
@@ -224,6 +224,9 @@ pub fn measured_layouts() -> [(&'static str, Layout); 5] {
 
 pub struct Swizzling;
 
+/// The lesson, as the course's list of lessons names it.
+pub static LESSON: Swizzling = Swizzling;
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Spec {
     pub kernel: &'static str,
@@ -311,12 +314,17 @@ fn layout_table(report: &mut Report, layouts: &[Layout]) {
 impl Lesson for Swizzling {
     type Spec = Spec;
 
-    fn number(&self) -> u32 {
-        9
-    }
+    const NUMBER: u32 = 9;
+    const TITLE: &'static str = "Swizzling";
+    const KERNEL_FILES: &'static [&'static str] = &[KERNEL_FILE];
 
-    fn title(&self) -> &'static str {
-        "Swizzling"
+    fn charts(&self) -> &'static [Chart] {
+        &[Chart {
+            file: "lesson-09-swizzle.svg",
+            title: "A column of float4s by layout: the clock against the model",
+            value_label: "over Swizzle<3, 2, 3>",
+            series: &["swizzle_time_ratio", "swizzle_wavefront_ratio"],
+        }]
     }
 
     fn model(&self, report: &mut Report) {
@@ -359,12 +367,12 @@ impl Lesson for Swizzling {
         );
     }
 
-    fn runs(&self, gpu: &GpuInfo, size: Size) -> Vec<KernelRun<Spec>> {
+    fn runs(&self, gpu: &GpuInfo, size: RunSize) -> Vec<KernelRun<Spec>> {
         let launch = match size {
-            Size::Profile => Launch { blocks: 2, threads: THREADS, iterations: 8 },
+            RunSize::Profile => Launch { blocks: 2, threads: THREADS, iterations: 8 },
             // Every SM full of blocks (8 of 256 threads on an H100), reading long enough to be bound
             // by the shared-memory pipe.
-            Size::Timed => Launch {
+            RunSize::Timed => Launch {
                 blocks: gpu.max_threads_per_sm / THREADS * gpu.multiprocessors,
                 threads: THREADS,
                 iterations: 16384,
@@ -395,11 +403,11 @@ impl Lesson for Swizzling {
 
     /// Each layout's time and its column read's wavefronts, both over the recommended swizzle's:
     /// on a chart the clock's ladder lies on the model's.
-    fn series(&self, _gpu: &GpuInfo, results: &[Measured<Spec>]) -> Vec<Series> {
+    fn series(&self, _gpu: &GpuInfo, results: &[TimedRun<Spec>]) -> Vec<Series> {
         let recommended = float_swizzled().to_string();
         let Some(baseline) = results.iter().find(|m| m.run.label == recommended) else { return Vec::new() };
-        let column_read = |m: &Measured<Spec>| m.run.predicted(Op::Load).0 as f64;
-        let series = |key: &str, label: &str, value: &dyn Fn(&Measured<Spec>) -> f64| Series {
+        let column_read = |m: &TimedRun<Spec>| m.run.predicted(Op::Load).0 as f64;
+        let series = |key: &str, label: &str, value: &dyn Fn(&TimedRun<Spec>) -> f64| Series {
             key: key.into(),
             label: label.into(),
             unit: "x".into(),
@@ -415,8 +423,8 @@ impl Lesson for Swizzling {
         ]
     }
 
-    fn summarize(&self, gpu: &GpuInfo, results: &[Measured<Spec>], report: &mut Report) {
-        report.heading("Measured: each warp reads a column of float4s, again and again");
+    fn summarize(&self, gpu: &GpuInfo, results: &[TimedRun<Spec>], report: &mut Report) {
+        report.heading("TimedRun: each warp reads a column of float4s, again and again");
         let rows = results
             .iter()
             .map(|m| {
@@ -461,13 +469,13 @@ mod tests {
     #[test]
     fn the_series_put_each_layouts_time_beside_its_wavefronts_over_the_swizzles() {
         // Times that are not proportional to wavefronts, so the two series must differ.
-        let results: Vec<Measured<Spec>> = Swizzling
-            .runs(&GpuInfo::h100(), Size::Timed)
+        let results: Vec<TimedRun<Spec>> = Swizzling
+            .runs(&GpuInfo::h100(), RunSize::Timed)
             .into_iter()
             .enumerate()
             .map(|(index, run)| {
                 let ms = 1.0 + index as f64;
-                Measured {
+                TimedRun {
                     run,
                     timing: Timing { median_ms: ms, min_ms: ms, max_ms: ms, reps: 1 },
                     counters: None,
@@ -533,7 +541,7 @@ mod tests {
 
     #[test]
     fn declared_counts_follow_the_launch_shape() {
-        let runs = Swizzling.runs(&GpuInfo::h100(), Size::Profile);
+        let runs = Swizzling.runs(&GpuInfo::h100(), RunSize::Profile);
         let find = |label: &str| runs.iter().find(|r| r.label == label).unwrap_or_else(|| panic!("no run {label}"));
         // 2 blocks x 8 warps: one row write each at 4 wavefronts; 8 column reads each at 32.
         let unswizzled = find("float tile[32][32]");
@@ -543,15 +551,14 @@ mod tests {
         assert_eq!(swizzled.predicted(Op::Load), (2 * 8 * 8 * 4, 2 * 8 * 8));
         assert_eq!(swizzled.predicted_excess(), 0);
         assert_eq!(find("float tile[32][32], Swizzle<2, 2, 3>").predicted_per_request(Op::Load), Some(8.0));
-        let timed = Swizzling.runs(&GpuInfo::h100(), Size::Timed);
+        let timed = Swizzling.runs(&GpuInfo::h100(), RunSize::Timed);
         assert_eq!(timed[0].spec.launch, Launch { blocks: 8 * 132, threads: THREADS, iterations: 16384 });
-        assert!(timed.iter().zip(&runs).all(|(t, p)| t.kernel == p.kernel && t.label == p.label));
     }
 
     #[test]
     fn the_reference_reads_what_the_kernel_reads() {
         let words: Vec<u32> = (0..THREADS).map(|t| 1000 + t).collect();
-        for run in Swizzling.runs(&GpuInfo::h100(), Size::Profile) {
+        for run in Swizzling.runs(&GpuInfo::h100(), RunSize::Profile) {
             // Lane l of warp w reads logical vector w of row l, which thread 8 l + w wrote: 4 copies
             // of its word, 8 iterations, wherever the layout put it.
             let expected = run.spec.expected(&words);

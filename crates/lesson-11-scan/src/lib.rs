@@ -11,8 +11,8 @@
 use bank_model::{Op, Request, WARP_SIZE, Width};
 use cuda_kernels::{CudaFunction, CudaSlice, Gpu, GpuError, GpuInfo, LaunchConfig, PushKernelArg};
 use lesson_kit::{
-    DeclaredAccess, KernelRun, Lesson, Measured, OutputCheck, Prepared, Report, Size, TimeRatio, Tone,
-    bank_table::add_bank_grid, lesson::counter_cells, styled, words_kernel::random_words,
+    DeclaredAccess, KernelRun, Lesson, OutputCheck, Prepared, Report, RunSize, TimeRatio, TimedRun, Tone,
+    bank_table::add_bank_grid, cells::counter_cells, styled, words_kernel::random_words,
 };
 
 /// The kernels' source file in `kernels/`.
@@ -210,6 +210,9 @@ fn phase(access: &DeclaredAccess) -> usize {
 
 pub struct Scan;
 
+/// The lesson, as the course's list of lessons names it.
+pub static LESSON: Scan = Scan;
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Spec {
     pub layout: Layout,
@@ -219,13 +222,9 @@ pub struct Spec {
 impl Lesson for Scan {
     type Spec = Spec;
 
-    fn number(&self) -> u32 {
-        11
-    }
-
-    fn title(&self) -> &'static str {
-        "Scans"
-    }
+    const NUMBER: u32 = 11;
+    const TITLE: &'static str = "Scans";
+    const KERNEL_FILES: &'static [&'static str] = &[KERNEL_FILE];
 
     fn reference(&self) -> &'static str {
         "a CPU exclusive scan of each block's words"
@@ -330,10 +329,10 @@ impl Lesson for Scan {
         ));
     }
 
-    fn runs(&self, gpu: &GpuInfo, size: Size) -> Vec<KernelRun<Spec>> {
+    fn runs(&self, gpu: &GpuInfo, size: RunSize) -> Vec<KernelRun<Spec>> {
         let blocks = match size {
-            Size::Profile => 2,
-            Size::Timed => 128 * gpu.multiprocessors,
+            RunSize::Profile => 2,
+            RunSize::Timed => 128 * gpu.multiprocessors,
         };
         Layout::ALL
             .into_iter()
@@ -363,8 +362,8 @@ impl Lesson for Scan {
         &FIGURES
     }
 
-    fn summarize(&self, gpu: &GpuInfo, results: &[Measured<Spec>], report: &mut Report) {
-        report.heading(format!("Measured: one block per {WORDS} words"));
+    fn summarize(&self, gpu: &GpuInfo, results: &[TimedRun<Spec>], report: &mut Report) {
+        report.heading(format!("TimedRun: one block per {WORDS} words"));
         let rows = results
             .iter()
             .map(|m| {
@@ -524,7 +523,7 @@ mod tests {
 
     #[test]
     fn declared_counts_follow_the_launch_shape() {
-        let runs = Scan.runs(&GpuInfo::h100(), Size::Profile);
+        let runs = Scan.runs(&GpuInfo::h100(), RunSize::Profile);
         let run = |layout| runs.iter().find(|r| r.spec.layout == layout).expect("a run per layout");
         let blocks = 2;
         // Per block: warps working at the 11 levels, 32 + 16 + 8 + 4 + 2 + 6 x 1 = 68; the up-sweep

@@ -8,7 +8,40 @@ use plotters::{
     style::text_anchor::{HPos, Pos, VPos},
 };
 
-use crate::lesson::Series;
+use crate::figures::Series;
+
+/// A chart a lesson declares: bars of some of its measured series. The lesson's run
+/// (`cargo xtask lesson N --plots DIR`) and the book's results page both draw it with [`Chart::plot`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Chart {
+    /// The SVG file's name.
+    pub file: &'static str,
+    pub title: &'static str,
+    pub value_label: &'static str,
+    /// Keys of the lesson's series, in legend order.
+    pub series: &'static [&'static str],
+}
+
+impl Chart {
+    /// The chart's series that `available` has, and the keys it lacks.
+    pub fn pick<'a>(&self, available: &'a [Series]) -> (Vec<&'a Series>, Vec<&'static str>) {
+        let find = |key: &&str| available.iter().find(|s| s.key == *key);
+        let present = self.series.iter().filter_map(find).collect();
+        let missing = self.series.iter().filter(|key| find(key).is_none()).copied().collect();
+        (present, missing)
+    }
+
+    /// The chart drawn from `available`, titled for the GPU that measured it; `None` when none of
+    /// its series is there.
+    pub fn plot(&self, gpu: &str, available: &[Series]) -> Result<Option<Plot>, String> {
+        let (present, _) = self.pick(available);
+        if present.is_empty() {
+            return Ok(None);
+        }
+        let svg = grouped_bars(&format!("{} on the {gpu}", self.title), self.value_label, &present)?;
+        Ok(Some(Plot { file: self.file.to_owned(), svg }))
+    }
+}
 
 /// One chart, ready to write as `file`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -128,7 +161,7 @@ pub fn grouped_bars(title: &str, value_label: &str, series: &[&Series]) -> Resul
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lesson::Point;
+    use crate::figures::Point;
 
     fn series(label: &str, points: &[(&str, f64)]) -> Series {
         Series {

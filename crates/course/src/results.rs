@@ -1,16 +1,17 @@
-//! `cargo xtask results`: the book's results file, and the page the book renders from it.
+//! The book's results file (`cargo xtask results` writes it), and the page the book renders from it.
 //!
 //! The file is versioned (`schema`) JSON: where and when it was measured, and every lesson's
 //! headline figures and measured series from one timing run. `cargo xtask book` turns it into a
 //! Markdown table and SVG charts.
 
-use std::{fs, io::Write, path::Path, process::ExitCode};
+use std::{fs, path::Path};
 
 use anyhow::{Context, bail};
-use lesson_kit::{Series, plot::grouped_bars};
+use cuda_kernels::GpuInfo;
+use lesson_kit::Series;
 use serde::{Deserialize, Serialize};
 
-use crate::{lessons, workspace_root};
+use crate::LESSONS;
 
 /// Bumped whenever the file's fields change meaning. Schema 2 added `series`; a file of schema 1
 /// (figures only) still reads, and its charts say that they are not measured yet.
@@ -29,7 +30,7 @@ pub struct Results {
     pub arch: String,
     pub driver: Option<String>,
     pub cuda: String,
-    pub figures: Vec<Figure>,
+    pub figures: Vec<StoredFigure>,
     #[serde(default)]
     pub series: Vec<LessonSeries>,
 }
@@ -44,7 +45,7 @@ pub struct LessonSeries {
 
 /// A lesson's headline figure, as `bench` prints it and the results file stores it.
 #[derive(Debug, Serialize, Deserialize, PartialEq)]
-pub struct Figure {
+pub struct StoredFigure {
     pub lesson: u32,
     pub key: String,
     pub label: String,
@@ -52,118 +53,58 @@ pub struct Figure {
     pub unit: String,
 }
 
-impl From<(u32, lesson_kit::Figure)> for Figure {
+impl From<(u32, lesson_kit::Figure)> for StoredFigure {
     fn from((lesson, f): (u32, lesson_kit::Figure)) -> Self {
-        Figure { lesson, key: f.key.to_owned(), label: f.label, value: f.value, unit: f.unit.to_owned() }
+        StoredFigure { lesson, key: f.key.to_owned(), label: f.label, value: f.value, unit: f.unit.to_owned() }
     }
 }
 
-impl Figure {
+impl StoredFigure {
     /// The value as tables show it: whole numbers from 100 up, two decimals below.
     pub fn value_text(&self) -> String {
         if self.value >= 100.0 { format!("{:.0}", self.value) } else { format!("{:.2}", self.value) }
     }
 }
 
-/// Measures on this machine's GPU and writes the file.
-pub fn write(file: &Path, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
-    let measured = match lessons::measure_all()? {
-        Ok(measured) => measured,
-        Err(why) => bail!("results need a GPU: {why}"),
-    };
-    let gpu = measured.gpu;
-    let results = Results {
-        schema: SCHEMA,
-        date: today(),
-        gpu: gpu.name.clone(),
-        arch: gpu.arch(),
-        driver: cuda_kernels::driver_version(),
-        cuda: gpu.driver_cuda_version.clone(),
-        figures: measured.figures.into_iter().map(Figure::from).collect(),
-        series: measured.series.into_iter().map(|(lesson, series)| LessonSeries { lesson, series }).collect(),
-    };
-    fs::write(file, serde_json::to_string_pretty(&results)? + "\n")
-        .with_context(|| format!("cannot write {}", file.display()))?;
-    writeln!(
-        out,
-        "{} figures and {} series from {} written to {}",
-        results.figures.len(),
-        results.series.len(),
-        results.gpu,
-        file.display()
-    )?;
-    Ok(ExitCode::SUCCESS)
-}
-
-/// A chart of the book's results page, drawn from the series it names.
-struct Chart {
-    file: &'static str,
-    title: &'static str,
-    value_label: &'static str,
-    /// (lesson, series key), in legend order.
-    series: &'static [(u32, &'static str)],
-}
-
-const CHARTS: [Chart; 5] = [
-    Chart {
-        file: "results-stride-slowdown.svg",
-        title: "Slowdown against stride, float loads",
-        value_label: "time / time at stride 1",
-        series: &[(1, "stride_slowdown_throughput"), (1, "stride_slowdown_latency")],
-    },
-    Chart {
-        file: "results-transpose.svg",
-        title: "Transpose bandwidth by variant",
-        value_label: "GB/s",
-        series: &[(3, "transpose_bandwidth")],
-    },
-    Chart {
-        file: "results-gemm.svg",
-        title: "GEMM throughput against cuBLAS",
-        value_label: "GFLOP/s",
-        series: &[(4, "gemm_gflops")],
-    },
-    Chart {
-        file: "results-occupancy.svg",
-        title: "Padding the A tile: time and occupancy",
-        value_label: "ratio",
-        series: &[(5, "padding_time_ratio"), (5, "padding_occupancy")],
-    },
-    Chart {
-        file: "results-swizzle.svg",
-        title: "A column of float4s by layout: the clock against the model",
-        value_label: "over Swizzle<3, 2, 3>",
-        series: &[(9, "swizzle_time_ratio"), (9, "swizzle_wavefront_ratio")],
-    },
-];
-
-/// Reads the book's results file, `None` when there is none.
-fn read_book_file() -> anyhow::Result<Option<Results>> {
-    let path = workspace_root().join(BOOK_FILE);
-    let Ok(text) = fs::read_to_string(&path) else { return Ok(None) };
-    let results: Results =
-        serde_json::from_str(&text).with_context(|| format!("{} is not a results file", path.display()))?;
-    if !(OLDEST_READABLE_SCHEMA..=SCHEMA).contains(&results.schema) {
-        bail!(
-            "{} has schema {}, this course reads {OLDEST_READABLE_SCHEMA} to {SCHEMA}: run `cargo xtask results`",
-            path.display(),
-            results.schema
-        );
+impl Results {
+    /// One timing run of every lesson on `gpu`, dated today.
+    pub fn new(gpu: &GpuInfo, figures: Vec<(u32, lesson_kit::Figure)>, series: Vec<(u32, Series)>) -> Results {
+        Results {
+            schema: SCHEMA,
+            date: today(),
+            gpu: gpu.name.clone(),
+            arch: gpu.arch(),
+            driver: cuda_kernels::driver_version(),
+            cuda: gpu.driver_cuda_version.clone(),
+            figures: figures.into_iter().map(StoredFigure::from).collect(),
+            series: series.into_iter().map(|(lesson, series)| LessonSeries { lesson, series }).collect(),
+        }
     }
-    Ok(Some(results))
+
+    pub fn write(&self, file: &Path) -> anyhow::Result<()> {
+        fs::write(file, serde_json::to_string_pretty(self)? + "\n")
+            .with_context(|| format!("cannot write {}", file.display()))
+    }
+
+    /// The results file at `path`, `None` when there is none.
+    pub fn read(path: &Path) -> anyhow::Result<Option<Results>> {
+        let Ok(text) = fs::read_to_string(path) else { return Ok(None) };
+        let results: Results =
+            serde_json::from_str(&text).with_context(|| format!("{} is not a results file", path.display()))?;
+        if !(OLDEST_READABLE_SCHEMA..=SCHEMA).contains(&results.schema) {
+            bail!(
+                "{} has schema {}, this course reads {OLDEST_READABLE_SCHEMA} to {SCHEMA}: run `cargo xtask results`",
+                path.display(),
+                results.schema
+            );
+        }
+        Ok(Some(results))
+    }
 }
 
-/// The book's results page and its charts (file name, contents), none when the file is absent.
-pub fn pages() -> anyhow::Result<Vec<(String, String)>> {
-    Ok(match read_book_file()? {
-        Some(results) => render(&results)?,
-        None => Vec::new(),
-    })
-}
-
-/// The results page (`results.md`): a table of the figures, then each chart, or a line saying
-/// which series it lacks; and the charts' SVG files.
-fn render(results: &Results) -> anyhow::Result<Vec<(String, String)>> {
+/// The results page (`results.md`): a table of the figures, then every lesson's charts, or a line
+/// saying which series a chart lacks; and the charts' SVG files.
+pub fn render(results: &Results) -> anyhow::Result<Vec<(String, String)>> {
     let mut page = format!(
         "Measured on an {} ({}), driver {}, CUDA {}, on {}.\n\n| lesson | figure | value | unit |\n| --- | --- | --- | --- |\n",
         results.gpu,
@@ -177,31 +118,27 @@ fn render(results: &Results) -> anyhow::Result<Vec<(String, String)>> {
     }
     page.push_str("\n## Charts\n");
     let mut files = Vec::new();
-    for chart in &CHARTS {
-        page.push_str(&format!("\n### {}\n\n", chart.title));
-        let find = |&(lesson, key): &(u32, &str)| {
-            results.series.iter().find(|s| s.lesson == lesson && s.series.key == key).map(|s| &s.series)
-        };
-        let present: Vec<&Series> = chart.series.iter().filter_map(find).collect();
-        let missing: Vec<String> = chart
-            .series
-            .iter()
-            .filter(|wanted| find(wanted).is_none())
-            .map(|(lesson, key)| format!("`{key}` (lesson {lesson})"))
-            .collect();
-        if !present.is_empty() {
-            let title = format!("{} on the {}", chart.title, results.gpu);
-            let svg = grouped_bars(&title, chart.value_label, &present)
-                .map_err(|e| anyhow::anyhow!("drawing {}: {e}", chart.file))?;
-            page.push_str(&format!("![{}](generated/{})\n", chart.title, chart.file));
-            files.push((chart.file.to_owned(), svg));
-        }
-        if !missing.is_empty() {
-            page.push_str(&format!(
-                "{}This results file has no series {} yet; `cargo xtask results` on a GPU writes one that has.\n",
-                if present.is_empty() { "" } else { "\n" },
-                missing.join(", ")
-            ));
+    for lesson in LESSONS {
+        let measured: Vec<Series> =
+            results.series.iter().filter(|s| s.lesson == lesson.number()).map(|s| s.series.clone()).collect();
+        for chart in lesson.charts() {
+            page.push_str(&format!("\n### {}\n\n", chart.title));
+            if let Some(plot) =
+                chart.plot(&results.gpu, &measured).map_err(|e| anyhow::anyhow!("drawing {}: {e}", chart.file))?
+            {
+                page.push_str(&format!("![{}](generated/{})\n", chart.title, plot.file));
+                files.push((plot.file, plot.svg));
+            }
+            let (present, missing) = chart.pick(&measured);
+            if !missing.is_empty() {
+                let missing: Vec<String> =
+                    missing.iter().map(|key| format!("`{key}` (lesson {})", lesson.number())).collect();
+                page.push_str(&format!(
+                    "{}This results file has no series {} yet; `cargo xtask results` on a GPU writes one that has.\n",
+                    if present.is_empty() { "" } else { "\n" },
+                    missing.join(", ")
+                ));
+            }
         }
     }
     files.insert(0, ("results.md".to_owned(), page));
@@ -209,7 +146,7 @@ fn render(results: &Results) -> anyhow::Result<Vec<(String, String)>> {
 }
 
 /// Today's date in UTC, from the system clock (days since 1970 to a civil date).
-pub(crate) fn today() -> String {
+pub fn today() -> String {
     let days = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() / 86_400);
     civil_date(days as i64)
 }
@@ -242,7 +179,7 @@ mod tests {
             arch: "sm_90".into(),
             driver: None,
             cuda: "13.0".into(),
-            figures: vec![Figure {
+            figures: vec![StoredFigure {
                 lesson: 1,
                 key: "k".into(),
                 label: "a figure".into(),
@@ -277,10 +214,10 @@ mod tests {
         ]))
         .unwrap();
         let names: Vec<&str> = pages.iter().map(|(name, _)| name.as_str()).collect();
-        assert_eq!(names, ["results.md", "results-stride-slowdown.svg", "results-transpose.svg"]);
+        assert_eq!(names, ["results.md", "lesson-01-stride-slowdown.svg", "lesson-03-transpose.svg"]);
         let page = &pages[0].1;
         assert!(page.contains("| 1 | a figure | 2.50 | x |"), "{page}");
-        assert!(page.contains("![Transpose bandwidth by variant](generated/results-transpose.svg)"), "{page}");
+        assert!(page.contains("![Transpose bandwidth by variant](generated/lesson-03-transpose.svg)"), "{page}");
         assert!(page.contains("no series `stride_slowdown_latency` (lesson 1) yet"), "{page}");
         assert!(page.contains("no series `gemm_gflops` (lesson 4)"), "{page}");
         assert!(page.contains("no series `padding_time_ratio` (lesson 5), `padding_occupancy` (lesson 5)"), "{page}");

@@ -1,0 +1,75 @@
+//! Table cells and groupings the lessons' summaries share.
+
+use bank_model::Op;
+
+use crate::{
+    lesson::{CounterCheck, TimedRun},
+    report::{Styled, Tone, styled},
+};
+
+/// Results grouped by `family` (the table each belongs in, say), families in the order they first
+/// appear, results in their order.
+pub fn grouped<S>(
+    results: &[TimedRun<S>],
+    family: impl Fn(&S) -> &'static str,
+) -> Vec<(&'static str, Vec<&TimedRun<S>>)> {
+    let mut groups: Vec<(&'static str, Vec<&TimedRun<S>>)> = Vec::new();
+    for result in results {
+        let name = family(&result.run.spec);
+        match groups.iter_mut().find(|(existing, _)| *existing == name) {
+            Some((_, members)) => members.push(result),
+            None => groups.push((name, vec![result])),
+        }
+    }
+    groups
+}
+
+/// Cells for "predicted | measured" wavefronts per request of `op`.
+pub fn counter_cells<S>(measured: &TimedRun<S>, op: Op) -> [Styled; 2] {
+    let predicted = measured.run.predicted_per_request(op);
+    let format = |v: Option<f64>| v.map_or("-".to_owned(), format_ratio);
+    let measured_cell = match &measured.counters {
+        None => "n/a".into(),
+        Some(CounterCheck { counters, mismatches, .. }) => {
+            let per_request = match op.reads() {
+                true => counters.load_wavefronts_per_request(),
+                false => counters.store_wavefronts_per_request(),
+            };
+            match mismatches.is_empty() {
+                true => styled(format!("{} ✓", format(per_request)), Tone::Good),
+                false => styled(format!("{} ✗", format(per_request)), Tone::Bad),
+            }
+        }
+    };
+    [format(predicted).into(), measured_cell]
+}
+
+/// `2`, `2.5`, `1.03`: short and exact where the value is whole.
+pub fn format_ratio(value: f64) -> String {
+    if (value - value.round()).abs() < 1e-9 { format!("{}", value.round()) } else { format!("{value:.2}") }
+}
+
+#[cfg(test)]
+mod tests {
+    use cuda_kernels::timing::Timing;
+
+    use super::*;
+    use crate::lesson::KernelRun;
+
+    #[test]
+    fn results_group_by_family_in_order_of_first_appearance() {
+        let result = |label: &str, spec: u32| TimedRun {
+            run: KernelRun { label: label.into(), kernel: None, accesses: Vec::new(), spec },
+            timing: Timing::from_samples(vec![1.0]).expect("one sample"),
+            counters: None,
+            occupancy: None,
+        };
+        let results = [result("a1", 1), result("b2", 2), result("a3", 3)];
+        let groups = grouped(&results, |&spec| if spec % 2 == 1 { "odd" } else { "even" });
+        let labels: Vec<(&str, Vec<&str>)> = groups
+            .iter()
+            .map(|(family, members)| (*family, members.iter().map(|m| m.run.label.as_str()).collect()))
+            .collect();
+        assert_eq!(labels, [("odd", vec!["a1", "a3"]), ("even", vec!["b2"])]);
+    }
+}
