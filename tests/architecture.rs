@@ -41,7 +41,8 @@ fn bank_model_knows_nothing_of_cuda() {
 fn cuda_kernels_is_the_only_crate_on_cudarc_and_knows_nothing_of_lessons() {
     let all = dependencies();
     assert!(course_crates(&all["cuda-kernels"]).is_empty(), "{:?}", all["cuda-kernels"]);
-    let on_cudarc: Vec<&String> = all.iter().filter(|(_, d)| d.contains(&"cudarc".to_owned())).map(|(n, _)| n).collect();
+    let on_cudarc: Vec<&String> =
+        all.iter().filter(|(_, d)| d.contains(&"cudarc".to_owned())).map(|(n, _)| n).collect();
     assert_eq!(on_cudarc, ["cuda-kernels"]);
 }
 
@@ -49,7 +50,8 @@ fn cuda_kernels_is_the_only_crate_on_cudarc_and_knows_nothing_of_lessons() {
 fn lessons_depend_only_on_the_kit_the_model_cuda_and_earlier_lessons() {
     for (name, deps) in dependencies().iter().filter(|(name, _)| is_lesson(name)) {
         for dep in course_crates(deps) {
-            let allowed = ["lesson-kit", "bank-model", "cuda-kernels"].contains(&dep) || (is_lesson(dep) && dep < name.as_str());
+            let allowed =
+                ["lesson-kit", "bank-model", "cuda-kernels"].contains(&dep) || (is_lesson(dep) && dep < name.as_str());
             assert!(allowed, "{name} depends on {dep}");
         }
     }

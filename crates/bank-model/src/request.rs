@@ -262,9 +262,22 @@ impl Request {
         Ok(Request { op, width, lanes })
     }
 
+    /// Every lane active, lane `l` accessing element `element(l)` of an array of `width`-byte
+    /// elements. Element indices are always aligned, so this cannot fail.
+    pub fn elements(op: Op, width: Width, element: impl Fn(u32) -> u32) -> Self {
+        let lanes = std::array::from_fn(|lane| Some(element(lane as u32) * width.bytes()));
+        Request::new(op, width, lanes).expect("element addresses are aligned")
+    }
+
     /// Lane `i` accesses element `i * stride` of an array of `width`-byte elements.
     pub fn strided(op: Op, width: Width, stride: u32) -> Result<Self, RequestError> {
-        Request::new(op, width, std::array::from_fn(|lane| Some(lane as u32 * stride * width.bytes())))
+        Ok(Request::elements(op, width, |lane| lane * stride))
+    }
+
+    /// A column read: lane `l` reads element `column` of row `l` of a row-major tile of
+    /// `width`-byte elements, `pitch` elements per row.
+    pub fn column(width: Width, pitch: u32, column: u32) -> Self {
+        Request::elements(Op::Load, width, |lane| lane * pitch + column)
     }
 }
 

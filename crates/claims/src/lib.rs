@@ -21,12 +21,6 @@ pub struct Claim {
     pub measured_in: u32,
 }
 
-/// Lane `lane` reads element `row * pitch + column` of a tile of `width`-byte elements, row = lane.
-fn column_read(width: Width, pitch: u32, column: u32) -> Request {
-    let lanes = std::array::from_fn(|lane| Some((lane as u32 * pitch + column) * width.bytes()));
-    Request::new(Op::Load, width, lanes).expect("element addresses are aligned")
-}
-
 /// Lane `lane` reads 16-byte vector `column` of row `lane` of `float tile[32][32]` under `swizzle`.
 fn swizzled_float4_column(swizzle: Swizzle, column: u32) -> Request {
     let lanes = std::array::from_fn(|lane| Some(swizzle.apply(lane as u32 * 32 + 4 * column) * 4));
@@ -59,8 +53,8 @@ pub fn claims() -> Vec<Claim> {
         Claim {
             statement: "`char tile[32][129]` is conflict-free.",
             questions: vec![
-                question("char tile[32][129], column 0", column_read(Width::W1, 129, 0)),
-                question("char tile[32][132], column 0", column_read(Width::W1, 132, 0)),
+                question("char tile[32][129], column 0", Request::column(Width::W1, 129, 0)),
+                question("char tile[32][132], column 0", Request::column(Width::W1, 132, 0)),
             ],
             verdict: "false: 4-way; pad to a whole odd number of words, [32][132]",
             measured_in: 2,
@@ -68,8 +62,8 @@ pub fn claims() -> Vec<Claim> {
         Claim {
             statement: "`double tile[32][33]` is conflict-free.",
             questions: vec![
-                question("double tile[32][33], column 0", column_read(Width::W8, 33, 0)),
-                question("double tile[32][32], column 0", column_read(Width::W8, 32, 0)),
+                question("double tile[32][33], column 0", Request::column(Width::W8, 33, 0)),
+                question("double tile[32][32], column 0", Request::column(Width::W8, 32, 0)),
             ],
             verdict: "true: 2 wavefronts, the ideal for 8-byte lanes",
             measured_in: 2,
@@ -77,9 +71,18 @@ pub fn claims() -> Vec<Claim> {
         Claim {
             statement: "A `float4` tile needs `float tile[32][36]`.",
             questions: vec![
-                question("float4 of float tile[32][36] (9 float4 per row), column 0", column_read(Width::W16, 9, 0)),
-                question("float4 of float tile[32][32] (8 float4 per row), column 0", column_read(Width::W16, 8, 0)),
-                question("float4 of float tile[32][40] (10 float4 per row), column 0", column_read(Width::W16, 10, 0)),
+                question(
+                    "float4 of float tile[32][36] (9 float4 per row), column 0",
+                    Request::column(Width::W16, 9, 0),
+                ),
+                question(
+                    "float4 of float tile[32][32] (8 float4 per row), column 0",
+                    Request::column(Width::W16, 8, 0),
+                ),
+                question(
+                    "float4 of float tile[32][40] (10 float4 per row), column 0",
+                    Request::column(Width::W16, 10, 0),
+                ),
                 question(
                     "float4 of float tile[32][32] under Swizzle<3, 2, 3>, column 0",
                     swizzled_float4_column(Swizzle::new(3, 2, 3).expect("valid"), 0),
@@ -114,7 +117,7 @@ pub fn claims() -> Vec<Claim> {
             statement: "The ncu bank-conflict counter is exact.",
             questions: vec![question(
                 "float tile[32][33], column 0 (the padded transpose)",
-                column_read(Width::W4, 33, 0),
+                Request::column(Width::W4, 33, 0),
             )],
             verdict: "false: the model and the sass counters say 0 excess; the l1tex counter reports some under load",
             measured_in: 3,

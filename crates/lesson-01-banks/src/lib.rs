@@ -39,8 +39,7 @@ pub fn element_index(width: Width, lane: u32, row: u32, stride: u32) -> u32 {
 
 /// The warp-wide request of one row: every lane's byte address.
 pub fn row_request(width: Width, row: u32, stride: u32) -> Request {
-    let lanes = std::array::from_fn(|lane| Some(element_index(width, lane as u32, row, stride) * width.bytes()));
-    Request::new(Op::Load, width, lanes).expect("element addresses are aligned")
+    Request::elements(Op::Load, width, |lane| element_index(width, lane, row, stride))
 }
 
 pub struct Banks;

@@ -8,7 +8,7 @@
 use bank_model::{Analysis, Op, Request, Width};
 use cuda_kernels::{Gpu, GpuError, GpuInfo};
 use lesson_kit::{
-    Figure, KernelRun, Lesson, Prepared, Report, RunSize, TimedRun, Tone,
+    KernelRun, Lesson, Prepared, Report, RunSize, TimeRatio, TimedRun, Tone,
     bank_table::add_bank_grid,
     cells::counter_cells,
     styled,
@@ -25,16 +25,10 @@ pub const PADDINGS: std::ops::RangeInclusive<u32> = 0..=8;
 /// conflict-free), and `[32][132]`.
 pub const NOTED_CHAR_PITCHES: [u32; 3] = [128, 129, 132];
 
-/// Lane `lane` of warp reading `column`: element `lane * pitch + column`.
-pub fn column_request(width: Width, pitch: u32, column: u32) -> Request {
-    let lanes = std::array::from_fn(|lane| Some((lane as u32 * pitch + column) * width.bytes()));
-    Request::new(Op::Load, width, lanes).expect("element addresses are aligned")
-}
-
 /// The column read with the most wavefronts, over all 32 columns.
 pub fn worst_column(width: Width, pitch: u32) -> Analysis {
     (0..ROWS)
-        .map(|column| column_request(width, pitch, column).analyze())
+        .map(|column| Request::column(width, pitch, column).analyze())
         .max_by_key(|analysis| analysis.wavefronts)
         .expect("32 columns")
 }
@@ -42,7 +36,7 @@ pub fn worst_column(width: Width, pitch: u32) -> Analysis {
 /// Whether every column of the tile reads in the ideal number of wavefronts.
 pub fn conflict_free(width: Width, pitch: u32) -> bool {
     (0..ROWS).all(|column| {
-        let analysis = column_request(width, pitch, column).analyze();
+        let analysis = Request::column(width, pitch, column).analyze();
         analysis.wavefronts <= analysis.ideal
     })
 }
@@ -178,7 +172,7 @@ impl Lesson for Padding {
              132 bytes (33 words, odd) are conflict-free.",
         );
         for pitch in NOTED_CHAR_PITCHES {
-            let request = column_request(Width::W1, pitch, 0);
+            let request = Request::column(Width::W1, pitch, 0);
             report.text(format!("char tile[32][{pitch}], column 0:"));
             add_bank_grid(report, &request, &request.analyze());
         }
@@ -199,7 +193,7 @@ impl Lesson for Padding {
                 let mut accesses: Vec<_> = (0..ROWS)
                     .map(|column| lesson_kit::DeclaredAccess {
                         name: format!("{}: tile[lane][{column}], pitch {pitch}", width.c_type()),
-                        request: column_request(width, pitch, column),
+                        request: Request::column(width, pitch, column),
                         executions: blocks as u64 * iterations as u64,
                     })
                     .collect();
@@ -223,28 +217,21 @@ impl Lesson for Padding {
         })
     }
 
-    fn figures(&self, _gpu: &GpuInfo, results: &[TimedRun<Spec>]) -> Vec<Figure> {
-        let ratio = |slow: (Width, u32), fast: (Width, u32)| {
-            Some(median_ms(results, slow.0, slow.1)? / median_ms(results, fast.0, fast.1)?)
-        };
-        let mut figures = Vec::new();
-        if let Some(speedup) = ratio((Width::W4, ROWS), (Width::W4, ROWS + 1)) {
-            figures.push(Figure {
+    fn time_ratios(&self) -> &'static [TimeRatio] {
+        &[
+            TimeRatio {
                 key: "padding_float_speedup",
-                label: "float column read, tile[32][33] vs tile[32][32]".into(),
-                value: speedup,
-                unit: "x",
-            });
-        }
-        if let Some(slowdown) = ratio((Width::W1, 129), (Width::W1, 132)) {
-            figures.push(Figure {
+                label: "float column read, tile[32][33] vs tile[32][32]",
+                numerator: "float tile[32][32]",
+                denominator: "float tile[32][33]",
+            },
+            TimeRatio {
                 key: "char_129_vs_132",
-                label: "char column read, tile[32][129] time over tile[32][132]".into(),
-                value: slowdown,
-                unit: "x",
-            });
-        }
-        figures
+                label: "char column read, tile[32][129] time over tile[32][132]",
+                numerator: "char tile[32][129]",
+                denominator: "char tile[32][132]",
+            },
+        ]
     }
 
     fn summarize(&self, _gpu: &GpuInfo, results: &[TimedRun<Spec>], report: &mut Report) {
@@ -276,18 +263,13 @@ impl Lesson for Padding {
             ["type", "pitch", "model wf/req", "ncu wf/req", "median ms", "spread", "speed-up vs pitch 32"],
             rows,
         );
-        if let (Some(t129), Some(t132)) = (median_ms(results, Width::W1, 129), median_ms(results, Width::W1, 132)) {
+        if let Some(char_129) = self.time_ratios()[1].figure(results) {
             report.text(format!(
                 "char tile[32][129] took {:.2}x as long as char tile[32][132]: one byte of padding is not enough.",
-                t129 / t132
+                char_129.value
             ));
         }
     }
-}
-
-/// The median time of the run reading `width`-byte elements with rows of `pitch` elements.
-fn median_ms(results: &[TimedRun<Spec>], width: Width, pitch: u32) -> Option<f64> {
-    results.iter().find(|m| m.run.spec.width == width && m.run.spec.pitch == pitch).map(|m| m.timing.median_ms)
 }
 
 #[cfg(test)]

@@ -11,8 +11,8 @@ use bank_model::Op;
 use cuda_kernels::{Gpu, GpuError, GpuInfo};
 use lesson_04_gemm::{Kernel, PROFILED_N, TIMED_N, prepare_gemm};
 use lesson_kit::{
-    Chart, Figure, KernelRun, Lesson, Point, Prepared, Report, RunSize, Series, TimedRun, Tone, cells::counter_cells,
-    styled,
+    Chart, KernelRun, Lesson, Point, Prepared, Report, RunSize, Series, TimeRatio, TimedRun, Tone, cells,
+    cells::counter_cells, styled,
 };
 
 /// Tile sizes and A-tile paddings the lesson compares.
@@ -127,18 +127,21 @@ impl Lesson for OccupancyTradeoff {
         prepare_gemm(gpu, kernel(run.spec.tile, run.spec.pad_a), run.spec.n)
     }
 
-    fn figures(&self, _gpu: &GpuInfo, results: &[TimedRun<Spec>]) -> Vec<Figure> {
-        [(1, "pad1_vs_unpadded", "one float"), (4, "pad4_vs_unpadded", "one 16-byte vector")]
-            .into_iter()
-            .filter_map(|(pad, key, what)| {
-                Some(Figure {
-                    key,
-                    label: format!("32 x 32 tiled GEMM, A tile padded by {what}: time over unpadded"),
-                    value: median_ms(results, 32, pad)? / median_ms(results, 32, 0)?,
-                    unit: "x",
-                })
-            })
-            .collect()
+    fn time_ratios(&self) -> &'static [TimeRatio] {
+        &[
+            TimeRatio {
+                key: "pad1_vs_unpadded",
+                label: "32 x 32 tiled GEMM, A tile padded by one float: time over unpadded",
+                numerator: "shared tiles 32x32, As[32][33]",
+                denominator: "shared tiles 32x32",
+            },
+            TimeRatio {
+                key: "pad4_vs_unpadded",
+                label: "32 x 32 tiled GEMM, A tile padded by one 16-byte vector: time over unpadded",
+                numerator: "shared tiles 32x32, As[32][36]",
+                denominator: "shared tiles 32x32",
+            },
+        ]
     }
 
     fn series(&self, _gpu: &GpuInfo, results: &[TimedRun<Spec>]) -> Vec<Series> {
@@ -244,7 +247,7 @@ impl Lesson for OccupancyTradeoff {
 
 /// The median time of the run with `tile` x `tile` tiles and the A tile padded by `pad_a`.
 fn median_ms(results: &[TimedRun<Spec>], tile: u32, pad_a: u32) -> Option<f64> {
-    results.iter().find(|m| m.run.spec.tile == tile && m.run.spec.pad_a == pad_a).map(|m| m.timing.median_ms)
+    cells::median_ms(results, |spec| spec.tile == tile && spec.pad_a == pad_a)
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@
 use bank_model::{Op, Request, WARP_SIZE, Width};
 use cuda_kernels::{Gpu, GpuError, GpuInfo};
 use lesson_kit::{
-    DeclaredAccess, Figure, KernelRun, Lesson, Prepared, Report, RunSize, TimedRun, Tone,
+    DeclaredAccess, KernelRun, Lesson, Prepared, Report, RunSize, TimeRatio, TimedRun, Tone,
     bank_table::add_bank_grid,
     cells::counter_cells,
     styled,
@@ -211,16 +211,13 @@ impl Lesson for Reduction {
         })
     }
 
-    fn figures(&self, _gpu: &GpuInfo, results: &[TimedRun<Spec>]) -> Vec<Figure> {
-        slowdown(results)
-            .map(|value| Figure {
-                key: "reduction_interleaved_slowdown",
-                label: "interleaved vs sequential addressing, block reduction".into(),
-                value,
-                unit: "x",
-            })
-            .into_iter()
-            .collect()
+    fn time_ratios(&self) -> &'static [TimeRatio] {
+        &[TimeRatio {
+            key: "reduction_interleaved_slowdown",
+            label: "interleaved vs sequential addressing, block reduction",
+            numerator: "interleaved addressing",
+            denominator: "sequential addressing",
+        }]
     }
 
     fn summarize(&self, _gpu: &GpuInfo, results: &[TimedRun<Spec>], report: &mut Report) {
@@ -241,17 +238,12 @@ impl Lesson for Reduction {
             })
             .collect();
         report.table(["kernel", "model wf/read", "ncu wf/read", "median ms", "spread", "Gwords/s"], rows);
-        if let Some(slowdown) = slowdown(results) {
+        if let Some(slowdown) = self.time_ratios()[0].figure(results).map(|figure| figure.value) {
             report.text(format!(
                 "Interleaved addressing took {slowdown:.2}x as long as sequential addressing for the same additions."
             ));
         }
     }
-}
-
-fn slowdown(results: &[TimedRun<Spec>]) -> Option<f64> {
-    let time = |a: Addressing| results.iter().find(|m| m.run.spec.addressing == a).map(|m| m.timing.median_ms);
-    Some(time(Addressing::Interleaved)? / time(Addressing::Sequential)?)
 }
 
 #[cfg(test)]

@@ -97,8 +97,7 @@ pub fn wide_element(width: Width, lane: u32, row: u32, stride: u32, share: u32) 
 
 /// One row of the wide kernels as a warp request.
 pub fn wide_request(op: Op, width: Width, row: u32, stride: u32, share: u32) -> Request {
-    let lanes = std::array::from_fn(|lane| Some(wide_element(width, lane as u32, row, stride, share) * width.bytes()));
-    Request::new(op, width, lanes).expect("element addresses are aligned")
+    Request::elements(op, width, |lane| wide_element(width, lane, row, stride, share))
 }
 
 /// `width`-byte elements in a row of `float tile[32][pitch]`, or `None` when a row is not a whole
@@ -115,8 +114,7 @@ pub fn view_columns(width: Width) -> u32 {
 /// Lane `lane` reads row `lane`, element column `column`, of the tile viewed as `width`-byte elements.
 pub fn view_request(width: Width, pitch: u32, column: u32) -> Option<Request> {
     let per_row = row_elements(width, pitch)?;
-    let lanes = std::array::from_fn(|lane| Some((lane as u32 * per_row + column) * width.bytes()));
-    Some(Request::new(Op::Load, width, lanes).expect("elements of an aligned row are aligned"))
+    Some(Request::column(width, per_row, column))
 }
 
 /// The column read with the most wavefronts, or `None` when the view does not fit the pitch.

@@ -83,8 +83,7 @@ pub fn multicast_word(distinct: u32, one_bank: bool, lane: u32, row: u32) -> u32
 
 /// Row `row` of a multicast as a warp request.
 pub fn multicast_request(distinct: u32, one_bank: bool, row: u32) -> Request {
-    let lanes = std::array::from_fn(|lane| Some(4 * multicast_word(distinct, one_bank, lane as u32, row)));
-    Request::new(Op::Load, Width::W4, lanes).expect("word addresses are aligned")
+    Request::elements(Op::Load, Width::W4, |lane| multicast_word(distinct, one_bank, lane, row))
 }
 
 /// Every lane accesses element `element` of `width` bytes.
@@ -101,7 +100,7 @@ fn lane_zero_request(word: u32) -> Request {
 
 /// Lane `lane` loads word `first + lane`.
 fn consecutive_words(first: u32) -> Request {
-    Request::new(Op::Load, Width::W4, std::array::from_fn(|lane| Some(4 * (first + lane as u32)))).expect("aligned")
+    Request::elements(Op::Load, Width::W4, |lane| first + lane)
 }
 
 /// The entry lane `lane` looks up in lookup request `request` of a table of `entries` words (a
@@ -120,8 +119,7 @@ pub fn lookup_index(request: u32, lane: u32, entries: u32) -> u32 {
 
 /// Lookup request `request` into a table of `entries` words.
 pub fn lookup_request(request: u32, entries: u32) -> Request {
-    let lanes = std::array::from_fn(|lane| Some(4 * lookup_index(request, lane as u32, entries)));
-    Request::new(Op::Load, Width::W4, lanes).expect("aligned")
+    Request::elements(Op::Load, Width::W4, |lane| lookup_index(request, lane, entries))
 }
 
 /// Mean and most wavefronts of the first `samples` lookup requests into a table of `entries` words.

@@ -44,6 +44,11 @@ pub fn counter_cells<S>(measured: &TimedRun<S>, op: Op) -> [Styled; 2] {
     [format(predicted).into(), measured_cell]
 }
 
+/// The median time of the first run whose spec `matches`.
+pub fn median_ms<S>(results: &[TimedRun<S>], matches: impl Fn(&S) -> bool) -> Option<f64> {
+    results.iter().find(|m| matches(&m.run.spec)).map(|m| m.timing.median_ms)
+}
+
 /// `2`, `2.5`, `1.03`: short and exact where the value is whole.
 pub fn format_ratio(value: f64) -> String {
     if (value - value.round()).abs() < 1e-9 { format!("{}", value.round()) } else { format!("{value:.2}") }
