@@ -16,8 +16,6 @@ use bank_model::{
 };
 use lesson_kit::{Report, Tone, styled};
 
-use crate::probe;
-
 /// Instructions per rule class: every class covered, the whole sample a few kernels.
 const PER_CLASS: usize = 40;
 /// The folder of profiles, relative to where the course runs.

@@ -123,7 +123,7 @@ pub enum Command {
     #[command(name = course::PROFILE_LESSON, hide = true)]
     ProfileLesson { number: String },
     /// Internal: launch probe instructions once each, to be profiled by ncu.
-    #[command(name = "__probe-target", hide = true)]
+    #[command(name = ::probe::PROBE_TARGET, hide = true)]
     ProbeTarget { batch: PathBuf },
 }
 
@@ -143,7 +143,7 @@ pub fn run(cli: Cli, out: &mut dyn Write, color: bool) -> anyhow::Result<ExitCod
         Command::ProbeDesign { name, seed, list } => probe::design(name.as_deref(), seed, list, out),
         Command::Bench { seconds, json, no_gpu } => bench::run(bench::Options { seconds, json, no_gpu }, out, color),
         Command::ProfileLesson { number } => lessons::profile_target(&number),
-        Command::ProbeTarget { batch } => probe::target(&batch),
+        Command::ProbeTarget { batch } => ::probe::target(&batch).map(|()| ExitCode::SUCCESS),
         Command::Exercise(args) => exercises::exercise(&args, out, color),
         Command::Grade(args) => exercises::grade(&args, out),
         Command::CheckSubmission(args) => exercises::check_submission(&args),
