@@ -68,13 +68,14 @@ impl Tool {
     }
 }
 
-/// Everything in `book/src/generated/`: the model's tables of each lesson, and the results page
-/// with its charts.
+/// Everything in `book/src/generated/`: the model's tables of each lesson, the results page
+/// with its charts, and each measured output of `book/src/measured/` as HTML tables.
 pub fn generated_pages() -> anyhow::Result<Vec<(String, String)>> {
     let mut pages = lessons::model_pages();
     pages.push(("claims-model.md".to_owned(), claims::model_page()));
     pages.push(("rules-measured.md".to_owned(), claims::rules_page()));
     pages.extend(results::pages()?);
+    pages.extend(crate::measured_pages::pages()?);
     Ok(pages)
 }
 

@@ -6,6 +6,7 @@ mod book_check;
 pub mod calibrate;
 mod conflicts;
 mod dist;
+mod measured_pages;
 mod exercises;
 pub mod lessons;
 mod probe;

@@ -54,6 +54,9 @@ enum Block {
     Heading(String),
     Text(String),
     Table { header: Vec<String>, rows: Vec<Vec<Styled>> },
+    /// A grid of labelled cells (the 32 banks): a table on a terminal, a wrapping grid of boxes in
+    /// the book, whose columns follow the width of the page.
+    Grid { header: Vec<String>, rows: Vec<Vec<Styled>> },
 }
 
 /// A lesson's output, built once and rendered for a terminal or a pipe.
@@ -76,6 +79,13 @@ impl Report {
         self.blocks.push(Block::Table { header, rows });
     }
 
+    /// A grid whose cells read `label: text`, the label the cell's own (a bank number): rendered
+    /// as a table on a terminal, and in the book as boxes that reflow on a narrow page.
+    pub fn grid<H: ToString>(&mut self, header: impl IntoIterator<Item = H>, rows: Vec<Vec<Styled>>) {
+        let header = header.into_iter().map(|h| h.to_string()).collect();
+        self.blocks.push(Block::Grid { header, rows });
+    }
+
     /// Renders the report; `color` turns on ANSI colours and bold headings.
     pub fn render(&self, color: bool) -> String {
         let mut out = String::new();
@@ -84,7 +94,7 @@ impl Report {
                 Block::Heading(text) if color => out.push_str(&format!("\n\x1b[1m{text}\x1b[0m\n")),
                 Block::Heading(text) => out.push_str(&format!("\n{text}\n{}\n", "=".repeat(text.chars().count()))),
                 Block::Text(text) => out.push_str(&format!("{text}\n")),
-                Block::Table { header, rows } => {
+                Block::Table { header, rows } | Block::Grid { header, rows } => {
                     out.push_str(&render_table(header, rows, color));
                     out.push('\n');
                 }
@@ -111,10 +121,35 @@ impl Report {
                     }
                     out.push('\n');
                 }
+                Block::Grid { rows, .. } => out.push_str(&grid_html(rows)),
             }
         }
         out
     }
+}
+
+/// A grid as HTML for the book: one box per cell, `label` in bold, each line of the text on a line
+/// of its own, lists breakable after their commas; the tone a class the book's stylesheet colours.
+fn grid_html(rows: &[Vec<Styled>]) -> String {
+    let escape = |text: &str| text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
+    let cells: Vec<String> = rows
+        .iter()
+        .flatten()
+        .map(|cell| {
+            let (label, text) = cell.text.split_once(':').unwrap_or(("", &cell.text));
+            let text = text.trim();
+            let tone = match cell.tone {
+                _ if text == "-" => "idle",
+                Tone::Plain => "plain",
+                Tone::Good => "good",
+                Tone::Warn => "warn",
+                Tone::Bad => "bad",
+            };
+            let lines: Vec<String> = text.lines().map(|line| escape(line).replace(',', ",<wbr>")).collect();
+            format!("<div class=\"bank {tone}\"><b>{}</b> {}</div>", escape(label.trim()), lines.join("<br>"))
+        })
+        .collect();
+    format!("<div class=\"bank-grid\">\n{}\n</div>\n\n", cells.join("\n"))
 }
 
 fn render_table(header: &[String], rows: &[Vec<Styled>], color: bool) -> String {
@@ -161,6 +196,18 @@ mod tests {
         report.text("one\ntwo");
         report.table(["bank"], vec![vec!["0: 1w\nL0".into()]]);
         assert_eq!(report.render_markdown(), "#### Grid\n\none two\n\n| bank |\n| --- |\n| 0: 1w<br>L0 |\n\n");
+    }
+
+    #[test]
+    fn grids_are_boxes_in_markdown_and_tables_on_a_terminal() {
+        let mut report = Report::default();
+        report.grid(["bank +0", "bank +1"], vec![vec![styled(" 0: 2w\nL0,16", Tone::Warn), " 1: -".into()]]);
+        assert_eq!(
+            report.render_markdown(),
+            "<div class=\"bank-grid\">\n<div class=\"bank warn\"><b>0</b> 2w<br>L0,<wbr>16</div>\n\
+             <div class=\"bank idle\"><b>1</b> -</div>\n</div>\n\n"
+        );
+        assert!(report.render(false).contains("bank +0"));
     }
 
     #[test]
