@@ -92,7 +92,7 @@ pub fn page(text: &str) -> String {
                 i += 1;
             }
             i += 1;
-            out.push_str(&table(&header, &rows));
+            out.push_str(&lesson_kit::report::html_table(&header, &rows, "measured"));
         } else if line.trim().is_empty() {
             flush(&mut paragraph, &mut out);
             i += 1;
@@ -108,20 +108,6 @@ pub fn page(text: &str) -> String {
     out
 }
 
-/// A table of the book's measured style: the first column names the row, the others are figures.
-fn table(header: &[String], rows: &[Vec<String>]) -> String {
-    let row = |cells: &[String], tag: &str| {
-        let cells: String = cells.iter().map(|cell| format!("<{tag}>{}</{tag}>", escape(cell))).collect();
-        format!("<tr>{cells}</tr>")
-    };
-    let body: Vec<String> = rows.iter().map(|cells| row(cells, "td")).collect();
-    format!(
-        "<div class=\"table-wrapper\"><table class=\"measured\">\n<thead>{}</thead>\n<tbody>\n{}\n</tbody></table></div>\n\n",
-        row(header, "th"),
-        body.join("\n")
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -134,8 +120,8 @@ mod tests {
         assert!(page.contains("<!-- ANCHOR: part-1 -->"), "{page}");
         assert!(page.contains("<p class=\"measured-note\">NVIDIA H100 &lt;x&gt;<br>Every kernel matched.</p>"), "{page}");
         assert!(page.contains("<strong>Strides</strong>"), "{page}");
-        assert!(page.contains("<thead><tr><th>a</th><th>b</th></tr></thead>"), "{page}");
-        assert!(page.contains("<tr><td>1</td><td>2 ✓</td></tr>"), "{page}");
+        assert!(page.contains("<table class=\"measured\">\n<thead><tr><th>a</th><th>b</th></tr></thead>"), "{page}");
+        assert!(page.contains("<tr><td data-label=\"a\">1</td><td data-label=\"b\">2 ✓</td></tr>"), "{page}");
         assert!(page.contains("ANCHOR_END: part-1 -->\n\n<!-- ANCHOR: part-2"), "{page}");
         assert!(page.trim_end().ends_with("<!-- ANCHOR_END: part-2 -->"), "{page}");
     }

@@ -113,19 +113,64 @@ impl Report {
                 Block::Heading(text) => out.push_str(&format!("#### {text}\n\n")),
                 Block::Text(text) => out.push_str(&format!("{}\n\n", text.replace('\n', " "))),
                 Block::Table { header, rows } => {
-                    let line = |cells: Vec<String>| format!("| {} |\n", cells.join(" | "));
-                    out.push_str(&line(header.clone()));
-                    out.push_str(&line(header.iter().map(|_| "---".to_owned()).collect()));
-                    for row in rows {
-                        out.push_str(&line(row.iter().map(|c| c.text.replace('\n', "<br>")).collect()));
-                    }
-                    out.push('\n');
+                    let rows: Vec<Vec<String>> = rows.iter().map(|row| row.iter().map(|c| c.text.clone()).collect()).collect();
+                    out.push_str(&html_table(header, &rows, "model"));
                 }
                 Block::Grid { rows, .. } => out.push_str(&grid_html(rows)),
             }
         }
         out
     }
+}
+
+/// Escapes text for HTML, quotes included (it may stand in an attribute).
+fn escape_html(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+/// A cell's text as HTML: escaped, its `code` spans set as code, its lines kept.
+fn cell_html(text: &str) -> String {
+    let escaped = escape_html(text);
+    let mut html = String::new();
+    for (n, part) in escaped.split('`').enumerate() {
+        // Odd parts lie between backticks; a lone backtick at the end is kept as it is.
+        if n % 2 == 1 && escaped.matches('`').count() >= n + 1 {
+            html.push_str(&format!("<code>{part}</code>"));
+        } else {
+            if n % 2 == 1 {
+                html.push('`');
+            }
+            html.push_str(part);
+        }
+    }
+    html.replace('\n', "<br>")
+}
+
+/// A table as HTML for the book, of class `class`: each cell carries its column's name
+/// (`data-label`), so that on a narrow page the book's stylesheet can set a wide table's rows
+/// out as lines of labelled figures instead of hiding columns behind a scroll bar. A table of
+/// five columns or more is `wide`.
+pub fn html_table(header: &[String], rows: &[Vec<String>], class: &str) -> String {
+    let wide = if header.len() >= 5 { " wide" } else { "" };
+    let head: String = header.iter().map(|h| format!("<th>{}</th>", cell_html(h))).collect();
+    let body: Vec<String> = rows
+        .iter()
+        .map(|row| {
+            let cells: String = row
+                .iter()
+                .enumerate()
+                .map(|(column, cell)| {
+                    let label = header.get(column).map(|h| escape_html(&h.replace('`', ""))).unwrap_or_default();
+                    format!("<td data-label=\"{label}\">{}</td>", cell_html(cell))
+                })
+                .collect();
+            format!("<tr>{cells}</tr>")
+        })
+        .collect();
+    format!(
+        "<div class=\"table-wrapper\"><table class=\"{class}{wide}\">\n<thead><tr>{head}</tr></thead>\n<tbody>\n{}\n</tbody></table></div>\n\n",
+        body.join("\n")
+    )
 }
 
 /// A grid as HTML for the book: one box per cell, `label` in bold, each line of the text on a line
@@ -190,12 +235,17 @@ mod tests {
     }
 
     #[test]
-    fn markdown_has_tables_and_no_line_breaks_in_cells() {
+    fn markdown_has_html_tables_with_labelled_cells_and_code() {
         let mut report = Report::default();
         report.heading("Grid");
         report.text("one\ntwo");
-        report.table(["bank"], vec![vec!["0: 1w\nL0".into()]]);
-        assert_eq!(report.render_markdown(), "#### Grid\n\none two\n\n| bank |\n| --- |\n| 0: 1w<br>L0 |\n\n");
+        report.table(["bank `n`"], vec![vec!["0: 1w\nL0 <`ld 2`>".into()]]);
+        assert_eq!(
+            report.render_markdown(),
+            "#### Grid\n\none two\n\n<div class=\"table-wrapper\"><table class=\"model\">\n\
+             <thead><tr><th>bank <code>n</code></th></tr></thead>\n<tbody>\n\
+             <tr><td data-label=\"bank n\">0: 1w<br>L0 &lt;<code>ld 2</code>&gt;</td></tr>\n</tbody></table></div>\n\n"
+        );
     }
 
     #[test]
