@@ -116,9 +116,18 @@ fn every_chapter_links_its_exercises_and_ends_with_what_to_remember() {
 #[test]
 fn the_glossary_defines_the_course_words() {
     let glossary = std::fs::read_to_string(root().join("book/src/glossary.md")).unwrap();
-    for term in
-        ["request", "wavefront", "wf-req", "ideal", "excess", "conflict", "conflict-degree", "pass-group", "broadcast", "bytes"]
-    {
+    for term in [
+        "request",
+        "wavefront",
+        "wf-req",
+        "ideal",
+        "excess",
+        "conflict",
+        "conflict-degree",
+        "pass-group",
+        "broadcast",
+        "bytes",
+    ] {
         assert!(glossary.contains(&format!("<dt id=\"{term}\">")), "the glossary lacks {term}");
     }
     let summary = std::fs::read_to_string(root().join("book/src/SUMMARY.md")).unwrap();

@@ -248,7 +248,10 @@ mod tests {
         let broadcast = answer(r#"{"op":"ld","width":4,"mode":"index","index":"lane / 4"}"#);
         assert_eq!(broadcast.wavefronts, 1);
         assert!(broadcast.banks[..8].iter().all(|b| b.shared && !b.conflict && b.lanes.len() == 4));
-        assert!(broadcast.lanes.iter().all(|lane| lane.shared), "every lane of a shared word is outlined, the first too");
+        assert!(
+            broadcast.lanes.iter().all(|lane| lane.shared),
+            "every lane of a shared word is outlined, the first too"
+        );
         let wide = answer(r#"{"op":"st","width":16,"mode":"index","index":"lane"}"#);
         assert_eq!(wide.lanes[1].banks, [4, 5, 6, 7]);
         assert_eq!(wide.passes.iter().map(|p| p.lanes.as_str()).collect::<Vec<_>>(), ["0-7", "8-15", "16-23", "24-31"]);

@@ -84,9 +84,11 @@ impl LaneExpression {
                     | EvalexprError::ExpectedBoolean { .. }
                     | EvalexprError::ExpectedString { .. }
                     | EvalexprError::ExpectedTuple { .. }
-                    | EvalexprError::TypeError { .. }) => {
-                        AddressError::Evaluation { expression, lane, reason: format!("{e} (it must give a whole number)") }
-                    }
+                    | EvalexprError::TypeError { .. }) => AddressError::Evaluation {
+                        expression,
+                        lane,
+                        reason: format!("{e} (it must give a whole number)"),
+                    },
                     e => AddressError::Evaluation { expression, lane, reason: e.to_string() },
                 }
             })?;

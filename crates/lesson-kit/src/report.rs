@@ -53,10 +53,16 @@ pub fn styled(text: impl ToString, tone: Tone) -> Styled {
 enum Block {
     Heading(String),
     Text(String),
-    Table { header: Vec<String>, rows: Vec<Vec<Styled>> },
+    Table {
+        header: Vec<String>,
+        rows: Vec<Vec<Styled>>,
+    },
     /// A grid of labelled cells (the 32 banks): a table on a terminal, a wrapping grid of boxes in
     /// the book, whose columns follow the width of the page.
-    Grid { header: Vec<String>, rows: Vec<Vec<Styled>> },
+    Grid {
+        header: Vec<String>,
+        rows: Vec<Vec<Styled>>,
+    },
 }
 
 /// A lesson's output, built once and rendered for a terminal or a pipe.
@@ -113,7 +119,8 @@ impl Report {
                 Block::Heading(text) => out.push_str(&format!("#### {text}\n\n")),
                 Block::Text(text) => out.push_str(&format!("{}\n\n", text.replace('\n', " "))),
                 Block::Table { header, rows } => {
-                    let rows: Vec<Vec<String>> = rows.iter().map(|row| row.iter().map(|c| c.text.clone()).collect()).collect();
+                    let rows: Vec<Vec<String>> =
+                        rows.iter().map(|row| row.iter().map(|c| c.text.clone()).collect()).collect();
                     out.push_str(&html_table(header, &rows, "model"));
                 }
                 Block::Grid { rows, .. } => out.push_str(&grid_html(rows)),
@@ -134,7 +141,7 @@ fn cell_html(text: &str) -> String {
     let mut html = String::new();
     for (n, part) in escaped.split('`').enumerate() {
         // Odd parts lie between backticks; a lone backtick at the end is kept as it is.
-        if n % 2 == 1 && escaped.matches('`').count() >= n + 1 {
+        if n % 2 == 1 && escaped.matches('`').count() > n {
             html.push_str(&format!("<code>{part}</code>"));
         } else {
             if n % 2 == 1 {
@@ -171,6 +178,84 @@ pub fn html_table(header: &[String], rows: &[Vec<String>], class: &str) -> Strin
         "<div class=\"table-wrapper\"><table class=\"{class}{wide}\">\n<thead><tr>{head}</tr></thead>\n<tbody>\n{}\n</tbody></table></div>\n\n",
         body.join("\n")
     )
+}
+
+/// Lines of a paragraph shorter than this were ended on purpose, not wrapped.
+const SHORT_LINE: usize = 72;
+
+/// The cells of one table row, `│ a ┆ b │`.
+fn cells(line: &str) -> Vec<String> {
+    let inner = line.trim().trim_start_matches('│').trim_end_matches('│');
+    inner.split('┆').map(|cell| cell.trim().to_owned()).collect()
+}
+
+/// A report's plain rendering ([`Report::render`] without colour, as a lesson's output is saved
+/// in `book/src/measured/`) read back as HTML for the book: titles underlined with `=` in bold,
+/// paragraphs, comfy-table tables (`┌`, `│ a ┆ b │`, `╞`, `└`) as [`html_table`]s of class
+/// `measured`; blocks separated by blank lines so that Markdown leaves them be. Each title starts
+/// a part between `ANCHOR: part-N` and `ANCHOR_END: part-N` comments, so that a chapter can include
+/// one part.
+pub fn plain_output_as_html(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = String::new();
+    let mut paragraph: Vec<&str> = Vec::new();
+    let mut part = 0;
+    let flush = |paragraph: &mut Vec<&str>, out: &mut String| {
+        if !paragraph.is_empty() {
+            // The terminal wraps a paragraph's lines near 90 characters; a shorter line ended
+            // where the lesson ended it (the GPU's line, before the verdict on the outputs).
+            let mut text = String::new();
+            for (n, line) in paragraph.iter().enumerate() {
+                if n > 0 {
+                    text.push_str(if paragraph[n - 1].chars().count() < SHORT_LINE { "<br>" } else { " " });
+                }
+                text.push_str(&escape_html(line));
+            }
+            out.push_str(&format!("<p class=\"measured-note\">{text}</p>\n\n"));
+            paragraph.clear();
+        }
+    };
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        let underline = lines.get(i + 1).is_some_and(|next| {
+            !next.is_empty() && next.chars().all(|c| c == '=') && next.chars().count() == line.chars().count()
+        });
+        if underline {
+            flush(&mut paragraph, &mut out);
+            if part > 0 {
+                out.push_str(&format!("<!-- ANCHOR_END: part-{part} -->\n\n"));
+            }
+            part += 1;
+            out.push_str(&format!("<!-- ANCHOR: part-{part} -->\n\n"));
+            out.push_str(&format!("<p class=\"measured-title\"><strong>{}</strong></p>\n\n", escape_html(line)));
+            i += 2;
+        } else if line.starts_with('┌') {
+            flush(&mut paragraph, &mut out);
+            let mut header = Vec::new();
+            let mut rows = Vec::new();
+            i += 1;
+            while i < lines.len() && !lines[i].starts_with('└') {
+                if lines[i].starts_with('│') {
+                    if header.is_empty() { header = cells(lines[i]) } else { rows.push(cells(lines[i])) }
+                }
+                i += 1;
+            }
+            i += 1;
+            out.push_str(&html_table(&header, &rows, "measured"));
+        } else if line.trim().is_empty() {
+            flush(&mut paragraph, &mut out);
+            i += 1;
+        } else {
+            paragraph.push(line.trim());
+            i += 1;
+        }
+    }
+    flush(&mut paragraph, &mut out);
+    if part > 0 {
+        out.push_str(&format!("<!-- ANCHOR_END: part-{part} -->\n"));
+    }
+    out
 }
 
 /// A grid as HTML for the book: one box per cell, `label` in bold, each line of the text on a line
@@ -266,5 +351,22 @@ mod tests {
         assert_eq!(Tone::of_wavefronts(2, 1), Tone::Warn);
         assert_eq!(Tone::of_wavefronts(4, 2), Tone::Warn);
         assert_eq!(Tone::of_wavefronts(32, 1), Tone::Bad);
+    }
+
+    #[test]
+    fn titles_paragraphs_and_tables_become_html_parts() {
+        let text = "On the GPU\n==========\nNVIDIA H100 <x>\nEvery kernel matched.\n\nStrides\n=======\n\
+                    ┌────┬────┐\n│ a  ┆ b  │\n╞════╪════╡\n│ 1  ┆ 2 ✓ │\n└────┴────┘\nPeak: 33.5 TB/s.\n";
+        let page = plain_output_as_html(text);
+        assert!(page.contains("<!-- ANCHOR: part-1 -->"), "{page}");
+        assert!(
+            page.contains("<p class=\"measured-note\">NVIDIA H100 &lt;x&gt;<br>Every kernel matched.</p>"),
+            "{page}"
+        );
+        assert!(page.contains("<strong>Strides</strong>"), "{page}");
+        assert!(page.contains("<table class=\"measured\">\n<thead><tr><th>a</th><th>b</th></tr></thead>"), "{page}");
+        assert!(page.contains("<tr><td data-label=\"a\">1</td><td data-label=\"b\">2 ✓</td></tr>"), "{page}");
+        assert!(page.contains("ANCHOR_END: part-1 -->\n\n<!-- ANCHOR: part-2"), "{page}");
+        assert!(page.trim_end().ends_with("<!-- ANCHOR_END: part-2 -->"), "{page}");
     }
 }
