@@ -69,3 +69,81 @@ fn outputs_say_1_wavefront_and_carry_no_machine_paths() {
     }
     assert!(checked > 20, "{checked} files");
 }
+
+/// The chapter pages, `ch01-banks.md` to `ch11-scan.md`, with their lesson numbers.
+fn chapters() -> Vec<(u32, String, String)> {
+    let src = root().join("book/src");
+    let mut chapters: Vec<_> = std::fs::read_dir(&src)
+        .unwrap()
+        .filter_map(|entry| {
+            let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+            let number = name.strip_prefix("ch")?.get(..2)?.parse().ok()?;
+            Some((number, std::fs::read_to_string(src.join(&name)).unwrap(), name))
+        })
+        .map(|(number, text, name)| (number, name, text))
+        .collect();
+    chapters.sort();
+    assert_eq!(chapters.len(), 11, "eleven chapters");
+    chapters
+}
+
+/// Every exercise is linked from its lesson's chapter, with the command that checks it, and
+/// every chapter ends with what to remember.
+#[test]
+fn every_chapter_links_its_exercises_and_ends_with_what_to_remember() {
+    let manifest = exercises::manifest::Manifest::load(&root().join("exercises")).unwrap();
+    for (number, name, text) in chapters() {
+        // A sentence may wrap anywhere in the source, a command included.
+        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        for exercise in manifest.exercises.iter().filter(|e| e.lesson == number) {
+            let id = &exercise.id;
+            assert!(text.contains(&format!("[`{id}`](exercises.md)")), "{name} does not link its exercise {id}");
+            assert!(text.contains(&format!("cargo xtask exercise {id}")), "{name} does not say how to check {id}");
+        }
+        assert!(text.contains("**What to remember**"), "{name} has no \"What to remember\"");
+        let remember = text.rfind("**What to remember**").unwrap();
+        assert!(!text[remember..].contains(" ## "), "{name}: \"What to remember\" is not at the chapter's end");
+        assert_eq!(
+            text.matches("<details").count(),
+            text.matches("</details>").count(),
+            "{name}: every answer block is closed"
+        );
+    }
+}
+
+/// The glossary defines the words the chapters lean on, and the book's contents list it and the
+/// getting-started page.
+#[test]
+fn the_glossary_defines_the_course_words() {
+    let glossary = std::fs::read_to_string(root().join("book/src/glossary.md")).unwrap();
+    for term in [
+        "request",
+        "wavefront",
+        "wf-req",
+        "ideal",
+        "excess",
+        "conflict",
+        "conflict-degree",
+        "pass-group",
+        "broadcast",
+        "bytes",
+    ] {
+        assert!(glossary.contains(&format!("<dt id=\"{term}\">")), "the glossary lacks {term}");
+    }
+    let summary = std::fs::read_to_string(root().join("book/src/SUMMARY.md")).unwrap();
+    for page in ["getting-started.md", "glossary.md"] {
+        assert!(summary.contains(&format!("({page})")), "SUMMARY.md does not list {page}");
+    }
+}
+
+/// The README's lesson titles, the lessons' own and the book's chapter titles are the same words.
+#[test]
+fn lesson_titles_are_the_same_in_the_readme_and_the_book() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let summary = std::fs::read_to_string(root().join("book/src/SUMMARY.md")).unwrap();
+    for (number, name, text) in chapters() {
+        let title = text.lines().next().unwrap().trim_start_matches("# ");
+        assert!(readme.contains(&format!("| {number} | {title} |")), "README's lesson {number} is not \"{title}\"");
+        assert!(summary.contains(&format!("[{title}]({name})")), "SUMMARY.md names {name} otherwise than \"{title}\"");
+    }
+}

@@ -68,8 +68,8 @@ impl Tool {
     }
 }
 
-/// Everything in `book/src/generated/`: the model's tables of each lesson, and the results page
-/// with its charts.
+/// Everything in `book/src/generated/`: the model's tables of each lesson, the results page
+/// with its charts, and each measured output of `book/src/measured/` as HTML tables.
 pub fn generated_pages() -> anyhow::Result<Vec<(String, String)>> {
     let mut pages: Vec<(String, String)> = course::LESSONS
         .iter()
@@ -80,6 +80,7 @@ pub fn generated_pages() -> anyhow::Result<Vec<(String, String)>> {
     if let Some(results) = course::results::Results::read(&workspace_root().join(course::results::BOOK_FILE))? {
         pages.extend(course::results::render(&results)?);
     }
+    pages.extend(crate::measured_pages::pages()?);
     Ok(pages)
 }
 

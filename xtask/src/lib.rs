@@ -8,6 +8,7 @@ mod conflicts;
 mod dist;
 mod exercises;
 pub mod lessons;
+mod measured_pages;
 mod probe;
 pub mod test;
 

@@ -147,7 +147,8 @@ pub struct LaneView {
     pub address: Option<u32>,
     /// The banks of the words the lane touches (several for 8- and 16-byte accesses).
     pub banks: Vec<u32>,
-    /// Its words are all touched by a lower lane of the same pass too.
+    /// Another active lane touches one of its words too (every lane of a shared word, the
+    /// first as well as the others).
     pub shared: bool,
 }
 
@@ -165,12 +166,20 @@ impl Answer {
                 words: bank.words,
             })
             .collect();
+        let words_of = |lane: usize| request.lanes[lane].into_iter().flat_map(|a| request.width.words(a));
+        let mut lanes_of_word = std::collections::HashMap::<u32, u32>::new();
+        for lane in 0..WARP_SIZE {
+            let mut words: Vec<u32> = words_of(lane).collect();
+            words.dedup();
+            words.into_iter().for_each(|word| *lanes_of_word.entry(word).or_default() += 1);
+        }
         let lanes = (0..WARP_SIZE)
             .map(|lane| {
                 let address = request.lanes[lane];
                 let banks =
                     address.map_or(Vec::new(), |a| request.width.words(a).map(|w| w % bank_model::BANKS).collect());
-                LaneView { lane, address, banks, shared: analysis.shared_lanes.contains(lane) }
+                let shared = words_of(lane).any(|word| lanes_of_word[&word] > 1);
+                LaneView { lane, address, banks, shared }
             })
             .collect();
         Answer {
@@ -239,7 +248,10 @@ mod tests {
         let broadcast = answer(r#"{"op":"ld","width":4,"mode":"index","index":"lane / 4"}"#);
         assert_eq!(broadcast.wavefronts, 1);
         assert!(broadcast.banks[..8].iter().all(|b| b.shared && !b.conflict && b.lanes.len() == 4));
-        assert!(broadcast.lanes[1].shared && !broadcast.lanes[0].shared);
+        assert!(
+            broadcast.lanes.iter().all(|lane| lane.shared),
+            "every lane of a shared word is outlined, the first too"
+        );
         let wide = answer(r#"{"op":"st","width":16,"mode":"index","index":"lane"}"#);
         assert_eq!(wide.lanes[1].banks, [4, 5, 6, 7]);
         assert_eq!(wide.passes.iter().map(|p| p.lanes.as_str()).collect::<Vec<_>>(), ["0-7", "8-15", "16-23", "24-31"]);
@@ -296,6 +308,7 @@ mod tests {
         assert_eq!(rows, "rows `-1` is not a whole number (0 or more)");
         assert!(error("not json").starts_with("the playground sent a question the model cannot read"));
         let json = serde_json::to_string(&reply(r#"{"op":"ld","width":4,"mode":"index","index":"lane -"}"#)).unwrap();
-        assert!(json.starts_with(r#"{"error":"`lane -` at lane 0"#), "{json}");
+        assert!(json.starts_with(r#"{"error":"`lane -` is not an expression"#), "{json}");
+        assert!(!json.contains("whole number"), "a mistake of writing is not one of value: {json}");
     }
 }

@@ -89,7 +89,7 @@ mod tests {
             assert!(page.contains(class.describe()), "{class:?}");
         }
         for class in bank_model::measured::RuleClass::ALL {
-            let example = format!("| {} | `", class.describe());
+            let example = format!(">{}</td><td data-label=\"instruction\"><code>", class.describe());
             assert!(page.contains(&example), "an example of {class:?}");
         }
     }

@@ -25,7 +25,7 @@ pub const MAX_TILE_SIDE: u32 = 4096;
 pub enum AddressError {
     #[error("`{expression}` is not an expression: {reason}")]
     Syntax { expression: String, reason: String },
-    #[error("`{expression}` at lane {lane}: {reason} (it must give a whole number)")]
+    #[error("`{expression}` at lane {lane}: {reason}")]
     Evaluation { expression: String, lane: usize, reason: String },
     #[error("`{expression}` at lane {lane}: {reason}")]
     Function { expression: String, lane: usize, reason: String },
@@ -73,6 +73,22 @@ impl LaneExpression {
                 let expression = self.text.clone();
                 match e {
                     EvalexprError::CustomMessage(reason) => AddressError::Function { expression, lane, reason },
+                    // An operator short of an operand (`lane *`) is a mistake of writing, not of value.
+                    e @ EvalexprError::WrongOperatorArgumentAmount { .. } => {
+                        AddressError::Syntax { expression, reason: e.to_string() }
+                    }
+                    e @ (EvalexprError::ExpectedInt { .. }
+                    | EvalexprError::ExpectedFloat { .. }
+                    | EvalexprError::ExpectedNumber { .. }
+                    | EvalexprError::ExpectedNumberOrString { .. }
+                    | EvalexprError::ExpectedBoolean { .. }
+                    | EvalexprError::ExpectedString { .. }
+                    | EvalexprError::ExpectedTuple { .. }
+                    | EvalexprError::TypeError { .. }) => AddressError::Evaluation {
+                        expression,
+                        lane,
+                        reason: format!("{e} (it must give a whole number)"),
+                    },
                     e => AddressError::Evaluation { expression, lane, reason: e.to_string() },
                 }
             })?;
@@ -202,7 +218,8 @@ mod tests {
         assert!(matches!(&error, AddressError::Syntax { expression, .. } if expression == "(lane * 2"), "{error}");
         assert!(error.to_string().starts_with("`(lane * 2` is not an expression: "), "{error}");
         let error = index_addresses("lane *", Width::W4).unwrap_err();
-        assert!(error.to_string().starts_with("`lane *` at lane 0: "), "{error}");
+        assert!(error.to_string().starts_with("`lane *` is not an expression: "), "{error}");
+        assert!(!error.to_string().contains("whole number"), "{error}");
         let error = index_addresses("lane / 0", Width::W4).unwrap_err();
         assert!(error.to_string().starts_with("`lane / 0` at lane 0: "), "{error}");
         let error = index_addresses("lane - 1", Width::W4).unwrap_err();

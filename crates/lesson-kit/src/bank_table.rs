@@ -1,5 +1,5 @@
-//! The per-bank table: 32 banks as a 4 x 8 grid, each cell the distinct words it serves and the
-//! lanes that asked for them.
+//! The per-bank table: 32 banks as a 4 x 8 grid (on a terminal; in the book a grid of boxes that
+//! reflows), each cell the distinct words it serves and the lanes that asked for them.
 
 use bank_model::{
     Analysis, BANKS, Request,
@@ -17,7 +17,7 @@ pub fn add_bank_grid(report: &mut Report, request: &Request, analysis: &Analysis
     let rows = (0..BANKS / COLUMNS)
         .map(|row| (0..COLUMNS).map(|column| bank_cell(analysis, row * COLUMNS + column)).collect())
         .collect();
-    report.table(header, rows);
+    report.grid(header, rows);
 }
 
 fn bank_cell(analysis: &Analysis, bank: u32) -> Styled {
