@@ -16,6 +16,7 @@ pub mod harness;
 pub mod learner_file;
 pub mod manifest;
 pub mod submissions;
+pub mod tokens;
 pub mod supervise;
 pub mod verdict;
 
