@@ -16,8 +16,8 @@ pub mod harness;
 pub mod learner_file;
 pub mod manifest;
 pub mod submissions;
-pub mod tokens;
 pub mod supervise;
+pub mod tokens;
 pub mod verdict;
 
 use std::{fs, io, path::PathBuf};

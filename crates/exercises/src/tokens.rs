@@ -58,11 +58,19 @@ pub struct Token {
 /// Why a text cannot be tokenized; each names the line.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LexError {
-    UnterminatedComment { line: usize },
-    UnterminatedLiteral { line: usize },
-    RawString { line: usize },
+    UnterminatedComment {
+        line: usize,
+    },
+    UnterminatedLiteral {
+        line: usize,
+    },
+    RawString {
+        line: usize,
+    },
     /// The text ends with `\`: a splice into whatever follows.
-    TrailingSplice { line: usize },
+    TrailingSplice {
+        line: usize,
+    },
 }
 
 /// Multi-character punctuators, longest first, each with what it stands for.
@@ -204,7 +212,9 @@ pub fn tokenize(text: &str, first_line: usize) -> Result<Vec<Token>, LexError> {
                 .iter()
                 .find(|(spelled, _)| rest.starts_with(spelled))
                 // `<::` not followed by `:` or `>` is `<` then `::`.
-                .filter(|(spelled, _)| !(*spelled == "<:" && rest.starts_with("<::") && !rest[3..].starts_with([':', '>'])))
+                .filter(|(spelled, _)| {
+                    !(*spelled == "<:" && rest.starts_with("<::") && !rest[3..].starts_with([':', '>']))
+                })
                 .map_or((c.to_string(), c.to_string()), |(s, m)| ((*s).to_owned(), (*m).to_owned()));
             i += spelled.chars().count();
             let kind = if meaning == "#" && !line_has_tokens { Kind::Directive } else { Kind::Punct };
@@ -217,7 +227,11 @@ pub fn tokenize(text: &str, first_line: usize) -> Result<Vec<Token>, LexError> {
         line_has_tokens = true;
     }
     if in_directive {
-        tokens.push(Token { kind: Kind::EndOfDirective, text: String::new(), line: chars.last().map_or(line, |c| c.1) });
+        tokens.push(Token {
+            kind: Kind::EndOfDirective,
+            text: String::new(),
+            line: chars.last().map_or(line, |c| c.1),
+        });
     }
     Ok(tokens)
 }
@@ -240,7 +254,8 @@ fn literal_end(chars: &[(char, usize)], open: usize) -> Option<usize> {
 /// whether they still read them, so a learner's part may not hold one.
 pub fn trigraph(text: &str, first_line: usize) -> Option<(usize, String)> {
     text.lines().enumerate().find_map(|(index, line)| {
-        let at = line.find("??").filter(|&at| line[at + 2..].starts_with(['=', '/', '\'', '(', ')', '!', '<', '>', '-']))?;
+        let at =
+            line.find("??").filter(|&at| line[at + 2..].starts_with(['=', '/', '\'', '(', ')', '!', '<', '>', '-']))?;
         Some((first_line + index, line[at..at + 3].to_owned()))
     })
 }
