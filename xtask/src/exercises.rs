@@ -11,11 +11,12 @@ use std::{
 
 use anyhow::Context;
 use clap::Args;
-use cuda_kernels::{Gpu, ncu::SelfCommand};
+use cuda_kernels::Gpu;
 use exercises::{
     BadInput, Exercise, Manifest, check,
     grading::{self, Checker, Graded},
     learner_file::{self, LearnerFile},
+    protocol::{ChildCommand, Role},
     submissions, supervise,
     verdict::{Verdict, judge},
 };
@@ -73,20 +74,14 @@ pub struct GradeArgs {
     pub no_gpu: bool,
 }
 
-/// The hidden commands that check one file in a process of their own.
+/// The hidden commands that check one file in a process of their own: their arguments, read by
+/// [`ChildCommand::parse`], which also builds them.
 #[derive(Debug, Args)]
+#[command(disable_help_flag = true)]
 pub struct ChildArgs {
-    #[arg(long)]
-    pub exercise: String,
-    /// The copy of the learner's file to check.
-    #[arg(long)]
-    pub file: PathBuf,
-    /// The file's name as messages show it.
-    #[arg(long)]
-    pub name: String,
-    /// Where to write the outcome as JSON (the check command only).
-    #[arg(long)]
-    pub result: Option<PathBuf>,
+    /// `--exercise=ID --file=PATH --name=NAME [--result=PATH]`.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+    pub args: Vec<std::ffi::OsString>,
 }
 
 fn manifest() -> anyhow::Result<Manifest> {
@@ -104,7 +99,7 @@ fn gpu_available(no_gpu: bool) -> Result<(), String> {
 fn checker(time_limit: u64) -> anyhow::Result<Checker> {
     Ok(Checker {
         program: std::env::current_exe().context("cannot find this program to run checks with")?,
-        command: vec!["__check-submission".into()],
+        leading_args: Vec::new(),
         time_limit: Duration::from_secs(time_limit),
     })
 }
@@ -316,30 +311,22 @@ fn output_folder(args: &GradeArgs) -> anyhow::Result<PathBuf> {
     Ok(out)
 }
 
-fn child_file(args: &ChildArgs) -> anyhow::Result<(Manifest, Exercise, LearnerFile)> {
+fn child_file(command: &ChildCommand) -> anyhow::Result<(Manifest, Exercise, LearnerFile)> {
     let manifest = manifest()?;
-    let exercise = manifest.exercise(&args.exercise)?.clone();
-    let bytes = fs::read(&args.file).with_context(|| format!("cannot read {}", args.file.display()))?;
+    let exercise = manifest.exercise(&command.exercise)?.clone();
+    let bytes = fs::read(&command.file).with_context(|| format!("cannot read {}", command.file.display()))?;
     let file = learner_file::validate(&exercise, &starter_text(&manifest, &exercise)?, &bytes)?;
     Ok((manifest, exercise, file))
 }
 
-/// The child side of a check: writes the outcome as JSON to `--result`.
+/// The child side of a check: writes the outcome as JSON to `--result=`.
 pub fn check_submission(args: &ChildArgs) -> anyhow::Result<ExitCode> {
     supervise::end_with_supervisor();
-    let (manifest, exercise, file) = child_file(args)?;
-    let profile_with = SelfCommand::current(vec![
-        "__profile-submission".into(),
-        "--exercise".into(),
-        exercise.id.clone().into(),
-        "--file".into(),
-        args.file.clone().into(),
-        "--name".into(),
-        args.name.clone().into(),
-    ])
-    .context("cannot find this program to profile it")?;
-    let outcome = check::check(&manifest, &exercise, &file, &args.name, &profile_with);
-    let result = args.result.as_ref().context("--result names where the outcome goes")?;
+    let command = ChildCommand::parse(Role::Check, &args.args).map_err(anyhow::Error::msg)?;
+    let (manifest, exercise, file) = child_file(&command)?;
+    let profile_with = command.profile().self_command().context("cannot find this program to profile it")?;
+    let outcome = check::check(&manifest, &exercise, &file, &command.name, &profile_with);
+    let result = command.result.as_ref().expect("parse requires it of a check");
     fs::write(result, serde_json::to_string(&outcome)?)
         .with_context(|| format!("cannot write {}", result.display()))?;
     Ok(ExitCode::SUCCESS)
@@ -347,7 +334,8 @@ pub fn check_submission(args: &ChildArgs) -> anyhow::Result<ExitCode> {
 
 /// The profiled side of a check: the reference and the submission, once each.
 pub fn profile_submission(args: &ChildArgs) -> anyhow::Result<ExitCode> {
-    let (manifest, exercise, file) = child_file(args)?;
-    check::profile_target(&manifest, &exercise, &file, &args.name).map_err(anyhow::Error::msg)?;
+    let command = ChildCommand::parse(Role::Profile, &args.args).map_err(anyhow::Error::msg)?;
+    let (manifest, exercise, file) = child_file(&command)?;
+    check::profile_target(&manifest, &exercise, &file, &command.name).map_err(anyhow::Error::msg)?;
     Ok(ExitCode::SUCCESS)
 }

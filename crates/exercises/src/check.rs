@@ -72,7 +72,12 @@ struct Kernels {
     reference: CudaFunction,
 }
 
-/// Compiles the reference, then the submission (as `shown`). Once the reference has compiled and
+/// The name NVRTC compiles a submission under: fixed, never the learner's (a name with a quote
+/// or a newline is no program name); messages are given the learner's name back by
+/// [`diagnostics::errors`].
+pub const PROGRAM_NAME: &str = "submission.cu";
+
+/// Compiles the reference, then the submission (shown as `shown`). Once the reference has compiled and
 /// loaded here, any failure to build or load the submission is the submission's own (a syntax
 /// error, an include that does not exist, more shared memory than a block may have).
 fn compile(
@@ -84,15 +89,20 @@ fn compile(
 ) -> Result<Kernels, Outcome> {
     let reference = compile_file(gpu, manifest, &exercise.solution, &exercise.entry)
         .map_err(|e| Outcome::CouldNotCheck { reason: format!("the reference solution: {e}") })?;
-    let submission = compile_text(gpu, shown, &file.text, &exercise.entry).map_err(|error| Outcome::CompileError {
-        messages: match error {
-            GpuError::Compile { log, .. } => diagnostics::errors(&log, shown),
-            GpuError::MissingKernel { kernel, .. } => {
-                vec![format!("{shown}: the compiled file has no kernel `{kernel}` (is it inside an #if?)")]
-            }
-            other => vec![format!("{shown}: {other}")],
-        },
-    })?;
+    let submission =
+        compile_text(gpu, PROGRAM_NAME, &file.text, &exercise.entry).map_err(|error| Outcome::CompileError {
+            messages: match error {
+                GpuError::Compile { log, .. } => diagnostics::errors(&log, PROGRAM_NAME, shown),
+                GpuError::MissingKernel { kernel, .. } => {
+                    vec![format!("{shown}: the compiled file has no kernel `{kernel}` (is it inside an #if?)")]
+                }
+                GpuError::MissingSource(file, _) => vec![format!(
+                    "{shown}: `#include \"{}\"`: only the course's headers may be included",
+                    diagnostics::scrub(&file)
+                )],
+                other => vec![diagnostics::scrub(&format!("{shown}: {other}"))],
+            },
+        })?;
     Ok(Kernels { submission, reference })
 }
 
@@ -103,10 +113,14 @@ fn compile_file(gpu: &Gpu, manifest: &Manifest, file: &Path, entry: &str) -> Res
     compile_text(gpu, &path.display().to_string(), &text, entry)
 }
 
+/// `text` compiled from memory: the course's headers inlined by bare name, and the result refused
+/// if any `#include` is left, so NVRTC never opens a file.
 fn compile_text(gpu: &Gpu, shown: &str, text: &str, entry: &str) -> Result<CudaFunction, GpuError> {
-    let expanded = source::expand_for_compile(shown, text).map_err(|missing| {
-        GpuError::MissingSource(missing.file, format!("included from {shown}; searched {:?}", source::search_dirs()))
-    })?;
+    let expanded = source::expand_for_compile(shown, text)
+        .map_err(|missing| GpuError::MissingSource(missing.file, format!("included from {shown}")))?;
+    if let Some(line) = crate::tokens::include_left(&expanded) {
+        return Err(GpuError::MissingSource(line, format!("in {shown}: only the course's headers are inlined")));
+    }
     gpu.function_from_text(shown, &expanded, entry)
 }
 

@@ -15,6 +15,7 @@ use crate::{
     check::Outcome,
     learner_file::{self, LearnerFile},
     manifest::{Exercise, MAX_SCORE},
+    protocol::{ChildCommand, Role},
     submissions::Entry,
     supervise,
     verdict::{Verdict, judge},
@@ -52,12 +53,11 @@ impl Row {
     }
 }
 
-/// Starts this program's hidden check command on a file, in a process of its own.
+/// Starts this program's hidden check command ([`ChildCommand`]) on a file, in a process of its own.
 pub struct Checker {
     pub program: PathBuf,
-    /// The hidden command, e.g. `["__check-submission"]`; the checker adds `--exercise`, `--file`,
-    /// `--name` and `--result`.
-    pub command: Vec<OsString>,
+    /// Arguments before the child command: none for this program (a test's shell takes `-c SCRIPT sh`).
+    pub leading_args: Vec<OsString>,
     pub time_limit: Duration,
 }
 
@@ -78,9 +78,15 @@ impl Checker {
         permissions.set_readonly(true);
         fs::set_permissions(&copy, permissions)?;
         let result = work.path().join("result.json");
+        let child = ChildCommand {
+            role: Role::Check,
+            exercise: exercise.id.clone(),
+            file: copy,
+            name: shown.to_owned(),
+            result: Some(result.clone()),
+        };
         let mut command = std::process::Command::new(&self.program);
-        command.args(&self.command).arg("--exercise").arg(&exercise.id).arg("--file").arg(&copy);
-        command.arg("--name").arg(shown).arg("--result").arg(&result).current_dir(work.path());
+        command.args(&self.leading_args).args(child.args()).current_dir(work.path());
         let finished = supervise::run(&mut command, self.time_limit, OUTPUT_CAP)?;
         let Some(status) = finished.status else {
             return Ok(Outcome::TimedOut { seconds: self.time_limit.as_secs() });
@@ -379,7 +385,7 @@ mod tests {
     fn shell_checker(script: &str, seconds: u64) -> Checker {
         Checker {
             program: "sh".into(),
-            command: vec!["-c".into(), script.into(), "sh".into()],
+            leading_args: vec!["-c".into(), script.into(), "sh".into()],
             time_limit: Duration::from_secs(seconds),
         }
     }
@@ -388,7 +394,7 @@ mod tests {
     fn the_check_process_reports_through_its_result_file_and_is_killed_or_blamed_when_it_cannot() {
         let exercise = transpose();
         let file = LearnerFile { text: "x".into(), region: (1, 1) };
-        let write_result = r#"while [ $# -gt 0 ]; do [ "$1" = --result ] && r=$2; shift; done
+        let write_result = r#"while [ $# -gt 0 ]; do case $1 in --result=*) r=${1#--result=};; esac; shift; done
             echo '{"outcome":"incorrect","input":"random","detail":"out[3] is 1"}' > "$r""#;
         assert_eq!(
             shell_checker(write_result, 60).check(&exercise, &file, "a.cu"),

@@ -274,6 +274,15 @@ pub fn directive_tokens(tokens: &[Token], start: usize) -> &[Token] {
     &tokens[start..end]
 }
 
+/// The first include-like directive (`#include`, `#include_next`, `#import`, `#embed`) left in
+/// `text`, as it is spelled; a text the compiler is given must have none.
+pub fn include_left(text: &str) -> Option<String> {
+    let tokens = tokenize(text, 1).ok()?;
+    let (start, _) =
+        directives(&tokens).find(|(_, name)| matches!(*name, "include" | "include_next" | "import" | "embed"))?;
+    Some(directive_tokens(&tokens, start).iter().map(|t| t.text.as_str()).collect::<Vec<_>>().join(" "))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -337,5 +346,7 @@ mod tests {
         assert_eq!(tokenize("a \\", 4), Err(LexError::TrailingSplice { line: 4 }));
         assert_eq!(trigraph("ok\nwhy??!\n", 10), Some((11, "??!".into())));
         assert_eq!(trigraph("a ?? b", 1), None);
+        assert_eq!(include_left("int x;\n%:  include </dev/zero>\n"), Some("# include < / dev / zero >".into()));
+        assert_eq!(include_left("// #include \"x\"\nint x;"), None);
     }
 }
