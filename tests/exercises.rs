@@ -272,6 +272,7 @@ fn measurements(load_per_request: u64) -> Measurements {
     };
     Measurements {
         counters: Ok(CounterPair { submission: counters(load_per_request), reference: counters(1) }),
+        profile_failed: None,
         submission_ms: 2.0,
         reference_ms: 2.0,
         starter_ms: 3.0,

@@ -336,6 +336,7 @@ pub fn check_submission(args: &ChildArgs) -> anyhow::Result<ExitCode> {
 pub fn profile_submission(args: &ChildArgs) -> anyhow::Result<ExitCode> {
     let command = ChildCommand::parse(Role::Profile, &args.args).map_err(anyhow::Error::msg)?;
     let (manifest, exercise, file) = child_file(&command)?;
-    check::profile_target(&manifest, &exercise, &file, &command.name).map_err(anyhow::Error::msg)?;
+    check::profile_target(&manifest, &exercise, &file, &command.name, command.reference_only)
+        .map_err(anyhow::Error::msg)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -51,7 +51,12 @@ pub enum Outcome {
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 pub struct Measurements {
     /// Submission and reference, launched once each at the check size under Nsight Compute.
+    /// `Err` only where the reference's counters could not be read either: the clock stands in.
     pub counters: Result<CounterPair, String>,
+    /// The submission's profile failed (it crashed, or made no launch) where the reference's alone
+    /// did not: its counter requirements are not met.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile_failed: Option<String>,
     /// Median ms per launch at the timed size, measured side by side in one run.
     pub submission_ms: f64,
     pub reference_ms: f64,
@@ -157,11 +162,22 @@ pub fn check(
             }
         }
     }
-    let counters = counters(exercise, profile_with);
+    let (counters, profile_failed) = match counters(exercise, profile_with) {
+        Ok(pair) => (Ok(pair), None),
+        Err(why) => match reference_profiles(exercise, profile_with) {
+            true => (Err(why.clone()), Some(why)),
+            false => (Err(why), None),
+        },
+    };
     match measure(&gpu, manifest, exercise, &kernels) {
-        Ok((submission_ms, reference_ms, starter_ms, shared_bytes)) => {
-            Outcome::Correct(Measurements { counters, submission_ms, reference_ms, starter_ms, shared_bytes })
-        }
+        Ok((submission_ms, reference_ms, starter_ms, shared_bytes)) => Outcome::Correct(Measurements {
+            counters,
+            profile_failed,
+            submission_ms,
+            reference_ms,
+            starter_ms,
+            shared_bytes,
+        }),
         Err(error) => Outcome::Crashed { detail: format!("at the timed size: {error}") },
     }
 }
@@ -185,12 +201,38 @@ fn counters(exercise: &Exercise, profile_with: &SelfCommand) -> Result<CounterPa
     }
 }
 
-/// The profiled side of [`counters`]: the reference, then the submission, once each.
-pub fn profile_target(manifest: &Manifest, exercise: &Exercise, file: &LearnerFile, shown: &str) -> Result<(), String> {
+/// Whether the reference alone profiles (after a failed profile of both): then the failure was
+/// the submission's. The profiling command is `profile_with` told to launch the reference only
+/// (its last argument, see [`PROFILE_REFERENCE_ONLY`]).
+fn reference_profiles(exercise: &Exercise, profile_with: &SelfCommand) -> bool {
+    let Ok(ncu) = Ncu::find() else { return false };
+    let mut alone = profile_with.clone();
+    alone.args.push(PROFILE_REFERENCE_ONLY.into());
+    ncu.profile(&alone).is_ok_and(|launches| {
+        launches.iter().filter(|l| l.kernel == exercise.entry).filter_map(|l| l.shared()).count() == 1
+    })
+}
+
+/// The argument that makes the profiled side launch the reference alone.
+pub const PROFILE_REFERENCE_ONLY: &str = "--only=reference";
+
+/// The profiled side of [`counters`]: the reference, then the submission, once each (the
+/// reference alone when `reference_only`).
+pub fn profile_target(
+    manifest: &Manifest,
+    exercise: &Exercise,
+    file: &LearnerFile,
+    shown: &str,
+    reference_only: bool,
+) -> Result<(), String> {
     let gpu = Gpu::open().map_err(|e| e.to_string())?;
     let kernels = compile(&gpu, manifest, exercise, file, shown).map_err(|outcome| format!("{outcome:?}"))?;
     let data = exercise.harness.input(Input::Random, Size::Check);
-    for function in [&kernels.reference, &kernels.submission] {
+    let functions = match reference_only {
+        true => vec![&kernels.reference],
+        false => vec![&kernels.reference, &kernels.submission],
+    };
+    for function in functions {
         let mut run = Run::new(&gpu, function, &exercise.harness, Size::Check, &data).map_err(|e| e.to_string())?;
         run.launch().map_err(|e| e.to_string())?;
         gpu.synchronize().map_err(|e| e.to_string())?;

@@ -84,6 +84,7 @@ impl Checker {
             file: copy,
             name: shown.to_owned(),
             result: Some(result.clone()),
+            reference_only: false,
         };
         let mut command = std::process::Command::new(&self.program);
         command.args(&self.leading_args).args(child.args()).current_dir(work.path());
@@ -233,7 +234,36 @@ const CSV_HEADER: [&str; 15] = [
     "sha256",
 ];
 
-/// One line per row; a reason not graded fills `lost_points`.
+/// `text` safe in a spreadsheet cell: one that a spreadsheet would read as a formula (it starts
+/// with `=`, `+`, `-`, `@`, a tab or a carriage return) gets a leading `'`, which spreadsheets
+/// show as text.
+pub fn spreadsheet_text(text: &str) -> String {
+    match text.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        true => format!("'{text}"),
+        false => text.to_owned(),
+    }
+}
+
+/// `text` as one Markdown table cell: `|`, backslashes and what Markdown or HTML would read
+/// (`*`, `_`, backticks, `<`, `[`) escaped, line ends made visible as ` / `.
+pub fn markdown_cell(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.replace("\r\n", "\n").chars() {
+        match c {
+            '\n' | '\r' => out.push_str(" / "),
+            '|' | '\\' | '*' | '_' | '`' | '<' | '>' | '[' | ']' | '#' | '&' => {
+                out.push('\\');
+                out.push(c)
+            }
+            c if c.is_control() => out.push_str(&format!("\\u{{{:04x}}}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// One line per row; a reason not graded fills `lost_points`. Text cells are made safe for
+/// spreadsheets ([`spreadsheet_text`]).
 pub fn csv(rows: &[Row]) -> io::Result<String> {
     let mut writer = csv::Writer::from_writer(Vec::new());
     writer.write_record(CSV_HEADER)?;
@@ -247,8 +277,8 @@ pub fn csv(rows: &[Row]) -> io::Result<String> {
             (None, None) => String::new(),
         };
         writer.write_record([
-            row.submission.clone(),
-            row.file.clone().unwrap_or_default(),
+            spreadsheet_text(&row.submission),
+            spreadsheet_text(&row.file.clone().unwrap_or_default()),
             flag(Some(row.graded())),
             verdict.map_or("not-graded".to_owned(), |v| v.outcome.clone()),
             flag(verdict.and_then(|v| v.compiled)),
@@ -260,7 +290,7 @@ pub fn csv(rows: &[Row]) -> io::Result<String> {
             verdict.and_then(|v| v.shared_bytes).map_or(String::new(), |b| b.to_string()),
             row.score().map_or(String::new(), |s| s.to_string()),
             MAX_SCORE.to_string(),
-            lost,
+            spreadsheet_text(&lost),
             row.sha256.clone().unwrap_or_default(),
         ])?;
     }
@@ -281,7 +311,7 @@ pub fn markdown(exercise: &Exercise, rows: &[Row]) -> String {
     );
     out.push_str("| submission | score | compiled | correct | ld wf/req | st wf/req | time vs reference | lost points, or why not graded |\n");
     out.push_str("| --- | --- | --- | --- | --- | --- | --- | --- |\n");
-    let cell = |text: String| text.replace('|', "\\|").replace('\n', " ");
+    let cell = |text: String| markdown_cell(&text);
     for row in rows {
         let verdict = row.verdict.as_ref();
         let flag = |v: Option<bool>| v.map_or("-", |v| if v { "yes" } else { "no" });
@@ -306,7 +336,7 @@ pub fn markdown(exercise: &Exercise, rows: &[Row]) -> String {
     }
     let notes: Vec<&String> = rows.iter().filter_map(|r| r.verdict.as_ref()).flat_map(|v| &v.notes).collect();
     if let Some(note) = notes.first() {
-        out.push_str(&format!("\nNote: {note}\n"));
+        out.push_str(&format!("\nNote: {}\n", markdown_cell(note)));
     }
     out
 }
@@ -406,6 +436,30 @@ mod tests {
         let Outcome::Crashed { detail } = died else { panic!("{died:?}") };
         assert!(detail.starts_with("the check process ended (signal: 11"), "{detail}");
         assert!(detail.ends_with("without a result:\nCUDA_ERROR_ILLEGAL_ADDRESS"), "{detail}");
+    }
+
+    #[test]
+    fn names_are_data_in_every_report() {
+        let exercise = transpose();
+        let names = ["=1+1", "-resubmitted", "@SUM(A1)", "+1", "\tx", "a \"quoted\" | *bold* <b>", "two\nlines"];
+        let rows: Vec<Row> = names.iter().map(|n| refused(n, format!("{n}: refused"))).collect();
+        let csv = csv(&rows).unwrap();
+        let mut reader = ::csv::Reader::from_reader(csv.as_bytes());
+        let cells: Vec<(String, String)> =
+            reader.records().map(|r| r.unwrap()).map(|r| (r[0].to_owned(), r[13].to_owned())).collect();
+        for ((submission, lost), name) in cells.iter().zip(names) {
+            match name.starts_with(['=', '+', '-', '@', '\t']) {
+                true => assert_eq!(submission, &format!("'{name}"), "a formula prefix is defused"),
+                false => assert_eq!(submission, name, "the rest is kept as it is"),
+            }
+            assert!(!lost.starts_with(['=', '+', '-', '@']), "{lost}");
+        }
+        let markdown = markdown(&exercise, &rows);
+        assert!(markdown.contains("| a \"quoted\" \\| \\*bold\\* \\<b\\> |"), "{markdown}");
+        assert!(markdown.contains("| two / lines |"), "{markdown}");
+        assert_eq!(markdown.lines().filter(|l| l.starts_with('|')).count(), 2 + names.len(), "one line per row");
+        let json: serde_json::Value = serde_json::from_str(&serde_json::to_string(&rows).unwrap()).unwrap();
+        assert_eq!(json[6]["submission"], "two\nlines", "JSON keeps the name exactly");
     }
 
     #[test]

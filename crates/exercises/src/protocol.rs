@@ -41,9 +41,12 @@ pub struct ChildCommand {
     pub name: String,
     /// Where the check writes its outcome (the check command only).
     pub result: Option<PathBuf>,
+    /// Profile the reference alone (`--only=reference`, the profile command only): whether a
+    /// failed profile was the submission's doing.
+    pub reference_only: bool,
 }
 
-const KEYS: [&str; 4] = ["exercise", "file", "name", "result"];
+const KEYS: [&str; 5] = ["exercise", "file", "name", "result", "only"];
 
 impl ChildCommand {
     /// The arguments that start this command: its name, then one `--key=VALUE` per value.
@@ -62,12 +65,15 @@ impl ChildCommand {
         if let Some(result) = &self.result {
             args.push(pair("result", result.as_os_str()));
         }
+        if self.reference_only {
+            args.push(crate::check::PROFILE_REFERENCE_ONLY.into());
+        }
         args
     }
 
     /// Reads the values of `role`'s command back from `args` (what follows the command's name).
     pub fn parse(role: Role, args: &[OsString]) -> Result<ChildCommand, String> {
-        let mut values: [Option<OsString>; 4] = Default::default();
+        let mut values: [Option<OsString>; 5] = Default::default();
         for arg in args {
             let bytes = arg.as_bytes();
             let (key, value) = bytes
@@ -82,7 +88,18 @@ impl ChildCommand {
                 return Err(format!("{}: --{} given twice", role.command(), KEYS[slot]));
             }
         }
-        let [exercise, file, name, result] = values;
+        let [exercise, file, name, result, only] = values;
+        let reference_only = match only.as_deref().map(OsStr::as_bytes) {
+            None => false,
+            Some(b"reference") if role == Role::Profile => true,
+            Some(other) => {
+                return Err(format!(
+                    "{}: --only={} is not known (the profile command takes --only=reference)",
+                    role.command(),
+                    String::from_utf8_lossy(other)
+                ));
+            }
+        };
         let text = |value: Option<OsString>, key: &str| {
             value
                 .ok_or_else(|| format!("{}: --{key}=... is missing", role.command()))?
@@ -96,12 +113,12 @@ impl ChildCommand {
         if role == Role::Check && result.is_none() {
             return Err(format!("{}: --result=... names where the outcome goes", role.command()));
         }
-        Ok(ChildCommand { role, exercise, file, name, result })
+        Ok(ChildCommand { role, exercise, file, name, result, reference_only })
     }
 
     /// The profiling command a check starts under Nsight Compute: the same file and name.
     pub fn profile(&self) -> ChildCommand {
-        ChildCommand { role: Role::Profile, result: None, ..self.clone() }
+        ChildCommand { role: Role::Profile, result: None, reference_only: false, ..self.clone() }
     }
 
     /// This command as a restart of the running program.
@@ -123,6 +140,7 @@ mod tests {
                 file: PathBuf::from("/tmp/x/-rf/submission.cu"),
                 name: name.into(),
                 result: Some("/tmp/x/result.json".into()),
+                reference_only: false,
             };
             let args = command.args();
             assert_eq!(args[0], "__check-submission");
@@ -130,7 +148,10 @@ mod tests {
             assert_eq!(ChildCommand::parse(Role::Check, &args[1..]), Ok(command.clone()), "{name:?}");
             let profile = command.profile();
             assert_eq!(profile.args()[0], "__profile-submission");
-            assert_eq!(ChildCommand::parse(Role::Profile, &profile.args()[1..]), Ok(profile));
+            assert_eq!(ChildCommand::parse(Role::Profile, &profile.args()[1..]), Ok(profile.clone()));
+            let alone = ChildCommand { reference_only: true, ..profile };
+            assert_eq!(alone.args().last().unwrap(), "--only=reference");
+            assert_eq!(ChildCommand::parse(Role::Profile, &alone.args()[1..]), Ok(alone));
         }
     }
 
@@ -142,7 +163,7 @@ mod tests {
         assert_eq!(parse(&["--exercise", "x"]), "__check-submission: expected --KEY=VALUE, got \"--exercise\"");
         assert_eq!(
             parse(&["--colour=x"]),
-            "__check-submission: unknown key in \"--colour=x\" (known: exercise, file, name, result)"
+            "__check-submission: unknown key in \"--colour=x\" (known: exercise, file, name, result, only)"
         );
         assert_eq!(parse(&["--name=a", "--name=b"]), "__check-submission: --name given twice");
         assert_eq!(
@@ -150,5 +171,6 @@ mod tests {
             "__check-submission: --result=... names where the outcome goes"
         );
         assert_eq!(parse(&["--file=f", "--name=n"]), "__check-submission: --exercise=... is missing");
+        assert!(parse(&["--only=reference"]).contains("--only=reference is not known"), "a check profiles both");
     }
 }
