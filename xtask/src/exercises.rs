@@ -101,6 +101,7 @@ fn checker(time_limit: u64) -> anyhow::Result<Checker> {
         program: std::env::current_exe().context("cannot find this program to run checks with")?,
         leading_args: Vec::new(),
         time_limit: Duration::from_secs(time_limit),
+        memory_limit: grading::MEMORY_LIMIT,
     })
 }
 

@@ -30,6 +30,8 @@ pub const MARKDOWN_FILE: &str = "summary.md";
 const OUTPUT_CAP: usize = 64 * 1024;
 /// Largest result file read back from a check process.
 const RESULT_CAP: u64 = 1024 * 1024;
+/// Resident memory a check process group may use (compiling, profiling and timing together).
+pub const MEMORY_LIMIT: u64 = 8 << 30;
 
 /// One submission's row.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
@@ -59,6 +61,8 @@ pub struct Checker {
     /// Arguments before the child command: none for this program (a test's shell takes `-c SCRIPT sh`).
     pub leading_args: Vec<OsString>,
     pub time_limit: Duration,
+    /// Resident bytes the check's process group may use ([`MEMORY_LIMIT`] by default).
+    pub memory_limit: u64,
 }
 
 impl Checker {
@@ -88,7 +92,17 @@ impl Checker {
         };
         let mut command = std::process::Command::new(&self.program);
         command.args(&self.leading_args).args(child.args()).current_dir(work.path());
-        let finished = supervise::run(&mut command, self.time_limit, OUTPUT_CAP)?;
+        let finished = supervise::run(&mut command, self.time_limit, OUTPUT_CAP, self.memory_limit)?;
+        if let Some(bytes) = finished.memory_exceeded {
+            return Ok(Outcome::Crashed {
+                detail: format!(
+                    "the check used {} MiB of memory, more than the limit of {} MiB, and was stopped \
+                     (an include of a device file, or a runaway allocation?)",
+                    bytes >> 20,
+                    self.memory_limit >> 20
+                ),
+            });
+        }
         let Some(status) = finished.status else {
             return Ok(Outcome::TimedOut { seconds: self.time_limit.as_secs() });
         };
@@ -417,6 +431,7 @@ mod tests {
             program: "sh".into(),
             leading_args: vec!["-c".into(), script.into(), "sh".into()],
             time_limit: Duration::from_secs(seconds),
+            memory_limit: MEMORY_LIMIT,
         }
     }
 
