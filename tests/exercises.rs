@@ -192,10 +192,10 @@ fn grading_refuses_unsafe_names_links_and_files_that_are_not_the_exercise_each_w
     let secret = fs::canonicalize(outside.path().join("secret.cu")).unwrap();
     let expected = [
         ("..sneaky.cu", "refused: the name `..sneaky.cu` contains `..`".to_owned()),
-        ("binary.cu", "binary.cu: the file is not text (binary or not UTF-8): hand in the .cu source file".into()),
+        ("binary.cu", "binary.cu: the file is not text (binary, or UTF-16): hand in the .cu source file, saved as UTF-8".into()),
         (
             "edited-outside.cu",
-            "edited-outside.cu: line 12 is outside the editable part and differs from the starter:\n  yours:   #define TILE 16u\n  \
+            "edited-outside.cu: line 12 is outside the editable part and differs from the starter (at `16u`):\n  yours:   #define TILE 16u\n  \
              starter: #define TILE 32u\nOnly the lines between the markers may change: restore that line from the starter"
                 .into(),
         ),
@@ -303,4 +303,78 @@ fn reports_have_a_row_per_submission_and_every_lost_point() {
     ];
     insta::assert_snapshot!("grades_csv", grading::csv(&rows).unwrap());
     insta::assert_snapshot!("grades_markdown", grading::markdown(&exercise, &rows));
+}
+
+fn cases() -> PathBuf {
+    root().join("tests/fixtures/grading/cases")
+}
+
+/// Every attack and honest oddity of `tests/fixtures/grading/cases` gets, without a GPU, the
+/// verdict `expected.tsv` gives it: refused with its reason, or valid (to be graded on a GPU by
+/// `run-on-gpu.sh`).
+#[test]
+fn every_grading_case_is_refused_with_its_reason_or_accepted_as_its_table_says() {
+    let manifest = manifest();
+    let table = fs::read_to_string(cases().join("expected.tsv")).unwrap();
+    let mut seen = 0;
+    for line in table.lines().filter(|l| !l.starts_with('#')) {
+        let [case, expected, reason] = line.splitn(3, '\t').collect::<Vec<_>>()[..] else { panic!("{line:?}") };
+        let (id, _) = case.split_once('/').unwrap();
+        let exercise = manifest.exercise(id).unwrap();
+        let starter = fs::read_to_string(manifest.path(&exercise.starter)).unwrap();
+        let bytes = fs::read(cases().join(case).join("exercise.cu")).unwrap();
+        let verdict = learner_file::validate(exercise, &starter, &bytes);
+        match (expected, verdict) {
+            ("valid", Ok(file)) => assert!(
+                !file.text.starts_with('\u{feff}') && !file.text.contains('\r'),
+                "{case}: what is compiled is normalized"
+            ),
+            ("refused", Err(invalid)) => {
+                let message = invalid.to_string();
+                assert!(message.contains(reason), "{case}: {message}");
+                assert!(message.starts_with("line "), "{case}: the message names the line: {message}");
+            }
+            (expected, verdict) => panic!("{case}: expected {expected}, got {verdict:?}"),
+        }
+        seen += 1;
+    }
+    let folders: usize = ["transpose-swizzle", "char-columns"]
+        .iter()
+        .map(|id| fs::read_dir(cases().join(id)).unwrap().count())
+        .sum();
+    assert_eq!(seen, folders, "every case folder has its line in expected.tsv");
+}
+
+#[test]
+fn odd_names_are_graded_as_data_and_land_in_every_report_safely() {
+    let submissions = tempfile::tempdir().unwrap();
+    let correct = fs::read(cases().join("transpose-swizzle/=1+1/exercise.cu")).unwrap();
+    for name in ["-resubmitted", "=1+1", "say \"hi\"", "two\nlines", "@cmd"] {
+        fs::create_dir(submissions.path().join(name)).unwrap();
+        fs::write(submissions.path().join(name).join("exercise.cu"), &correct).unwrap();
+    }
+    let out = tempfile::tempdir().unwrap();
+    let run = xtask(&[
+        "grade",
+        "--exercise",
+        "transpose-swizzle",
+        submissions.path().to_str().unwrap(),
+        "--out",
+        out.path().to_str().unwrap(),
+        "--no-gpu",
+    ]);
+    assert_eq!(run.code, ExitCode::from(2), "nothing graded without a GPU: {}", run.stdout);
+    let csv = fs::read_to_string(out.path().join("grades.csv")).unwrap();
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    let names: Vec<String> = reader.records().map(|r| r.unwrap()[0].to_owned()).collect();
+    assert_eq!(names.len(), 5, "{csv}");
+    for name in &names {
+        assert!(!name.starts_with(['=', '+', '-', '@']), "a live formula: {name:?}");
+    }
+    assert!(names.contains(&"'=1+1".to_owned()) && names.contains(&"two\nlines".to_owned()), "{names:?}");
+    let summary = fs::read_to_string(out.path().join("summary.md")).unwrap();
+    assert!(summary.contains("| two / lines |"), "{summary}");
+    let json: Value = serde_json::from_str(&fs::read_to_string(out.path().join("grades.json")).unwrap()).unwrap();
+    let rows = json["rows"].as_array().unwrap();
+    assert!(rows.iter().any(|r| r["submission"] == "say \"hi\""), "{json}");
 }
