@@ -338,10 +338,8 @@ fn every_grading_case_is_refused_with_its_reason_or_accepted_as_its_table_says()
         }
         seen += 1;
     }
-    let folders: usize = ["transpose-swizzle", "char-columns"]
-        .iter()
-        .map(|id| fs::read_dir(cases().join(id)).unwrap().count())
-        .sum();
+    let folders: usize =
+        ["transpose-swizzle", "char-columns"].iter().map(|id| fs::read_dir(cases().join(id)).unwrap().count()).sum();
     assert_eq!(seen, folders, "every case folder has its line in expected.tsv");
 }
 

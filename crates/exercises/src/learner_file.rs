@@ -276,7 +276,7 @@ fn region_problems(yours: &Parts, theirs: &Parts) -> Result<(usize, usize), Inva
                         return problem(
                             line,
                             format!(
-                                "`{close}` closes a `{opener}` opened outside your part: what your part opens it closes,                                  and it closes nothing else"
+                                "`{close}` closes a `{opener}` opened outside your part: what your part opens it closes, and it closes nothing else"
                             ),
                         );
                     }
