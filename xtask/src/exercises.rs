@@ -326,10 +326,21 @@ pub fn check_submission(args: &ChildArgs) -> anyhow::Result<ExitCode> {
     let command = ChildCommand::parse(Role::Check, &args.args).map_err(anyhow::Error::msg)?;
     let (manifest, exercise, file) = child_file(&command)?;
     let profile_with = command.profile().self_command().context("cannot find this program to profile it")?;
-    let outcome = check::check(&manifest, &exercise, &file, &command.name, &profile_with);
     let result = command.result.as_ref().expect("parse requires it of a check");
-    fs::write(result, serde_json::to_string(&outcome)?)
-        .with_context(|| format!("cannot write {}", result.display()))?;
+    let write = |outcome: &check::Outcome| -> anyhow::Result<()> {
+        // Written whole, then renamed: the supervisor never reads half a result.
+        let partial = result.with_extension("partial");
+        fs::write(&partial, serde_json::to_string(outcome)?)
+            .and_then(|()| fs::rename(&partial, result))
+            .with_context(|| format!("cannot write {}", result.display()))
+    };
+    let provisional = |outcome: &check::Outcome| {
+        if let Err(error) = write(outcome) {
+            eprintln!("{error:#}");
+        }
+    };
+    let outcome = check::check(&manifest, &exercise, &file, &command.name, &profile_with, &provisional);
+    write(&outcome)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::{
     diagnostics,
-    harness::{HostInput, Run, Size, compare},
+    harness::{HostInput, Run, Size, compare, compare_sample},
     learner_file::LearnerFile,
     manifest::{Exercise, Input, Manifest},
 };
@@ -41,6 +41,11 @@ pub enum Outcome {
         detail: String,
     },
     Correct(Measurements),
+    /// Correct on every input, but stopped (at the time limit, or the process died) before its
+    /// counters and times were measured: the correctness points are kept.
+    CorrectUnmeasured {
+        detail: String,
+    },
     /// Not the submission's doing (no GPU, the reference failed): it was not graded.
     CouldNotCheck {
         reason: String,
@@ -130,13 +135,15 @@ fn compile_text(gpu: &Gpu, shown: &str, text: &str, entry: &str) -> Result<CudaF
 }
 
 /// Checks `file` (shown as `shown` in messages). `profile_with` restarts this program so that
-/// it runs [`profile_target`] under Nsight Compute.
+/// it runs [`profile_target`] under Nsight Compute. `provisional` is told the outcome to stand if
+/// the check goes no further: [`Outcome::CorrectUnmeasured`] once the output is right.
 pub fn check(
     manifest: &Manifest,
     exercise: &Exercise,
     file: &LearnerFile,
     shown: &str,
     profile_with: &SelfCommand,
+    provisional: &dyn Fn(&Outcome),
 ) -> Outcome {
     let gpu = match Gpu::open() {
         Ok(gpu) => gpu,
@@ -151,17 +158,19 @@ pub fn check(
         let data = harness.input(input, Size::Check);
         let result = Run::new(&gpu, &kernels.submission, harness, Size::Check, &data).and_then(|mut run| {
             run.launch()?;
-            run.output()
+            run.checked_output()
         });
         match result {
             Err(error) => return Outcome::Crashed { detail: format!("on the {input} input: {error}") },
-            Ok(output) => {
+            Ok(Err(detail)) => return Outcome::Incorrect { input, detail },
+            Ok(Ok(output)) => {
                 if let Err(detail) = compare(&output, &harness.expected(&data, Size::Check), exercise.tolerance) {
                     return Outcome::Incorrect { input, detail };
                 }
             }
         }
     }
+    provisional(&Outcome::CorrectUnmeasured { detail: "the check stopped before profiling and timing ended".into() });
     let (counters, profile_failed) = match counters(exercise, profile_with) {
         Ok(pair) => (Ok(pair), None),
         Err(why) => match reference_profiles(exercise, profile_with) {
@@ -178,7 +187,8 @@ pub fn check(
             starter_ms,
             shared_bytes,
         }),
-        Err(error) => Outcome::Crashed { detail: format!("at the timed size: {error}") },
+        Err(TimingError::Incorrect(detail)) => Outcome::Incorrect { input: Input::Random, detail },
+        Err(TimingError::Gpu(error)) => Outcome::Crashed { detail: format!("at the timed size: {error}") },
     }
 }
 
@@ -247,16 +257,32 @@ const PLAN: Plan = Plan { warmup: 2, reps: 7 };
 /// The GPU runs the reference for this long first, to leave its idle clocks.
 const WARM_UP_SECONDS: f64 = 0.2;
 
+/// Why timing stopped: the GPU failed, or the submission's output at the timed size was wrong.
+enum TimingError {
+    Gpu(GpuError),
+    Incorrect(String),
+}
+
+impl From<GpuError> for TimingError {
+    fn from(error: GpuError) -> TimingError {
+        TimingError::Gpu(error)
+    }
+}
+
 /// (submission, reference, starter) median ms at the timed size, and the submission's shared bytes.
+/// Every launch starts from a zeroed output; after each of the submission's, its output is
+/// compared with the CPU's (a sample of rows for a GEMM) and its guard checked, so a kernel that
+/// skips work when timed, or writes past `out`, is caught at the launch that did it.
 fn measure(
     gpu: &Gpu,
     manifest: &Manifest,
     exercise: &Exercise,
     kernels: &Kernels,
-) -> Result<(f64, f64, f64, u32), GpuError> {
+) -> Result<(f64, f64, f64, u32), TimingError> {
     let harness = &exercise.harness;
     let starter = compile_file(gpu, manifest, &exercise.starter, &exercise.entry)?;
     let data: HostInput = harness.input(Input::Random, Size::Timed);
+    let (expected, rows) = harness.expected_sample(&data, Size::Timed);
     let mut runs = [&kernels.submission, &kernels.reference, &starter]
         .into_iter()
         .map(|function| Run::new(gpu, function, harness, Size::Timed, &data))
@@ -266,10 +292,29 @@ fn measure(
         runs[1].launch()?;
         gpu.synchronize()?;
     }
+    let one_launch = Plan { warmup: 0, reps: 1 };
     let mut medians = vec![Vec::with_capacity(ROUNDS); runs.len()];
-    for _ in 0..ROUNDS {
-        for (run, samples) in runs.iter_mut().zip(&mut medians) {
-            samples.push(timing::time(gpu, PLAN, || run.launch())?.median_ms);
+    for round in 0..ROUNDS {
+        for (kernel, (run, samples)) in runs.iter_mut().zip(&mut medians).enumerate() {
+            let mut times = Vec::with_capacity(PLAN.reps);
+            for launch in 0..PLAN.warmup + PLAN.reps {
+                run.clear_output()?;
+                let ms = timing::time(gpu, one_launch, || run.launch())?.median_ms;
+                if launch >= PLAN.warmup {
+                    times.push(ms);
+                }
+                if kernel == 0 {
+                    let output = run.checked_output()?.map_err(TimingError::Incorrect)?;
+                    compare_sample(&output, &expected, rows.as_deref(), exercise.tolerance).map_err(|detail| {
+                        TimingError::Incorrect(format!(
+                            "at the timed size, launch {} of round {}: {detail}",
+                            launch + 1,
+                            round + 1
+                        ))
+                    })?;
+                }
+            }
+            samples.push(timing::Timing::from_samples(times).expect("reps").median_ms);
         }
     }
     let median = |samples: &Vec<f64>| timing::Timing::from_samples(samples.clone()).expect("rounds").median_ms;

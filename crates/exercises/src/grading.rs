@@ -103,14 +103,26 @@ impl Checker {
                 ),
             });
         }
-        let Some(status) = finished.status else {
-            return Ok(Outcome::TimedOut { seconds: self.time_limit.as_secs() });
-        };
         let mut text = String::new();
         if let Ok(file) = fs::File::open(&result) {
             io::Read::read_to_string(&mut io::Read::take(file, RESULT_CAP), &mut text)?;
         }
-        Ok(serde_json::from_str(&text).unwrap_or_else(|_| {
+        let written: Option<Outcome> = serde_json::from_str(&text).ok();
+        let Some(status) = finished.status else {
+            let seconds = self.time_limit.as_secs();
+            return Ok(match written {
+                Some(Outcome::CorrectUnmeasured { .. }) => Outcome::CorrectUnmeasured {
+                    detail: format!("stopped at the time limit ({seconds} s) while profiling and timing"),
+                },
+                _ => Outcome::TimedOut { seconds },
+            });
+        };
+        if let (false, Some(Outcome::CorrectUnmeasured { .. })) = (status.success(), &written) {
+            return Ok(Outcome::CorrectUnmeasured {
+                detail: format!("the check process ended ({status}) while profiling and timing"),
+            });
+        }
+        Ok(written.unwrap_or_else(|| {
             let stderr = finished.stderr.shown();
             let tail: Vec<&str> = stderr.lines().rev().take(12).collect::<Vec<_>>().into_iter().rev().collect();
             Outcome::Crashed {
@@ -446,6 +458,13 @@ mod tests {
             Outcome::Incorrect { input: crate::manifest::Input::Random, detail: "out[3] is 1".into() }
         );
         assert_eq!(shell_checker("sleep 600", 1).check(&exercise, &file, "a.cu"), Outcome::TimedOut { seconds: 1 });
+        let correct_then_slow = r#"while [ $# -gt 0 ]; do case $1 in --result=*) r=${1#--result=};; esac; shift; done
+            echo '{"outcome":"correct-unmeasured","detail":"x"}' > "$r"; sleep 600"#;
+        assert_eq!(
+            shell_checker(correct_then_slow, 1).check(&exercise, &file, "a.cu"),
+            Outcome::CorrectUnmeasured { detail: "stopped at the time limit (1 s) while profiling and timing".into() },
+            "a correct kernel too slow to time keeps what it showed"
+        );
         let died =
             shell_checker("echo 'CUDA_ERROR_ILLEGAL_ADDRESS' >&2; kill -SEGV $$", 60).check(&exercise, &file, "a.cu");
         let Outcome::Crashed { detail } = died else { panic!("{died:?}") };

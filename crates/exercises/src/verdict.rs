@@ -23,7 +23,8 @@ pub struct Item {
 /// A scored check.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 pub struct Verdict {
-    /// `compile-error`, `crashed`, `timed-out`, `incorrect`, `correct` or `could-not-check`.
+    /// `compile-error`, `crashed`, `timed-out`, `incorrect`, `correct`, `correct-unmeasured` or
+    /// `could-not-check`.
     pub outcome: String,
     /// `None` when the submission could not be checked (not its fault): it was not graded.
     pub score: Option<u32>,
@@ -64,6 +65,33 @@ pub fn judge(exercise: &Exercise, outcome: &Outcome) -> Verdict {
         Outcome::Correct(measurements) => {
             verdict.correct = Some(true);
             judge_measurements(exercise, measurements, &mut verdict);
+            return verdict;
+        }
+        Outcome::CorrectUnmeasured { detail } => {
+            verdict.correct = Some(true);
+            verdict.items.push(Item {
+                what: "correct output".into(),
+                measured: Some("yes".into()),
+                needed: "yes".into(),
+                met: true,
+                points: exercise.correct_points,
+                earned: exercise.correct_points,
+            });
+            for requirement in &exercise.requirements {
+                let what = requirement.measure.describe();
+                verdict.lost.push(format!("-{} {what}: not measured ({detail})", requirement.points));
+                verdict.items.push(Item {
+                    what: what.into(),
+                    measured: None,
+                    needed: requirement.needed(),
+                    met: false,
+                    points: requirement.points,
+                    earned: 0,
+                });
+            }
+            verdict.score = Some(exercise.correct_points);
+            verdict.next =
+                format!("Correct, but not measured: {detail}. Look for a loop that runs far longer at the timed size.");
             return verdict;
         }
         Outcome::CouldNotCheck { reason } => {
@@ -309,6 +337,20 @@ pub(crate) mod tests {
             verdict.lost[0].contains("failed under Nsight Compute, where the reference did not"),
             "{:?}",
             verdict.lost
+        );
+    }
+
+    #[test]
+    fn a_correct_kernel_stopped_while_timed_keeps_its_correctness_points() {
+        let detail = "stopped at the time limit (60 s) while profiling and timing".to_owned();
+        let verdict = judge(&transpose(), &Outcome::CorrectUnmeasured { detail });
+        assert_eq!(
+            (verdict.score, verdict.correct, verdict.outcome.as_str()),
+            (Some(40), Some(true), "correct-unmeasured")
+        );
+        assert_eq!(verdict.lost.len(), transpose().requirements.len(), "{:?}", verdict.lost);
+        assert!(
+            verdict.lost[0].ends_with("not measured (stopped at the time limit (60 s) while profiling and timing)")
         );
     }
 
