@@ -376,3 +376,44 @@ fn odd_names_are_graded_as_data_and_land_in_every_report_safely() {
     let rows = json["rows"].as_array().unwrap();
     assert!(rows.iter().any(|r| r["submission"] == "say \"hi\""), "{json}");
 }
+
+/// The hidden check command restricts itself before reading the submission, and still does its
+/// work in its own folder: here (no GPU) it writes that it could not check. Run in a thread of its
+/// own, which the sandbox confines (Landlock restricts a thread and what it starts).
+#[test]
+fn the_check_command_works_inside_its_sandbox_and_cannot_read_beside_it() {
+    if cuda_kernels::Gpu::open().is_ok() {
+        eprintln!("a GPU is here: this test's check would run for real (the GPU suite grades the fixtures)");
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let submission = work.path().join("submission.cu");
+    fs::copy(root().join("exercises/transpose-swizzle/solution.cu"), &submission).unwrap();
+    fs::write(outside.path().join("secret"), "not yours").unwrap();
+    let result = work.path().join("result.json");
+    let args = exercises::protocol::ChildCommand {
+        role: exercises::protocol::Role::Check,
+        exercise: "transpose-swizzle".into(),
+        file: submission,
+        name: "-resubmitted \"x\"\n".into(),
+        result: Some(result.clone()),
+        reference_only: false,
+    }
+    .args();
+    let secret = outside.path().join("secret");
+    let (run, read) = std::thread::spawn(move || {
+        let args: Vec<&str> = args.iter().map(|a| a.to_str().unwrap()).collect();
+        let run = xtask(&args);
+        (run.code, fs::read_to_string(&secret).map_err(|e| e.kind()))
+    })
+    .join()
+    .unwrap();
+    assert_eq!(run, ExitCode::SUCCESS);
+    let outcome: Value = serde_json::from_str(&fs::read_to_string(&result).unwrap()).unwrap();
+    assert_eq!(outcome["outcome"], "could-not-check", "{outcome}");
+    match exercises::sandbox::probe() {
+        exercises::sandbox::Status::Unconfined(why) => eprintln!("no sandbox here ({why}); read: {read:?}"),
+        _ => assert_eq!(read, Err(std::io::ErrorKind::PermissionDenied), "the check's thread cannot read beside it"),
+    }
+}

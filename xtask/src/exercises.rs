@@ -17,7 +17,7 @@ use exercises::{
     grading::{self, Checker, Graded},
     learner_file::{self, LearnerFile},
     protocol::{ChildCommand, Role},
-    submissions, supervise,
+    sandbox, submissions, supervise,
     verdict::{Verdict, judge},
 };
 use indicatif::{ProgressBar, ProgressStyle};
@@ -256,6 +256,9 @@ pub fn grade(args: &GradeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> 
     let out_dir = output_folder(args)?;
     let starter = starter_text(&manifest, exercise)?;
     let gpu = gpu_available(args.no_gpu);
+    if gpu.is_ok() {
+        eprintln!("Sandbox: {}.", sandbox::probe());
+    }
     let checker = checker(args.time_limit)?;
     let check = |file: &LearnerFile, shown: &str| match &gpu {
         Err(_) => check::Outcome::CouldNotCheck { reason: "the file is valid; grading it needs a GPU".into() },
@@ -322,8 +325,14 @@ fn child_file(command: &ChildCommand) -> anyhow::Result<(Manifest, Exercise, Lea
 
 /// The child side of a check: writes the outcome as JSON to `--result=`.
 pub fn check_submission(args: &ChildArgs) -> anyhow::Result<ExitCode> {
-    supervise::end_with_supervisor();
     let command = ChildCommand::parse(Role::Check, &args.args).map_err(anyhow::Error::msg)?;
+    // Before any thread starts and before the submission is read: see `sandbox`.
+    let work = command.file.parent().context("the submission's copy is in a folder of its own")?;
+    let sandbox = sandbox::restrict(&sandbox::Allowance::for_check(work)).map_err(anyhow::Error::msg)?;
+    if let sandbox::Status::Unconfined(why) = &sandbox {
+        eprintln!("not sandboxed: {why}");
+    }
+    supervise::end_with_supervisor();
     let (manifest, exercise, file) = child_file(&command)?;
     let profile_with = command.profile().self_command().context("cannot find this program to profile it")?;
     let result = command.result.as_ref().expect("parse requires it of a check");

@@ -92,6 +92,9 @@ impl Checker {
         };
         let mut command = std::process::Command::new(&self.program);
         command.args(&self.leading_args).args(child.args()).current_dir(work.path());
+        // Temporary files (ncu's reports) and CUDA's JIT cache in the check's own folder, the one
+        // place its sandbox may write.
+        command.env("TMPDIR", work.path()).env("CUDA_CACHE_PATH", work.path().join("cuda-cache"));
         let finished = supervise::run(&mut command, self.time_limit, OUTPUT_CAP, self.memory_limit)?;
         if let Some(bytes) = finished.memory_exceeded {
             return Ok(Outcome::Crashed {

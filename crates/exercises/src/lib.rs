@@ -17,6 +17,7 @@ pub mod harness;
 pub mod learner_file;
 pub mod manifest;
 pub mod protocol;
+pub mod sandbox;
 pub mod submissions;
 pub mod supervise;
 pub mod tokens;
