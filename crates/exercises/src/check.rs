@@ -87,6 +87,9 @@ struct Kernels {
 /// [`diagnostics::errors`].
 pub const PROGRAM_NAME: &str = "submission.cu";
 
+/// Static shared memory (`__shared__` arrays) a block may declare, in KiB, on every GPU since Volta.
+pub const STATIC_SHARED_LIMIT_KIB: u32 = 48;
+
 /// Compiles the reference, then the submission (shown as `shown`). Once the reference has compiled and
 /// loaded here, any failure to build or load the submission is the submission's own (a syntax
 /// error, an include that does not exist, more shared memory than a block may have).
@@ -96,11 +99,11 @@ fn compile(
     exercise: &Exercise,
     file: &LearnerFile,
     shown: &str,
-) -> Result<Kernels, Outcome> {
+) -> Result<Kernels, Box<Outcome>> {
     let reference = compile_file(gpu, manifest, &exercise.solution, &exercise.entry)
-        .map_err(|e| Outcome::CouldNotCheck { reason: format!("the reference solution: {e}") })?;
-    let submission =
-        compile_text(gpu, PROGRAM_NAME, &file.text, &exercise.entry).map_err(|error| Outcome::CompileError {
+        .map_err(|e| Box::new(Outcome::CouldNotCheck { reason: format!("the reference solution: {e}") }))?;
+    let submission = compile_text(gpu, PROGRAM_NAME, &file.text, &exercise.entry).map_err(|error| {
+        Box::new(Outcome::CompileError {
             messages: match error {
                 GpuError::Compile { log, .. } => diagnostics::errors(&log, PROGRAM_NAME, shown),
                 GpuError::MissingKernel { kernel, .. } => {
@@ -110,9 +113,16 @@ fn compile(
                     "{shown}: `#include \"{}\"`: only the course's headers may be included",
                     diagnostics::scrub(&file)
                 )],
+                GpuError::Driver(error) => vec![diagnostics::scrub(&format!(
+                    "{shown}: the GPU's driver refused the compiled kernel ({error}); the usual cause is more \
+                     shared memory than a block may have: {STATIC_SHARED_LIMIT_KIB} KiB of `__shared__` arrays \
+                     (this GPU gives a block up to {} KiB only as dynamic shared memory)",
+                    gpu.info().shared_bytes_per_block_optin / 1024
+                ))],
                 other => vec![diagnostics::scrub(&format!("{shown}: {other}"))],
             },
-        })?;
+        })
+    })?;
     Ok(Kernels { submission, reference })
 }
 
@@ -151,7 +161,7 @@ pub fn check(
     };
     let kernels = match compile(&gpu, manifest, exercise, file, shown) {
         Ok(kernels) => kernels,
-        Err(outcome) => return outcome,
+        Err(outcome) => return *outcome,
     };
     let harness = &exercise.harness;
     for &input in &exercise.inputs {

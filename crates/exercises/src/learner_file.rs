@@ -236,10 +236,8 @@ fn region_problems(yours: &Parts, theirs: &Parts) -> Result<(usize, usize), Inva
         }
     }
     for (start, name) in tokens::directives(&starter_tokens) {
-        if name == "define" {
-            if let Some(defined) = starter_tokens.get(start + 2) {
-                used.remove(&defined.text);
-            }
+        if let Some(defined) = starter_tokens.get(start + 2).filter(|_| name == "define") {
+            used.remove(&defined.text);
         }
     }
 
@@ -582,7 +580,7 @@ mod tests {
         let nbsp = check(&STARTER.replace("out[0] = f();", "out[0] = f\u{200b}();")).unwrap_err();
         let Invalid::ChangedOutside { yours, starter, .. } = &nbsp else { panic!("{nbsp:?}") };
         assert_eq!((yours.as_str(), starter.as_str()), ("out[0] = f\\u{200b}();", "out[0] = f();"));
-        assert_eq!(visible("\tx\u{a0}= 1;"), "x\\u{00a0}= 1;".replace("\\u{00a0}", "\\u{00a0}"));
+        assert_eq!(visible("\tx\u{a0}=\t1;"), "x\\u{00a0}=\\t1;");
     }
 
     fn region_error(region: &str) -> (usize, String) {
