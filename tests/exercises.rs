@@ -417,3 +417,33 @@ fn the_check_command_works_inside_its_sandbox_and_cannot_read_beside_it() {
         _ => assert_eq!(read, Err(std::io::ErrorKind::PermissionDenied), "the check's thread cannot read beside it"),
     }
 }
+
+#[test]
+fn a_class_graded_in_shards_and_merged_gives_the_reports_of_one_run() {
+    let cases = cases().join("transpose-swizzle");
+    let folders: Vec<tempfile::TempDir> = (0..4).map(|_| tempfile::tempdir().unwrap()).collect();
+    let path = |i: usize| folders[i].path().to_str().unwrap().to_owned();
+    let grade = |extra: &[&str], out: &str| {
+        let mut args =
+            vec!["grade", "--exercise", "transpose-swizzle", cases.to_str().unwrap(), "--out", out, "--no-gpu"];
+        args.extend(extra);
+        xtask(&args)
+    };
+    grade(&[], &path(0));
+    let first = grade(&["--shard", "1/2"], &path(1));
+    grade(&["--shard", "2/2"], &path(2));
+    assert!(first.stdout.contains("submissions:"), "{}", first.stdout);
+    let merged = xtask(&["grade", "--merge", &path(1), &path(2), "--out", &path(3)]);
+    assert!(merged.stdout.contains("Merged 2 folders"), "{}", merged.stdout);
+    for file in [grading::CSV_FILE, grading::JSON_FILE, grading::MARKDOWN_FILE] {
+        let read = |i: usize| fs::read_to_string(folders[i].path().join(file)).unwrap();
+        assert_eq!(read(3), read(0), "{file}");
+        assert_ne!(read(1), read(0), "{file}: a shard is a part");
+    }
+    assert!(xtask_parse_error(&["grade", "--exercise", "x", "y", "--shard", "3/2"]).contains("give K/N"));
+}
+
+fn xtask_parse_error(args: &[&str]) -> String {
+    use clap::Parser;
+    xtask::Cli::try_parse_from(std::iter::once("xtask").chain(args.iter().copied())).unwrap_err().to_string()
+}

@@ -58,10 +58,18 @@ empty folder, an unknown exercise).";
 #[command(after_help = GRADE_EXIT_CODES)]
 pub struct GradeArgs {
     /// The exercise the submissions answer.
-    #[arg(long)]
-    pub exercise: String,
+    #[arg(long, required_unless_present = "merge")]
+    pub exercise: Option<String>,
     /// One sub-folder (holding the learner's .cu file) or one .cu file per submission. Never modified.
-    pub submissions: PathBuf,
+    #[arg(required_unless_present = "merge")]
+    pub submissions: Option<PathBuf>,
+    /// Grade only shard K of N (e.g. `3/8`): a stable slice of the class, by submission name, for
+    /// a job array; join the shards' output folders with `--merge`.
+    #[arg(long, value_name = "K/N", conflicts_with = "merge")]
+    pub shard: Option<exercises::grading::Shard>,
+    /// Join the output folders of a class's shards into one report in `--out`, equal to one run's.
+    #[arg(long, value_name = "DIR", num_args = 1.., conflicts_with_all = ["submissions", "exercise"], requires = "out")]
+    pub merge: Vec<PathBuf>,
     /// Where to write grades.csv, grades.json and summary.md (default: grades-ID beside the
     /// submissions folder). A rerun into the same folder keeps what was graded.
     #[arg(long, value_name = "DIR")]
@@ -250,10 +258,18 @@ fn list(manifest: &Manifest, args: &ExerciseArgs, out: &mut dyn Write, color: bo
 
 pub fn grade(args: &GradeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let manifest = manifest()?;
-    let exercise = manifest.exercise(&args.exercise)?;
+    if !args.merge.is_empty() {
+        return merge(&manifest, args, out);
+    }
+    let (id, folder) =
+        (args.exercise.as_deref().expect("clap requires it"), args.submissions.as_ref().expect("clap requires it"));
+    let exercise = manifest.exercise(id)?;
     let learner_file = exercise.starter.file_name().expect("a starter file").to_string_lossy().into_owned();
-    let entries = submissions::scan(&args.submissions, &learner_file)?;
-    let out_dir = output_folder(args)?;
+    let mut entries = submissions::scan(folder, &learner_file)?;
+    if let Some(shard) = args.shard {
+        entries.retain(|entry| shard.holds(entry.name()));
+    }
+    let out_dir = output_folder(args, id, folder)?;
     let starter = starter_text(&manifest, exercise)?;
     let gpu = gpu_available(args.no_gpu);
     if gpu.is_ok() {
@@ -292,13 +308,33 @@ pub fn grade(args: &GradeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> 
     })
 }
 
-/// `--out`, or `grades-ID` beside the submissions folder; never inside it.
-fn output_folder(args: &GradeArgs) -> anyhow::Result<PathBuf> {
-    let submissions = fs::canonicalize(&args.submissions)?;
+/// `--merge DIR...`: the shards' rows joined into `--out`, written as one run writes them.
+fn merge(manifest: &Manifest, args: &GradeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    let out_dir = args.out.as_ref().expect("clap requires --out with --merge");
+    let (id, rows) = grading::merge(&args.merge, out_dir)?;
+    let exercise = manifest.exercise(&id)?;
+    grading::write_reports(exercise, &rows, out_dir)
+        .with_context(|| format!("cannot write the grades in {}", out_dir.display()))?;
+    write!(out, "{}", grading::markdown(exercise, &rows))?;
+    writeln!(out, "\nMerged {} folders into {}.", args.merge.len(), out_dir.display())?;
+    Ok(match rows.iter().all(|r| r.graded()) {
+        true => ExitCode::SUCCESS,
+        false => ExitCode::FAILURE,
+    })
+}
+
+/// `--out`, or `grades-ID` beside the submissions folder (`grades-ID-shard-K-of-N` for a shard);
+/// never inside it.
+fn output_folder(args: &GradeArgs, id: &str, folder: &Path) -> anyhow::Result<PathBuf> {
+    let submissions = fs::canonicalize(folder)?;
+    let name = match args.shard {
+        None => format!("grades-{id}"),
+        Some(shard) => format!("grades-{id}-shard-{}-of-{}", shard.index, shard.count),
+    };
     let out = match &args.out {
         Some(out) => std::path::absolute(out)?,
         None => match submissions.parent() {
-            Some(parent) => parent.join(format!("grades-{}", args.exercise)),
+            Some(parent) => parent.join(name),
             None => return Err(BadInput("the submissions folder has no parent folder: give --out".into()).into()),
         },
     };

@@ -162,6 +162,88 @@ fn append_state(out_dir: &Path, exercise: &str, row: &Row) -> io::Result<()> {
     file.sync_data()
 }
 
+/// A stable slice of a class: shard `index` (1-based) of `count`. A submission belongs to the
+/// shard its name's SHA-256 gives, so every run with the same `count` splits the class alike,
+/// whatever machine runs it and whatever else the folder holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    pub index: u32,
+    pub count: u32,
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Shard, String> {
+        let parsed = text.split_once('/').and_then(|(k, n)| Some((k.trim().parse().ok()?, n.trim().parse().ok()?)));
+        match parsed {
+            Some((index, count)) if (1..=count).contains(&index) => Ok(Shard { index, count }),
+            _ => Err(format!("`{text}` is not a shard: give K/N with 1 <= K <= N, e.g. --shard 2/8")),
+        }
+    }
+}
+
+impl Shard {
+    /// Whether the submission named `name` is this shard's.
+    pub fn holds(&self, name: &str) -> bool {
+        use sha2::{Digest, Sha256};
+        let digest = Sha256::digest(name.as_bytes());
+        let value = u64::from_be_bytes(digest[..8].try_into().expect("8 bytes"));
+        value % u64::from(self.count) == u64::from(self.index - 1)
+    }
+}
+
+/// Rows from the grades of several shards (each folder's `grades.json`), in the order one run
+/// over the whole class gives them, and the exercise they grade. Their progress is joined too, so
+/// that a later run into the merged folder resumes.
+pub fn merge(dirs: &[PathBuf], out_dir: &Path) -> Result<(String, Vec<Row>), crate::BadInput> {
+    let bad = |text: String| crate::BadInput(text);
+    let (mut exercise, mut rows, mut seen): (Option<String>, Vec<Row>, HashMap<String, PathBuf>) =
+        (None, Vec::new(), HashMap::new());
+    for dir in dirs {
+        let path = dir.join(JSON_FILE);
+        let text = fs::read_to_string(&path)
+            .map_err(|e| bad(format!("cannot read {}: {e}: give folders that `grade --out` wrote", path.display())))?;
+        #[derive(Deserialize)]
+        struct Grades {
+            exercise: String,
+            rows: Vec<Row>,
+        }
+        let grades: Grades =
+            serde_json::from_str(&text).map_err(|e| bad(format!("{} is not a grades file: {e}", path.display())))?;
+        match &exercise {
+            Some(first) if *first != grades.exercise => {
+                return Err(bad(format!(
+                    "{} grades {}, the others {first}: merge the shards of one exercise",
+                    dir.display(),
+                    grades.exercise
+                )));
+            }
+            _ => exercise = Some(grades.exercise.clone()),
+        }
+        for row in grades.rows {
+            if let Some(other) = seen.insert(row.submission.clone(), dir.clone()) {
+                return Err(bad(format!(
+                    "{:?} is in both {} and {}: merge the outputs of different shards (--shard K/N) of one class",
+                    row.submission,
+                    other.display(),
+                    dir.display()
+                )));
+            }
+            rows.push(row);
+        }
+    }
+    let exercise = exercise.ok_or_else(|| bad("give at least one folder to merge".into()))?;
+    rows.sort_by(|a, b| a.submission.cmp(&b.submission));
+    fs::create_dir_all(out_dir).map_err(|e| bad(format!("cannot make {}: {e}", out_dir.display())))?;
+    let state: String = dirs.iter().filter_map(|dir| fs::read_to_string(dir.join(STATE_FILE)).ok()).collect();
+    if !state.is_empty() {
+        fs::write(out_dir.join(STATE_FILE), state)
+            .map_err(|e| bad(format!("cannot write in {}: {e}", out_dir.display())))?;
+    }
+    Ok((exercise, rows))
+}
+
 /// What a grading run did.
 pub struct Graded {
     pub rows: Vec<Row>,
@@ -497,6 +579,54 @@ mod tests {
         assert_eq!(markdown.lines().filter(|l| l.starts_with('|')).count(), 2 + names.len(), "one line per row");
         let json: serde_json::Value = serde_json::from_str(&serde_json::to_string(&rows).unwrap()).unwrap();
         assert_eq!(json[6]["submission"], "two\nlines", "JSON keeps the name exactly");
+    }
+
+    #[test]
+    fn shards_split_a_class_stably_and_merged_they_equal_one_run() {
+        assert_eq!("2/8".parse(), Ok(Shard { index: 2, count: 8 }));
+        for bad in ["0/2", "3/2", "x", "1/0", "1-2"] {
+            assert!(bad.parse::<Shard>().unwrap_err().contains("give K/N"), "{bad}");
+        }
+        let names: Vec<String> = (0..200).map(|i| format!("student-{i}")).collect();
+        let shards: Vec<Shard> = (1..=3).map(|index| Shard { index, count: 3 }).collect();
+        for name in &names {
+            assert_eq!(shards.iter().filter(|s| s.holds(name)).count(), 1, "{name} is in exactly one shard");
+        }
+        assert!(shards.iter().all(|s| names.iter().filter(|n| s.holds(n)).count() > 40), "roughly even");
+
+        let setup = Setup::new();
+        for name in ["a", "b", "c", "d", "e"] {
+            fs::copy(setup.submissions.path().join("correct.cu"), setup.submissions.path().join(format!("{name}.cu")))
+                .unwrap();
+        }
+        let entries = scan(setup.submissions.path(), "exercise.cu").unwrap();
+        let check = |_: &LearnerFile, _: &str| Outcome::Correct(measured(1, 1, 1.0));
+        let whole = grade(&setup.exercise, &setup.starter, &entries, setup.out.path(), &check, &|_, _, _| {}).unwrap();
+        let parts: Vec<tempfile::TempDir> = (1..=2)
+            .map(|index| {
+                let shard = Shard { index, count: 2 };
+                let out = tempfile::tempdir().unwrap();
+                let mine: Vec<Entry> = entries.iter().filter(|e| shard.holds(e.name())).cloned().collect();
+                grade(&setup.exercise, &setup.starter, &mine, out.path(), &check, &|_, _, _| {}).unwrap();
+                out
+            })
+            .collect();
+        let merged = tempfile::tempdir().unwrap();
+        let dirs: Vec<PathBuf> = parts.iter().map(|p| p.path().to_path_buf()).collect();
+        let (exercise, rows) = merge(&dirs, merged.path()).unwrap();
+        assert_eq!(exercise, "transpose-swizzle");
+        assert_eq!(rows, whole.rows);
+        write_reports(&setup.exercise, &rows, merged.path()).unwrap();
+        for file in [CSV_FILE, JSON_FILE, MARKDOWN_FILE] {
+            assert_eq!(
+                fs::read_to_string(merged.path().join(file)).unwrap(),
+                fs::read_to_string(setup.out.path().join(file)).unwrap(),
+                "{file}"
+            );
+        }
+        assert_eq!(load_state(merged.path(), "transpose-swizzle").len(), 6, "a rerun into the merged folder resumes");
+        let twice = merge(&[dirs[0].clone(), dirs[0].clone()], merged.path()).unwrap_err();
+        assert!(twice.0.contains("is in both"), "{}", twice.0);
     }
 
     #[test]
