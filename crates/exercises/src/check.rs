@@ -100,8 +100,9 @@ fn compile(
     file: &LearnerFile,
     shown: &str,
 ) -> Result<Kernels, Box<Outcome>> {
-    let reference = compile_file(gpu, manifest, &exercise.solution, &exercise.entry)
-        .map_err(|e| Box::new(Outcome::CouldNotCheck { reason: format!("the reference solution: {e}") }))?;
+    let reference = compile_file(gpu, manifest, &exercise.solution, &exercise.entry).map_err(|e| {
+        Box::new(Outcome::CouldNotCheck { reason: diagnostics::scrub(&format!("the reference solution: {e}")) })
+    })?;
     let submission = compile_text(gpu, PROGRAM_NAME, &file.text, &exercise.entry).map_err(|error| {
         Box::new(Outcome::CompileError {
             messages: match error {
@@ -181,12 +182,12 @@ pub fn check(
         }
     }
     provisional(&Outcome::CorrectUnmeasured { detail: "the check stopped before profiling and timing ended".into() });
-    let (counters, profile_failed) = match counters(exercise, profile_with) {
+    let counted = exercise.requirements.iter().any(|r| r.measure.needs_counters());
+    // ncu's messages name this program's path: scrubbed before they reach a report.
+    let (counters, profile_failed) = match counters(exercise, profile_with).map_err(|why| diagnostics::scrub(&why)) {
         Ok(pair) => (Ok(pair), None),
-        Err(why) => match reference_profiles(exercise, profile_with) {
-            true => (Err(why.clone()), Some(why)),
-            false => (Err(why), None),
-        },
+        Err(why) if counted && reference_profiles(exercise, profile_with) => (Err(why.clone()), Some(why)),
+        Err(why) => (Err(why), None),
     };
     match measure(&gpu, manifest, exercise, &kernels) {
         Ok((submission_ms, reference_ms, starter_ms, shared_bytes)) => Outcome::Correct(Measurements {
@@ -198,7 +199,9 @@ pub fn check(
             shared_bytes,
         }),
         Err(TimingError::Incorrect(detail)) => Outcome::Incorrect { input: Input::Random, detail },
-        Err(TimingError::Gpu(error)) => Outcome::Crashed { detail: format!("at the timed size: {error}") },
+        Err(TimingError::Gpu(error)) => {
+            Outcome::Crashed { detail: diagnostics::scrub(&format!("at the timed size: {error}")) }
+        }
     }
 }
 
