@@ -15,6 +15,7 @@ use cuda_kernels::Gpu;
 use exercises::{
     BadInput, Exercise, Manifest, check,
     grading::{self, Checker, Graded},
+    last_check::{self, Standing},
     learner_file::{self, LearnerFile},
     protocol::{ChildCommand, Role},
     sandbox, submissions, supervise,
@@ -33,7 +34,7 @@ pub struct ExerciseArgs {
     /// The exercise, e.g. `row-sums` (`--list` shows them all).
     #[arg(required_unless_present = "list")]
     pub id: Option<String>,
-    /// List every exercise and whether your copy of it passes.
+    /// List every exercise and whether your copy of it passed its last check.
     #[arg(long, conflicts_with_all = ["hint", "file"])]
     pub list: bool,
     /// Show the exercise's hints.
@@ -121,7 +122,7 @@ fn starter_text(manifest: &Manifest, exercise: &Exercise) -> anyhow::Result<Stri
 pub fn exercise(args: &ExerciseArgs, out: &mut dyn Write, color: bool) -> anyhow::Result<ExitCode> {
     let manifest = manifest()?;
     if args.list {
-        return list(&manifest, args, out, color);
+        return list(&manifest, out, color);
     }
     let exercise = manifest.exercise(args.id.as_deref().expect("clap requires it without --list"))?;
     writeln!(out, "Exercise {} (lesson {}): {}\n{}", exercise.id, exercise.lesson, exercise.title, exercise.task)?;
@@ -163,6 +164,10 @@ pub fn exercise(args: &ExerciseArgs, out: &mut dyn Write, color: bool) -> anyhow
     let verdict = with_spinner(&format!("checking {shown}"), || {
         Ok(judge(exercise, &checker(args.time_limit)?.check(exercise, &file, &shown)))
     })?;
+    if path == exercises::learner_copy_path(&manifest, exercise) {
+        last_check::record(&manifest, exercise, &bytes, &verdict)
+            .with_context(|| format!("cannot keep this check's verdict beside {shown}"))?;
+    }
     write!(out, "{}", render(&verdict).render(color))?;
     Ok(match verdict.score {
         None => ExitCode::from(2),
@@ -211,34 +216,23 @@ fn render(verdict: &Verdict) -> Report {
     report
 }
 
-fn list(manifest: &Manifest, args: &ExerciseArgs, out: &mut dyn Write, color: bool) -> anyhow::Result<ExitCode> {
-    let gpu = gpu_available(args.no_gpu);
-    let checker = checker(args.time_limit)?;
+/// Every exercise with where your copy stands, from its last check (no check is run).
+fn list(manifest: &Manifest, out: &mut dyn Write, color: bool) -> anyhow::Result<ExitCode> {
     let mut rows = Vec::new();
     for exercise in &manifest.exercises {
         let copy = exercises::learner_copy_path(manifest, exercise);
-        let started = copy.is_file();
-        let status = match (&gpu, started) {
-            (Err(why), _) => styled(format!("not checked: {why}"), Tone::Warn),
-            (Ok(()), false) => styled("not started", Tone::Plain),
-            (Ok(()), true) => {
-                let shown = copy.display().to_string();
-                let starter = starter_text(manifest, exercise)?;
-                let verdict = match learner_file::validate(exercise, &starter, &fs::read(&copy)?) {
-                    Err(invalid) => Err(invalid.to_string()),
-                    Ok(file) => Ok(with_spinner(&format!("checking {shown}"), || {
-                        Ok(judge(exercise, &checker.check(exercise, &file, &shown)))
-                    })?),
-                };
-                match verdict {
-                    Ok(v) if v.score == Some(exercises::manifest::MAX_SCORE) => styled("passes", Tone::Good),
-                    Ok(v) if v.score.is_none() => styled(v.next, Tone::Warn),
-                    Ok(v) => styled(format!("fails ({}/100): {}", v.score.unwrap_or(0), v.next), Tone::Bad),
-                    Err(invalid) => styled(format!("fails: {invalid}"), Tone::Bad),
-                }
-            }
+        let starter = starter_text(manifest, exercise)?;
+        let check_it = format!("run `cargo xtask exercise {}`", exercise.id);
+        let status = match last_check::standing(manifest, exercise, &starter)? {
+            Standing::NotStarted => styled("not started", Tone::Plain),
+            Standing::Invalid(why) => styled(format!("fails: {why}"), Tone::Bad),
+            Standing::NotCheckedYet => styled(format!("not checked yet: {check_it}"), Tone::Warn),
+            Standing::Changed => styled(format!("changed since its last check: {check_it}"), Tone::Warn),
+            Standing::Passes => styled("passes", Tone::Good),
+            Standing::Fails { score, next } => styled(format!("fails ({score}/100): {next}"), Tone::Bad),
+            Standing::NotChecked(next) => styled(next, Tone::Warn),
         };
-        let file = match started {
+        let file = match copy.is_file() {
             true => copy.display().to_string(),
             false => "none yet".to_owned(),
         };
@@ -251,7 +245,7 @@ fn list(manifest: &Manifest, args: &ExerciseArgs, out: &mut dyn Write, color: bo
         ]);
     }
     let mut report = Report::default();
-    report.table(["exercise", "lesson", "title", "your copy", "status"], rows);
+    report.table(["exercise", "lesson", "title", "your copy", "status (last check)"], rows);
     write!(out, "{}", report.render(color))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -14,6 +14,7 @@ pub mod check;
 pub mod diagnostics;
 pub mod grading;
 pub mod harness;
+pub mod last_check;
 pub mod learner_file;
 pub mod manifest;
 pub mod protocol;
