@@ -451,3 +451,30 @@ fn xtask_parse_error(args: &[&str]) -> String {
     use clap::Parser;
     xtask::Cli::try_parse_from(std::iter::once("xtask").chain(args.iter().copied())).unwrap_err().to_string()
 }
+
+/// `watch` checks the file at once and again when it is saved, with the next hint each time it
+/// does not pass (without a GPU: validation only, so an invalid save is what fails).
+#[test]
+fn watch_checks_again_on_every_save_with_the_next_hint() {
+    let folder = tempfile::tempdir().unwrap();
+    let file = folder.path().join("mine.cu");
+    let starter = fs::read_to_string(root().join("exercises/transpose-swizzle/exercise.cu")).unwrap();
+    let broken = starter.replace("#define TILE 32u", "#define TILE 16u");
+    fs::write(&file, &broken).unwrap();
+    let path = file.to_str().unwrap().to_owned();
+    let watcher = std::thread::spawn(move || {
+        xtask(&["watch", "transpose-swizzle", "--file", &path, "--no-gpu", "--max-checks", "2"])
+    });
+    // Saves until the watcher has checked twice, whenever its first read happens.
+    for save in 0..200 {
+        if watcher.is_finished() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        fs::write(&file, format!("{broken}// save {save}\n")).unwrap();
+    }
+    let run = watcher.join().unwrap();
+    assert_eq!(run.code, ExitCode::FAILURE, "{}", run.stdout);
+    assert_eq!(run.stdout.matches("is outside the editable part").count(), 2, "{}", run.stdout);
+    assert!(run.stdout.contains("Hint 1: ") && run.stdout.contains("Hint 2: "), "{}", run.stdout);
+}

@@ -149,31 +149,125 @@ pub fn exercise(args: &ExerciseArgs, out: &mut dyn Write, color: bool) -> anyhow
     };
     let shown = path.display().to_string();
     let bytes = fs::read(&path).map_err(|e| BadInput(format!("cannot read {shown}: {e}")))?;
-    let file = match learner_file::validate(exercise, &starter_text(&manifest, exercise)?, &bytes) {
+    Ok(match check_once(&manifest, exercise, &path, &bytes, args.no_gpu, args.time_limit, out, color)? {
+        CheckResult::Invalid => ExitCode::FAILURE,
+        CheckResult::NotChecked => ExitCode::from(2),
+        CheckResult::Scored(score) if score == exercises::manifest::MAX_SCORE => ExitCode::SUCCESS,
+        CheckResult::Scored(_) => ExitCode::FAILURE,
+    })
+}
+
+/// What one check of a learner's file came to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CheckResult {
+    Invalid,
+    NotChecked,
+    Scored(u32),
+}
+
+/// Validates `bytes` (the file at `path`), checks it on the GPU if there is one, prints the
+/// verdict and keeps it as the last check of the learner's copy.
+#[allow(clippy::too_many_arguments)]
+fn check_once(
+    manifest: &Manifest,
+    exercise: &Exercise,
+    path: &Path,
+    bytes: &[u8],
+    no_gpu: bool,
+    time_limit: u64,
+    out: &mut dyn Write,
+    color: bool,
+) -> anyhow::Result<CheckResult> {
+    let shown = path.display().to_string();
+    let file = match learner_file::validate(exercise, &starter_text(manifest, exercise)?, bytes) {
         Ok(file) => file,
         Err(invalid) => {
             writeln!(out, "{shown}: {invalid}")?;
-            return Ok(ExitCode::FAILURE);
+            return Ok(CheckResult::Invalid);
         }
     };
     writeln!(out, "{shown}: valid (markers in place, the rest as in the starter).")?;
-    if let Err(why) = gpu_available(args.no_gpu) {
+    if let Err(why) = gpu_available(no_gpu) {
         writeln!(out, "Checking needs a GPU: {why}.")?;
-        return Ok(ExitCode::from(2));
+        return Ok(CheckResult::NotChecked);
     }
     let verdict = with_spinner(&format!("checking {shown}"), || {
-        Ok(judge(exercise, &checker(args.time_limit)?.check(exercise, &file, &shown)))
+        Ok(judge(exercise, &checker(time_limit)?.check(exercise, &file, &shown)))
     })?;
-    if path == exercises::learner_copy_path(&manifest, exercise) {
-        last_check::record(&manifest, exercise, &bytes, &verdict)
+    if path == exercises::learner_copy_path(manifest, exercise) {
+        last_check::record(manifest, exercise, bytes, &verdict)
             .with_context(|| format!("cannot keep this check's verdict beside {shown}"))?;
     }
     write!(out, "{}", render(&verdict).render(color))?;
-    Ok(match verdict.score {
-        None => ExitCode::from(2),
-        Some(score) if score == exercises::manifest::MAX_SCORE => ExitCode::SUCCESS,
-        Some(_) => ExitCode::FAILURE,
-    })
+    Ok(verdict.score.map_or(CheckResult::NotChecked, CheckResult::Scored))
+}
+
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// The exercise, e.g. `row-sums`.
+    pub id: String,
+    /// Watch this file instead of your copy in my-exercises/.
+    #[arg(long, value_name = "PATH")]
+    pub file: Option<PathBuf>,
+    /// Only validate the file on each save; do not run it on the GPU.
+    #[arg(long)]
+    pub no_gpu: bool,
+    /// Seconds a check may take before it is killed.
+    #[arg(long, default_value_t = 120, value_name = "SECONDS")]
+    pub time_limit: u64,
+    /// Stop after this many checks (for tests).
+    #[arg(long, hide = true)]
+    pub max_checks: Option<usize>,
+}
+
+/// How often the watched file is read.
+const WATCH_POLL: Duration = Duration::from_millis(300);
+
+/// `cargo xtask watch ID`: checks the learner's file now and on every save, each time with the
+/// verdict and, while it does not pass, the next of the exercise's hints; ends when it passes.
+pub fn watch(args: &WatchArgs, out: &mut dyn Write, color: bool) -> anyhow::Result<ExitCode> {
+    let manifest = manifest()?;
+    let exercise = manifest.exercise(&args.id)?;
+    let path = match &args.file {
+        Some(path) => path.clone(),
+        None => exercises::learner_copy(&manifest, exercise).context("cannot make your copy in my-exercises/")?.0,
+    };
+    let shown = path.display().to_string();
+    writeln!(out, "Exercise {} (lesson {}): {}\n{}", exercise.id, exercise.lesson, exercise.title, exercise.task)?;
+    let (mut last, mut checks, mut failures): (Option<Vec<u8>>, usize, usize) = (None, 0, 0);
+    loop {
+        let bytes = match fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(error) if last.is_none() => return Err(BadInput(format!("cannot read {shown}: {error}")).into()),
+            // Saved by replacing the file: read it again in a moment.
+            Err(_) => {
+                std::thread::sleep(WATCH_POLL);
+                continue;
+            }
+        };
+        if last.as_ref() != Some(&bytes) {
+            writeln!(out, "\n-- {shown} --")?;
+            let checked = check_once(&manifest, exercise, &path, &bytes, args.no_gpu, args.time_limit, out, color)?;
+            last = Some(bytes);
+            checks += 1;
+            if checked == CheckResult::Scored(exercises::manifest::MAX_SCORE) {
+                writeln!(out, "Passed. On to the next: `cargo xtask exercise --list`.")?;
+                return Ok(ExitCode::SUCCESS);
+            }
+            if checked != CheckResult::NotChecked {
+                if let Some(hint) = exercise.hints.get(failures) {
+                    writeln!(out, "Hint {}: {hint}", failures + 1)?;
+                }
+                failures += 1;
+            }
+            if args.max_checks.is_some_and(|max| checks >= max) {
+                return Ok(ExitCode::FAILURE);
+            }
+            writeln!(out, "Watching {shown}: save it to check again (Ctrl-C to stop).")?;
+            out.flush()?;
+        }
+        std::thread::sleep(WATCH_POLL);
+    }
 }
 
 fn with_spinner<T>(message: &str, work: impl FnOnce() -> anyhow::Result<T>) -> anyhow::Result<T> {
