@@ -92,12 +92,16 @@ fn without_a_gpu_the_exercise_command_validates_and_says_in_one_line_that_checki
 }
 
 #[test]
-fn the_list_without_a_gpu_says_why_each_is_not_checked() {
+fn the_list_needs_no_gpu_and_shows_each_exercise_from_its_last_check() {
     let run = xtask(&["exercise", "--list", "--no-gpu"]);
     assert_eq!(run.code, ExitCode::SUCCESS);
+    assert!(run.stdout.contains("status (last check)"), "{}", run.stdout);
     for exercise in &manifest().exercises {
         let line = run.stdout.lines().find(|l| l.contains(&format!(" {} ", exercise.id))).expect("a line per exercise");
-        assert!(line.contains("not checked: --no-gpu given"), "{line}");
+        let copy = exercises::learner_copy_path(&manifest(), exercise);
+        if !copy.exists() {
+            assert!(line.contains("not started"), "{line}");
+        }
     }
 }
 
@@ -192,10 +196,10 @@ fn grading_refuses_unsafe_names_links_and_files_that_are_not_the_exercise_each_w
     let secret = fs::canonicalize(outside.path().join("secret.cu")).unwrap();
     let expected = [
         ("..sneaky.cu", "refused: the name `..sneaky.cu` contains `..`".to_owned()),
-        ("binary.cu", "binary.cu: the file is not text (binary or not UTF-8): hand in the .cu source file".into()),
+        ("binary.cu", "binary.cu: the file is not text (binary, or UTF-16): hand in the .cu source file, saved as UTF-8".into()),
         (
             "edited-outside.cu",
-            "edited-outside.cu: line 12 is outside the editable part and differs from the starter:\n  yours:   #define TILE 16u\n  \
+            "edited-outside.cu: line 12 is outside the editable part and differs from the starter (at `16u`):\n  yours:   #define TILE 16u\n  \
              starter: #define TILE 32u\nOnly the lines between the markers may change: restore that line from the starter"
                 .into(),
         ),
@@ -272,6 +276,7 @@ fn measurements(load_per_request: u64) -> Measurements {
     };
     Measurements {
         counters: Ok(CounterPair { submission: counters(load_per_request), reference: counters(1) }),
+        profile_failed: None,
         submission_ms: 2.0,
         reference_ms: 2.0,
         starter_ms: 3.0,
@@ -302,4 +307,179 @@ fn reports_have_a_row_per_submission_and_every_lost_point() {
     ];
     insta::assert_snapshot!("grades_csv", grading::csv(&rows).unwrap());
     insta::assert_snapshot!("grades_markdown", grading::markdown(&exercise, &rows));
+}
+
+fn cases() -> PathBuf {
+    root().join("tests/fixtures/grading/cases")
+}
+
+/// Every attack and honest oddity of `tests/fixtures/grading/cases` gets, without a GPU, the
+/// verdict `expected.tsv` gives it: refused with its reason, or valid (to be graded on a GPU by
+/// `run-on-gpu.sh`).
+#[test]
+fn every_grading_case_is_refused_with_its_reason_or_accepted_as_its_table_says() {
+    let manifest = manifest();
+    let table = fs::read_to_string(cases().join("expected.tsv")).unwrap();
+    let mut seen = 0;
+    for line in table.lines().filter(|l| !l.starts_with('#')) {
+        let [case, expected, reason, on_gpu] = line.splitn(4, '\t').collect::<Vec<_>>()[..] else { panic!("{line:?}") };
+        let gpu_verdict_known = match expected {
+            "refused" => on_gpu == "-",
+            _ => on_gpu.parse::<u32>().is_ok() || ["incorrect", "crashed", "profile-failed"].contains(&on_gpu),
+        };
+        assert!(gpu_verdict_known, "{case}: `{on_gpu}` is no verdict run-on-gpu.sh checks");
+        let (id, _) = case.split_once('/').unwrap();
+        let exercise = manifest.exercise(id).unwrap();
+        let starter = fs::read_to_string(manifest.path(&exercise.starter)).unwrap();
+        let bytes = fs::read(cases().join(case).join("exercise.cu")).unwrap();
+        let verdict = learner_file::validate(exercise, &starter, &bytes);
+        match (expected, verdict) {
+            ("valid", Ok(file)) => assert!(
+                !file.text.starts_with('\u{feff}') && !file.text.contains('\r'),
+                "{case}: what is compiled is normalized"
+            ),
+            ("refused", Err(invalid)) => {
+                let message = invalid.to_string();
+                assert!(message.contains(reason), "{case}: {message}");
+                assert!(message.starts_with("line "), "{case}: the message names the line: {message}");
+            }
+            (expected, verdict) => panic!("{case}: expected {expected}, got {verdict:?}"),
+        }
+        seen += 1;
+    }
+    let folders: usize =
+        ["transpose-swizzle", "char-columns"].iter().map(|id| fs::read_dir(cases().join(id)).unwrap().count()).sum();
+    assert_eq!(seen, folders, "every case folder has its line in expected.tsv");
+}
+
+#[test]
+fn odd_names_are_graded_as_data_and_land_in_every_report_safely() {
+    let submissions = tempfile::tempdir().unwrap();
+    let correct = fs::read(cases().join("transpose-swizzle/=1+1/exercise.cu")).unwrap();
+    for name in ["-resubmitted", "=1+1", "say \"hi\"", "two\nlines", "@cmd"] {
+        fs::create_dir(submissions.path().join(name)).unwrap();
+        fs::write(submissions.path().join(name).join("exercise.cu"), &correct).unwrap();
+    }
+    let out = tempfile::tempdir().unwrap();
+    let run = xtask(&[
+        "grade",
+        "--exercise",
+        "transpose-swizzle",
+        submissions.path().to_str().unwrap(),
+        "--out",
+        out.path().to_str().unwrap(),
+        "--no-gpu",
+    ]);
+    assert_eq!(run.code, ExitCode::from(2), "nothing graded without a GPU: {}", run.stdout);
+    let csv = fs::read_to_string(out.path().join("grades.csv")).unwrap();
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    let names: Vec<String> = reader.records().map(|r| r.unwrap()[0].to_owned()).collect();
+    assert_eq!(names.len(), 5, "{csv}");
+    for name in &names {
+        assert!(!name.starts_with(['=', '+', '-', '@']), "a live formula: {name:?}");
+    }
+    assert!(names.contains(&"'=1+1".to_owned()) && names.contains(&"two\nlines".to_owned()), "{names:?}");
+    let summary = fs::read_to_string(out.path().join("summary.md")).unwrap();
+    assert!(summary.contains("| two / lines |"), "{summary}");
+    let json: Value = serde_json::from_str(&fs::read_to_string(out.path().join("grades.json")).unwrap()).unwrap();
+    let rows = json["rows"].as_array().unwrap();
+    assert!(rows.iter().any(|r| r["submission"] == "say \"hi\""), "{json}");
+}
+
+/// The hidden check command restricts itself before reading the submission, and still does its
+/// work in its own folder: here (no GPU) it writes that it could not check. Run in a thread of its
+/// own, which the sandbox confines (Landlock restricts a thread and what it starts).
+#[test]
+fn the_check_command_works_inside_its_sandbox_and_cannot_read_beside_it() {
+    if cuda_kernels::Gpu::open().is_ok() {
+        eprintln!("a GPU is here: this test's check would run for real (the GPU suite grades the fixtures)");
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let submission = work.path().join("submission.cu");
+    fs::copy(root().join("exercises/transpose-swizzle/solution.cu"), &submission).unwrap();
+    fs::write(outside.path().join("secret"), "not yours").unwrap();
+    let result = work.path().join("result.json");
+    let args = exercises::protocol::ChildCommand {
+        role: exercises::protocol::Role::Check,
+        exercise: "transpose-swizzle".into(),
+        file: submission,
+        name: "-resubmitted \"x\"\n".into(),
+        result: Some(result.clone()),
+        reference_only: false,
+    }
+    .args();
+    let secret = outside.path().join("secret");
+    let (run, read) = std::thread::spawn(move || {
+        let args: Vec<&str> = args.iter().map(|a| a.to_str().unwrap()).collect();
+        let run = xtask(&args);
+        (run.code, fs::read_to_string(&secret).map_err(|e| e.kind()))
+    })
+    .join()
+    .unwrap();
+    assert_eq!(run, ExitCode::SUCCESS);
+    let outcome: Value = serde_json::from_str(&fs::read_to_string(&result).unwrap()).unwrap();
+    assert_eq!(outcome["outcome"], "could-not-check", "{outcome}");
+    match exercises::sandbox::probe() {
+        exercises::sandbox::Status::Unconfined(why) => eprintln!("no sandbox here ({why}); read: {read:?}"),
+        _ => assert_eq!(read, Err(std::io::ErrorKind::PermissionDenied), "the check's thread cannot read beside it"),
+    }
+}
+
+#[test]
+fn a_class_graded_in_shards_and_merged_gives_the_reports_of_one_run() {
+    let cases = cases().join("transpose-swizzle");
+    let folders: Vec<tempfile::TempDir> = (0..4).map(|_| tempfile::tempdir().unwrap()).collect();
+    let path = |i: usize| folders[i].path().to_str().unwrap().to_owned();
+    let grade = |extra: &[&str], out: &str| {
+        let mut args =
+            vec!["grade", "--exercise", "transpose-swizzle", cases.to_str().unwrap(), "--out", out, "--no-gpu"];
+        args.extend(extra);
+        xtask(&args)
+    };
+    grade(&[], &path(0));
+    let first = grade(&["--shard", "1/2"], &path(1));
+    grade(&["--shard", "2/2"], &path(2));
+    assert!(first.stdout.contains("submissions:"), "{}", first.stdout);
+    let merged = xtask(&["grade", "--merge", &path(1), &path(2), "--out", &path(3)]);
+    assert!(merged.stdout.contains("Merged 2 folders"), "{}", merged.stdout);
+    for file in [grading::CSV_FILE, grading::JSON_FILE, grading::MARKDOWN_FILE] {
+        let read = |i: usize| fs::read_to_string(folders[i].path().join(file)).unwrap();
+        assert_eq!(read(3), read(0), "{file}");
+        assert_ne!(read(1), read(0), "{file}: a shard is a part");
+    }
+    assert!(xtask_parse_error(&["grade", "--exercise", "x", "y", "--shard", "3/2"]).contains("give K/N"));
+}
+
+fn xtask_parse_error(args: &[&str]) -> String {
+    use clap::Parser;
+    xtask::Cli::try_parse_from(std::iter::once("xtask").chain(args.iter().copied())).unwrap_err().to_string()
+}
+
+/// `watch` checks the file at once and again when it is saved, with the next hint each time it
+/// does not pass (without a GPU: validation only, so an invalid save is what fails).
+#[test]
+fn watch_checks_again_on_every_save_with_the_next_hint() {
+    let folder = tempfile::tempdir().unwrap();
+    let file = folder.path().join("mine.cu");
+    let starter = fs::read_to_string(root().join("exercises/transpose-swizzle/exercise.cu")).unwrap();
+    let broken = starter.replace("#define TILE 32u", "#define TILE 16u");
+    fs::write(&file, &broken).unwrap();
+    let path = file.to_str().unwrap().to_owned();
+    let watcher = std::thread::spawn(move || {
+        xtask(&["watch", "transpose-swizzle", "--file", &path, "--no-gpu", "--max-checks", "2"])
+    });
+    // Saves until the watcher has checked twice, whenever its first read happens.
+    for save in 0..200 {
+        if watcher.is_finished() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        fs::write(&file, format!("{broken}// save {save}\n")).unwrap();
+    }
+    let run = watcher.join().unwrap();
+    assert_eq!(run.code, ExitCode::FAILURE, "{}", run.stdout);
+    assert_eq!(run.stdout.matches("is outside the editable part").count(), 2, "{}", run.stdout);
+    assert!(run.stdout.contains("Hint 1: ") && run.stdout.contains("Hint 2: "), "{}", run.stdout);
 }

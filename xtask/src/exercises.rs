@@ -11,12 +11,14 @@ use std::{
 
 use anyhow::Context;
 use clap::Args;
-use cuda_kernels::{Gpu, ncu::SelfCommand};
+use cuda_kernels::Gpu;
 use exercises::{
     BadInput, Exercise, Manifest, check,
     grading::{self, Checker, Graded},
+    last_check::{self, Standing},
     learner_file::{self, LearnerFile},
-    submissions, supervise,
+    protocol::{ChildCommand, Role},
+    sandbox, submissions, supervise,
     verdict::{Verdict, judge},
 };
 use indicatif::{ProgressBar, ProgressStyle};
@@ -32,7 +34,7 @@ pub struct ExerciseArgs {
     /// The exercise, e.g. `row-sums` (`--list` shows them all).
     #[arg(required_unless_present = "list")]
     pub id: Option<String>,
-    /// List every exercise and whether your copy of it passes.
+    /// List every exercise and whether your copy of it passed its last check.
     #[arg(long, conflicts_with_all = ["hint", "file"])]
     pub list: bool,
     /// Show the exercise's hints.
@@ -57,10 +59,18 @@ empty folder, an unknown exercise).";
 #[command(after_help = GRADE_EXIT_CODES)]
 pub struct GradeArgs {
     /// The exercise the submissions answer.
-    #[arg(long)]
-    pub exercise: String,
+    #[arg(long, required_unless_present = "merge")]
+    pub exercise: Option<String>,
     /// One sub-folder (holding the learner's .cu file) or one .cu file per submission. Never modified.
-    pub submissions: PathBuf,
+    #[arg(required_unless_present = "merge")]
+    pub submissions: Option<PathBuf>,
+    /// Grade only shard K of N (e.g. `3/8`): a stable slice of the class, by submission name, for
+    /// a job array; join the shards' output folders with `--merge`.
+    #[arg(long, value_name = "K/N", conflicts_with = "merge")]
+    pub shard: Option<exercises::grading::Shard>,
+    /// Join the output folders of a class's shards into one report in `--out`, equal to one run's.
+    #[arg(long, value_name = "DIR", num_args = 1.., conflicts_with_all = ["submissions", "exercise"], requires = "out")]
+    pub merge: Vec<PathBuf>,
     /// Where to write grades.csv, grades.json and summary.md (default: grades-ID beside the
     /// submissions folder). A rerun into the same folder keeps what was graded.
     #[arg(long, value_name = "DIR")]
@@ -73,20 +83,14 @@ pub struct GradeArgs {
     pub no_gpu: bool,
 }
 
-/// The hidden commands that check one file in a process of their own.
+/// The hidden commands that check one file in a process of their own: their arguments, read by
+/// [`ChildCommand::parse`], which also builds them.
 #[derive(Debug, Args)]
+#[command(disable_help_flag = true)]
 pub struct ChildArgs {
-    #[arg(long)]
-    pub exercise: String,
-    /// The copy of the learner's file to check.
-    #[arg(long)]
-    pub file: PathBuf,
-    /// The file's name as messages show it.
-    #[arg(long)]
-    pub name: String,
-    /// Where to write the outcome as JSON (the check command only).
-    #[arg(long)]
-    pub result: Option<PathBuf>,
+    /// `--exercise=ID --file=PATH --name=NAME [--result=PATH]`.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+    pub args: Vec<std::ffi::OsString>,
 }
 
 fn manifest() -> anyhow::Result<Manifest> {
@@ -104,8 +108,9 @@ fn gpu_available(no_gpu: bool) -> Result<(), String> {
 fn checker(time_limit: u64) -> anyhow::Result<Checker> {
     Ok(Checker {
         program: std::env::current_exe().context("cannot find this program to run checks with")?,
-        command: vec!["__check-submission".into()],
+        leading_args: Vec::new(),
         time_limit: Duration::from_secs(time_limit),
+        memory_limit: grading::MEMORY_LIMIT,
     })
 }
 
@@ -117,7 +122,7 @@ fn starter_text(manifest: &Manifest, exercise: &Exercise) -> anyhow::Result<Stri
 pub fn exercise(args: &ExerciseArgs, out: &mut dyn Write, color: bool) -> anyhow::Result<ExitCode> {
     let manifest = manifest()?;
     if args.list {
-        return list(&manifest, args, out, color);
+        return list(&manifest, out, color);
     }
     let exercise = manifest.exercise(args.id.as_deref().expect("clap requires it without --list"))?;
     writeln!(out, "Exercise {} (lesson {}): {}\n{}", exercise.id, exercise.lesson, exercise.title, exercise.task)?;
@@ -144,27 +149,125 @@ pub fn exercise(args: &ExerciseArgs, out: &mut dyn Write, color: bool) -> anyhow
     };
     let shown = path.display().to_string();
     let bytes = fs::read(&path).map_err(|e| BadInput(format!("cannot read {shown}: {e}")))?;
-    let file = match learner_file::validate(exercise, &starter_text(&manifest, exercise)?, &bytes) {
+    Ok(match check_once(&manifest, exercise, &path, &bytes, args.no_gpu, args.time_limit, out, color)? {
+        CheckResult::Invalid => ExitCode::FAILURE,
+        CheckResult::NotChecked => ExitCode::from(2),
+        CheckResult::Scored(score) if score == exercises::manifest::MAX_SCORE => ExitCode::SUCCESS,
+        CheckResult::Scored(_) => ExitCode::FAILURE,
+    })
+}
+
+/// What one check of a learner's file came to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CheckResult {
+    Invalid,
+    NotChecked,
+    Scored(u32),
+}
+
+/// Validates `bytes` (the file at `path`), checks it on the GPU if there is one, prints the
+/// verdict and keeps it as the last check of the learner's copy.
+#[allow(clippy::too_many_arguments)]
+fn check_once(
+    manifest: &Manifest,
+    exercise: &Exercise,
+    path: &Path,
+    bytes: &[u8],
+    no_gpu: bool,
+    time_limit: u64,
+    out: &mut dyn Write,
+    color: bool,
+) -> anyhow::Result<CheckResult> {
+    let shown = path.display().to_string();
+    let file = match learner_file::validate(exercise, &starter_text(manifest, exercise)?, bytes) {
         Ok(file) => file,
         Err(invalid) => {
             writeln!(out, "{shown}: {invalid}")?;
-            return Ok(ExitCode::FAILURE);
+            return Ok(CheckResult::Invalid);
         }
     };
     writeln!(out, "{shown}: valid (markers in place, the rest as in the starter).")?;
-    if let Err(why) = gpu_available(args.no_gpu) {
+    if let Err(why) = gpu_available(no_gpu) {
         writeln!(out, "Checking needs a GPU: {why}.")?;
-        return Ok(ExitCode::from(2));
+        return Ok(CheckResult::NotChecked);
     }
     let verdict = with_spinner(&format!("checking {shown}"), || {
-        Ok(judge(exercise, &checker(args.time_limit)?.check(exercise, &file, &shown)))
+        Ok(judge(exercise, &checker(time_limit)?.check(exercise, &file, &shown)))
     })?;
+    if path == exercises::learner_copy_path(manifest, exercise) {
+        last_check::record(manifest, exercise, bytes, &verdict)
+            .with_context(|| format!("cannot keep this check's verdict beside {shown}"))?;
+    }
     write!(out, "{}", render(&verdict).render(color))?;
-    Ok(match verdict.score {
-        None => ExitCode::from(2),
-        Some(score) if score == exercises::manifest::MAX_SCORE => ExitCode::SUCCESS,
-        Some(_) => ExitCode::FAILURE,
-    })
+    Ok(verdict.score.map_or(CheckResult::NotChecked, CheckResult::Scored))
+}
+
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// The exercise, e.g. `row-sums`.
+    pub id: String,
+    /// Watch this file instead of your copy in my-exercises/.
+    #[arg(long, value_name = "PATH")]
+    pub file: Option<PathBuf>,
+    /// Only validate the file on each save; do not run it on the GPU.
+    #[arg(long)]
+    pub no_gpu: bool,
+    /// Seconds a check may take before it is killed.
+    #[arg(long, default_value_t = 120, value_name = "SECONDS")]
+    pub time_limit: u64,
+    /// Stop after this many checks (for tests).
+    #[arg(long, hide = true)]
+    pub max_checks: Option<usize>,
+}
+
+/// How often the watched file is read.
+const WATCH_POLL: Duration = Duration::from_millis(300);
+
+/// `cargo xtask watch ID`: checks the learner's file now and on every save, each time with the
+/// verdict and, while it does not pass, the next of the exercise's hints; ends when it passes.
+pub fn watch(args: &WatchArgs, out: &mut dyn Write, color: bool) -> anyhow::Result<ExitCode> {
+    let manifest = manifest()?;
+    let exercise = manifest.exercise(&args.id)?;
+    let path = match &args.file {
+        Some(path) => path.clone(),
+        None => exercises::learner_copy(&manifest, exercise).context("cannot make your copy in my-exercises/")?.0,
+    };
+    let shown = path.display().to_string();
+    writeln!(out, "Exercise {} (lesson {}): {}\n{}", exercise.id, exercise.lesson, exercise.title, exercise.task)?;
+    let (mut last, mut checks, mut failures): (Option<Vec<u8>>, usize, usize) = (None, 0, 0);
+    loop {
+        let bytes = match fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(error) if last.is_none() => return Err(BadInput(format!("cannot read {shown}: {error}")).into()),
+            // Saved by replacing the file: read it again in a moment.
+            Err(_) => {
+                std::thread::sleep(WATCH_POLL);
+                continue;
+            }
+        };
+        if last.as_ref() != Some(&bytes) {
+            writeln!(out, "\n-- {shown} --")?;
+            let checked = check_once(&manifest, exercise, &path, &bytes, args.no_gpu, args.time_limit, out, color)?;
+            last = Some(bytes);
+            checks += 1;
+            if checked == CheckResult::Scored(exercises::manifest::MAX_SCORE) {
+                writeln!(out, "Passed. On to the next: `cargo xtask exercise --list`.")?;
+                return Ok(ExitCode::SUCCESS);
+            }
+            if checked != CheckResult::NotChecked {
+                if let Some(hint) = exercise.hints.get(failures) {
+                    writeln!(out, "Hint {}: {hint}", failures + 1)?;
+                }
+                failures += 1;
+            }
+            if args.max_checks.is_some_and(|max| checks >= max) {
+                return Ok(ExitCode::FAILURE);
+            }
+            writeln!(out, "Watching {shown}: save it to check again (Ctrl-C to stop).")?;
+            out.flush()?;
+        }
+        std::thread::sleep(WATCH_POLL);
+    }
 }
 
 fn with_spinner<T>(message: &str, work: impl FnOnce() -> anyhow::Result<T>) -> anyhow::Result<T> {
@@ -207,34 +310,23 @@ fn render(verdict: &Verdict) -> Report {
     report
 }
 
-fn list(manifest: &Manifest, args: &ExerciseArgs, out: &mut dyn Write, color: bool) -> anyhow::Result<ExitCode> {
-    let gpu = gpu_available(args.no_gpu);
-    let checker = checker(args.time_limit)?;
+/// Every exercise with where your copy stands, from its last check (no check is run).
+fn list(manifest: &Manifest, out: &mut dyn Write, color: bool) -> anyhow::Result<ExitCode> {
     let mut rows = Vec::new();
     for exercise in &manifest.exercises {
         let copy = exercises::learner_copy_path(manifest, exercise);
-        let started = copy.is_file();
-        let status = match (&gpu, started) {
-            (Err(why), _) => styled(format!("not checked: {why}"), Tone::Warn),
-            (Ok(()), false) => styled("not started", Tone::Plain),
-            (Ok(()), true) => {
-                let shown = copy.display().to_string();
-                let starter = starter_text(manifest, exercise)?;
-                let verdict = match learner_file::validate(exercise, &starter, &fs::read(&copy)?) {
-                    Err(invalid) => Err(invalid.to_string()),
-                    Ok(file) => Ok(with_spinner(&format!("checking {shown}"), || {
-                        Ok(judge(exercise, &checker.check(exercise, &file, &shown)))
-                    })?),
-                };
-                match verdict {
-                    Ok(v) if v.score == Some(exercises::manifest::MAX_SCORE) => styled("passes", Tone::Good),
-                    Ok(v) if v.score.is_none() => styled(v.next, Tone::Warn),
-                    Ok(v) => styled(format!("fails ({}/100): {}", v.score.unwrap_or(0), v.next), Tone::Bad),
-                    Err(invalid) => styled(format!("fails: {invalid}"), Tone::Bad),
-                }
-            }
+        let starter = starter_text(manifest, exercise)?;
+        let check_it = format!("run `cargo xtask exercise {}`", exercise.id);
+        let status = match last_check::standing(manifest, exercise, &starter)? {
+            Standing::NotStarted => styled("not started", Tone::Plain),
+            Standing::Invalid(why) => styled(format!("fails: {why}"), Tone::Bad),
+            Standing::NotCheckedYet => styled(format!("not checked yet: {check_it}"), Tone::Warn),
+            Standing::Changed => styled(format!("changed since its last check: {check_it}"), Tone::Warn),
+            Standing::Passes => styled("passes", Tone::Good),
+            Standing::Fails { score, next } => styled(format!("fails ({score}/100): {next}"), Tone::Bad),
+            Standing::NotChecked(next) => styled(next, Tone::Warn),
         };
-        let file = match started {
+        let file = match copy.is_file() {
             true => copy.display().to_string(),
             false => "none yet".to_owned(),
         };
@@ -247,19 +339,30 @@ fn list(manifest: &Manifest, args: &ExerciseArgs, out: &mut dyn Write, color: bo
         ]);
     }
     let mut report = Report::default();
-    report.table(["exercise", "lesson", "title", "your copy", "status"], rows);
+    report.table(["exercise", "lesson", "title", "your copy", "status (last check)"], rows);
     write!(out, "{}", report.render(color))?;
     Ok(ExitCode::SUCCESS)
 }
 
 pub fn grade(args: &GradeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let manifest = manifest()?;
-    let exercise = manifest.exercise(&args.exercise)?;
+    if !args.merge.is_empty() {
+        return merge(&manifest, args, out);
+    }
+    let (id, folder) =
+        (args.exercise.as_deref().expect("clap requires it"), args.submissions.as_ref().expect("clap requires it"));
+    let exercise = manifest.exercise(id)?;
     let learner_file = exercise.starter.file_name().expect("a starter file").to_string_lossy().into_owned();
-    let entries = submissions::scan(&args.submissions, &learner_file)?;
-    let out_dir = output_folder(args)?;
+    let mut entries = submissions::scan(folder, &learner_file)?;
+    if let Some(shard) = args.shard {
+        entries.retain(|entry| shard.holds(entry.name()));
+    }
+    let out_dir = output_folder(args, id, folder)?;
     let starter = starter_text(&manifest, exercise)?;
     let gpu = gpu_available(args.no_gpu);
+    if gpu.is_ok() {
+        eprintln!("Sandbox: {}.", sandbox::probe());
+    }
     let checker = checker(args.time_limit)?;
     let check = |file: &LearnerFile, shown: &str| match &gpu {
         Err(_) => check::Outcome::CouldNotCheck { reason: "the file is valid; grading it needs a GPU".into() },
@@ -293,13 +396,33 @@ pub fn grade(args: &GradeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> 
     })
 }
 
-/// `--out`, or `grades-ID` beside the submissions folder; never inside it.
-fn output_folder(args: &GradeArgs) -> anyhow::Result<PathBuf> {
-    let submissions = fs::canonicalize(&args.submissions)?;
+/// `--merge DIR...`: the shards' rows joined into `--out`, written as one run writes them.
+fn merge(manifest: &Manifest, args: &GradeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    let out_dir = args.out.as_ref().expect("clap requires --out with --merge");
+    let (id, rows) = grading::merge(&args.merge, out_dir)?;
+    let exercise = manifest.exercise(&id)?;
+    grading::write_reports(exercise, &rows, out_dir)
+        .with_context(|| format!("cannot write the grades in {}", out_dir.display()))?;
+    write!(out, "{}", grading::markdown(exercise, &rows))?;
+    writeln!(out, "\nMerged {} folders into {}.", args.merge.len(), out_dir.display())?;
+    Ok(match rows.iter().all(|r| r.graded()) {
+        true => ExitCode::SUCCESS,
+        false => ExitCode::FAILURE,
+    })
+}
+
+/// `--out`, or `grades-ID` beside the submissions folder (`grades-ID-shard-K-of-N` for a shard);
+/// never inside it.
+fn output_folder(args: &GradeArgs, id: &str, folder: &Path) -> anyhow::Result<PathBuf> {
+    let submissions = fs::canonicalize(folder)?;
+    let name = match args.shard {
+        None => format!("grades-{id}"),
+        Some(shard) => format!("grades-{id}-shard-{}-of-{}", shard.index, shard.count),
+    };
     let out = match &args.out {
         Some(out) => std::path::absolute(out)?,
         None => match submissions.parent() {
-            Some(parent) => parent.join(format!("grades-{}", args.exercise)),
+            Some(parent) => parent.join(name),
             None => return Err(BadInput("the submissions folder has no parent folder: give --out".into()).into()),
         },
     };
@@ -316,38 +439,49 @@ fn output_folder(args: &GradeArgs) -> anyhow::Result<PathBuf> {
     Ok(out)
 }
 
-fn child_file(args: &ChildArgs) -> anyhow::Result<(Manifest, Exercise, LearnerFile)> {
+fn child_file(command: &ChildCommand) -> anyhow::Result<(Manifest, Exercise, LearnerFile)> {
     let manifest = manifest()?;
-    let exercise = manifest.exercise(&args.exercise)?.clone();
-    let bytes = fs::read(&args.file).with_context(|| format!("cannot read {}", args.file.display()))?;
+    let exercise = manifest.exercise(&command.exercise)?.clone();
+    let bytes = fs::read(&command.file).with_context(|| format!("cannot read {}", command.file.display()))?;
     let file = learner_file::validate(&exercise, &starter_text(&manifest, &exercise)?, &bytes)?;
     Ok((manifest, exercise, file))
 }
 
-/// The child side of a check: writes the outcome as JSON to `--result`.
+/// The child side of a check: writes the outcome as JSON to `--result=`.
 pub fn check_submission(args: &ChildArgs) -> anyhow::Result<ExitCode> {
+    let command = ChildCommand::parse(Role::Check, &args.args).map_err(anyhow::Error::msg)?;
+    // Before any thread starts and before the submission is read: see `sandbox`.
+    let work = command.file.parent().context("the submission's copy is in a folder of its own")?;
+    let sandbox = sandbox::restrict(&sandbox::Allowance::for_check(work)).map_err(anyhow::Error::msg)?;
+    if let sandbox::Status::Unconfined(why) = &sandbox {
+        eprintln!("not sandboxed: {why}");
+    }
     supervise::end_with_supervisor();
-    let (manifest, exercise, file) = child_file(args)?;
-    let profile_with = SelfCommand::current(vec![
-        "__profile-submission".into(),
-        "--exercise".into(),
-        exercise.id.clone().into(),
-        "--file".into(),
-        args.file.clone().into(),
-        "--name".into(),
-        args.name.clone().into(),
-    ])
-    .context("cannot find this program to profile it")?;
-    let outcome = check::check(&manifest, &exercise, &file, &args.name, &profile_with);
-    let result = args.result.as_ref().context("--result names where the outcome goes")?;
-    fs::write(result, serde_json::to_string(&outcome)?)
-        .with_context(|| format!("cannot write {}", result.display()))?;
+    let (manifest, exercise, file) = child_file(&command)?;
+    let profile_with = command.profile().self_command().context("cannot find this program to profile it")?;
+    let result = command.result.as_ref().expect("parse requires it of a check");
+    let write = |outcome: &check::Outcome| -> anyhow::Result<()> {
+        // Written whole, then renamed: the supervisor never reads half a result.
+        let partial = result.with_extension("partial");
+        fs::write(&partial, serde_json::to_string(outcome)?)
+            .and_then(|()| fs::rename(&partial, result))
+            .with_context(|| format!("cannot write {}", result.display()))
+    };
+    let provisional = |outcome: &check::Outcome| {
+        if let Err(error) = write(outcome) {
+            eprintln!("{error:#}");
+        }
+    };
+    let outcome = check::check(&manifest, &exercise, &file, &command.name, &profile_with, &provisional);
+    write(&outcome)?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// The profiled side of a check: the reference and the submission, once each.
 pub fn profile_submission(args: &ChildArgs) -> anyhow::Result<ExitCode> {
-    let (manifest, exercise, file) = child_file(args)?;
-    check::profile_target(&manifest, &exercise, &file, &args.name).map_err(anyhow::Error::msg)?;
+    let command = ChildCommand::parse(Role::Profile, &args.args).map_err(anyhow::Error::msg)?;
+    let (manifest, exercise, file) = child_file(&command)?;
+    check::profile_target(&manifest, &exercise, &file, &command.name, command.reference_only)
+        .map_err(anyhow::Error::msg)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -112,6 +112,8 @@ pub enum Command {
     },
     /// Check your solution of an exercise on the GPU (`--list` shows every exercise, `--hint` helps).
     Exercise(exercises::ExerciseArgs),
+    /// Check your copy of an exercise now and on every save, with the verdict and the next hint.
+    Watch(exercises::WatchArgs),
     /// Grade a folder of submissions to an exercise: CSV, JSON and a Markdown summary.
     Grade(exercises::GradeArgs),
     /// Internal: check one file in a process of its own, writing the outcome as JSON.
@@ -146,6 +148,7 @@ pub fn run(cli: Cli, out: &mut dyn Write, color: bool) -> anyhow::Result<ExitCod
         Command::ProfileLesson { number } => lessons::profile_target(&number),
         Command::ProbeTarget { batch } => ::probe::target(&batch).map(|()| ExitCode::SUCCESS),
         Command::Exercise(args) => exercises::exercise(&args, out, color),
+        Command::Watch(args) => exercises::watch(&args, out, color),
         Command::Grade(args) => exercises::grade(&args, out),
         Command::CheckSubmission(args) => exercises::check_submission(&args),
         Command::ProfileSubmission(args) => exercises::profile_submission(&args),

@@ -55,8 +55,25 @@ pub fn course_dirs(folder: &str, var: &str) -> Vec<PathBuf> {
     dirs
 }
 
-/// Finds `file` (e.g. `banks.cu`) on disk, else in the embedded copies.
+/// Whether `file` is a bare file name (`shared_load.cuh`): no folder, no `..`, nothing a path
+/// could be made of. Only such names are looked up.
+pub fn is_bare_name(file: &str) -> bool {
+    !file.is_empty()
+        && !file.starts_with('.')
+        && file.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+}
+
+/// The course's headers (`kernels/*.cuh`), which any source may include by bare name.
+pub fn course_headers() -> Vec<&'static str> {
+    embedded_files().filter(|name| name.ends_with(".cuh")).collect()
+}
+
+/// Finds `file` (e.g. `banks.cu`) on disk, else in the embedded copies; `None` for a name that is
+/// not a bare file name (see [`is_bare_name`]).
 pub fn load(file: &str) -> Option<KernelSource> {
+    if !is_bare_name(file) {
+        return None;
+    }
     for dir in search_dirs() {
         let path = dir.join(file);
         if let Ok(text) = fs::read_to_string(&path) {
@@ -87,29 +104,45 @@ pub struct Missing {
 pub fn load_for_compile(file: &str) -> Result<KernelSource, Missing> {
     let main = load(file).ok_or_else(|| Missing { file: file.to_owned(), included_from: None })?;
     let mut seen = vec![file.to_owned()];
-    let text = expand_includes(&main.display_name(), &main.text, &mut seen)?;
+    let text = expand_includes(&main.display_name(), &main.text, &mut seen, Naming::OnDisk)?;
     Ok(KernelSource { text, ..main })
 }
 
 /// `text`, a source that is not in `kernels/` (an exercise), ready for NVRTC as
-/// [`load_for_compile`] makes a kernel file: its `#include "NAME"` lines of `kernels/` files
-/// inlined, with `#line` directives naming `display_name` for its own lines.
+/// [`load_for_compile`] makes a kernel file: its `#include "NAME"` lines of the course's headers
+/// ([`course_headers`]) inlined, with `#line` directives naming `display_name` for its own lines
+/// and each header by its bare name, so that no message shows where the course is installed.
+/// Any other include is `Missing`: nothing outside the course's headers is read.
 pub fn expand_for_compile(display_name: &str, text: &str) -> Result<String, Missing> {
-    expand_includes(display_name, text, &mut Vec::new())
+    expand_includes(display_name, text, &mut Vec::new(), Naming::Bare)
 }
 
-fn expand_includes(file: &str, text: &str, seen: &mut Vec<String>) -> Result<String, Missing> {
+/// How `#line` directives name an inlined header.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Naming {
+    /// Its path on disk, for the course's own kernels (an editor opens it).
+    OnDisk,
+    /// Its bare name; only the course's headers are found.
+    Bare,
+}
+
+fn expand_includes(file: &str, text: &str, seen: &mut Vec<String>, naming: Naming) -> Result<String, Missing> {
     let mut out = String::with_capacity(text.len());
     for (index, line) in text.lines().enumerate() {
         let header = line.trim().strip_prefix("#include \"").and_then(|rest| rest.strip_suffix('"'));
         match header {
             Some(name) if !seen.iter().any(|s| s == name) => {
                 seen.push(name.to_owned());
+                let allowed = naming == Naming::OnDisk || course_headers().contains(&name);
                 let included = load(name)
+                    .filter(|_| allowed)
                     .ok_or_else(|| Missing { file: name.to_owned(), included_from: Some(file.to_owned()) })?;
-                let shown = included.display_name();
+                let shown = match naming {
+                    Naming::OnDisk => included.display_name(),
+                    Naming::Bare => name.to_owned(),
+                };
                 out.push_str(&format!("#line 1 {}\n", quoted(&shown)));
-                out.push_str(&expand_includes(&shown, &included.text, seen)?);
+                out.push_str(&expand_includes(&shown, &included.text, seen, naming)?);
                 out.push_str(&format!("#line {} {}\n", index + 2, quoted(file)));
             }
             Some(_) => out.push('\n'),
@@ -169,7 +202,12 @@ mod tests {
         let expanded = expand_for_compile("my \"work\"/a.cu", text).unwrap();
         assert!(expanded.contains("__device__ __forceinline__ void fill_tile"), "{expanded}");
         assert!(expanded.ends_with("#line 3 \"my \\\"work\\\"/a.cu\"\nint x;\n"), "{expanded}");
-        let missing = expand_for_compile("a.cu", "#include \"nope.cuh\"\n").unwrap_err();
-        assert_eq!(missing, Missing { file: "nope.cuh".into(), included_from: Some("a.cu".into()) });
+        assert!(expanded.contains("#line 1 \"shared_load.cuh\"\n"), "headers by bare name: {expanded}");
+        for name in ["nope.cuh", "/etc/passwd", "../kernels/shared_load.cuh", "/dev/zero", "banks.cu"] {
+            let missing = expand_for_compile("a.cu", &format!("#include \"{name}\"\n")).unwrap_err();
+            assert_eq!(missing, Missing { file: name.into(), included_from: Some("a.cu".into()) });
+        }
+        assert!(load("../kernels/banks.cu").is_none() && load("/etc/passwd").is_none(), "no paths, only names");
+        assert_eq!(course_headers(), ["probe.cuh", "shared_load.cuh"]);
     }
 }

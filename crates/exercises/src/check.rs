@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::{
     diagnostics,
-    harness::{HostInput, Run, Size, compare},
+    harness::{HostInput, Run, Size, compare, compare_sample},
     learner_file::LearnerFile,
     manifest::{Exercise, Input, Manifest},
 };
@@ -41,6 +41,11 @@ pub enum Outcome {
         detail: String,
     },
     Correct(Measurements),
+    /// Correct on every input, but stopped (at the time limit, or the process died) before its
+    /// counters and times were measured: the correctness points are kept.
+    CorrectUnmeasured {
+        detail: String,
+    },
     /// Not the submission's doing (no GPU, the reference failed): it was not graded.
     CouldNotCheck {
         reason: String,
@@ -51,7 +56,12 @@ pub enum Outcome {
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 pub struct Measurements {
     /// Submission and reference, launched once each at the check size under Nsight Compute.
+    /// `Err` only where the reference's counters could not be read either: the clock stands in.
     pub counters: Result<CounterPair, String>,
+    /// The submission's profile failed (it crashed, or made no launch) where the reference's alone
+    /// did not: its counter requirements are not met.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile_failed: Option<String>,
     /// Median ms per launch at the timed size, measured side by side in one run.
     pub submission_ms: f64,
     pub reference_ms: f64,
@@ -72,7 +82,15 @@ struct Kernels {
     reference: CudaFunction,
 }
 
-/// Compiles the reference, then the submission (as `shown`). Once the reference has compiled and
+/// The name NVRTC compiles a submission under: fixed, never the learner's (a name with a quote
+/// or a newline is no program name); messages are given the learner's name back by
+/// [`diagnostics::errors`].
+pub const PROGRAM_NAME: &str = "submission.cu";
+
+/// Static shared memory (`__shared__` arrays) a block may declare, in KiB, on every GPU since Volta.
+pub const STATIC_SHARED_LIMIT_KIB: u32 = 48;
+
+/// Compiles the reference, then the submission (shown as `shown`). Once the reference has compiled and
 /// loaded here, any failure to build or load the submission is the submission's own (a syntax
 /// error, an include that does not exist, more shared memory than a block may have).
 fn compile(
@@ -81,17 +99,30 @@ fn compile(
     exercise: &Exercise,
     file: &LearnerFile,
     shown: &str,
-) -> Result<Kernels, Outcome> {
-    let reference = compile_file(gpu, manifest, &exercise.solution, &exercise.entry)
-        .map_err(|e| Outcome::CouldNotCheck { reason: format!("the reference solution: {e}") })?;
-    let submission = compile_text(gpu, shown, &file.text, &exercise.entry).map_err(|error| Outcome::CompileError {
-        messages: match error {
-            GpuError::Compile { log, .. } => diagnostics::errors(&log, shown),
-            GpuError::MissingKernel { kernel, .. } => {
-                vec![format!("{shown}: the compiled file has no kernel `{kernel}` (is it inside an #if?)")]
-            }
-            other => vec![format!("{shown}: {other}")],
-        },
+) -> Result<Kernels, Box<Outcome>> {
+    let reference = compile_file(gpu, manifest, &exercise.solution, &exercise.entry).map_err(|e| {
+        Box::new(Outcome::CouldNotCheck { reason: diagnostics::scrub(&format!("the reference solution: {e}")) })
+    })?;
+    let submission = compile_text(gpu, PROGRAM_NAME, &file.text, &exercise.entry).map_err(|error| {
+        Box::new(Outcome::CompileError {
+            messages: match error {
+                GpuError::Compile { log, .. } => diagnostics::errors(&log, PROGRAM_NAME, shown),
+                GpuError::MissingKernel { kernel, .. } => {
+                    vec![format!("{shown}: the compiled file has no kernel `{kernel}` (is it inside an #if?)")]
+                }
+                GpuError::MissingSource(file, _) => vec![format!(
+                    "{shown}: `#include \"{}\"`: only the course's headers may be included",
+                    diagnostics::scrub(&file)
+                )],
+                GpuError::Driver(error) => vec![diagnostics::scrub(&format!(
+                    "{shown}: the GPU's driver refused the compiled kernel ({error}); the usual cause is more \
+                     shared memory than a block may have: {STATIC_SHARED_LIMIT_KIB} KiB of `__shared__` arrays \
+                     (this GPU gives a block up to {} KiB only as dynamic shared memory)",
+                    gpu.info().shared_bytes_per_block_optin / 1024
+                ))],
+                other => vec![diagnostics::scrub(&format!("{shown}: {other}"))],
+            },
+        })
     })?;
     Ok(Kernels { submission, reference })
 }
@@ -103,21 +134,27 @@ fn compile_file(gpu: &Gpu, manifest: &Manifest, file: &Path, entry: &str) -> Res
     compile_text(gpu, &path.display().to_string(), &text, entry)
 }
 
+/// `text` compiled from memory: the course's headers inlined by bare name, and the result refused
+/// if any `#include` is left, so NVRTC never opens a file.
 fn compile_text(gpu: &Gpu, shown: &str, text: &str, entry: &str) -> Result<CudaFunction, GpuError> {
-    let expanded = source::expand_for_compile(shown, text).map_err(|missing| {
-        GpuError::MissingSource(missing.file, format!("included from {shown}; searched {:?}", source::search_dirs()))
-    })?;
+    let expanded = source::expand_for_compile(shown, text)
+        .map_err(|missing| GpuError::MissingSource(missing.file, format!("included from {shown}")))?;
+    if let Some(line) = crate::tokens::include_left(&expanded) {
+        return Err(GpuError::MissingSource(line, format!("in {shown}: only the course's headers are inlined")));
+    }
     gpu.function_from_text(shown, &expanded, entry)
 }
 
 /// Checks `file` (shown as `shown` in messages). `profile_with` restarts this program so that
-/// it runs [`profile_target`] under Nsight Compute.
+/// it runs [`profile_target`] under Nsight Compute. `provisional` is told the outcome to stand if
+/// the check goes no further: [`Outcome::CorrectUnmeasured`] once the output is right.
 pub fn check(
     manifest: &Manifest,
     exercise: &Exercise,
     file: &LearnerFile,
     shown: &str,
     profile_with: &SelfCommand,
+    provisional: &dyn Fn(&Outcome),
 ) -> Outcome {
     let gpu = match Gpu::open() {
         Ok(gpu) => gpu,
@@ -125,30 +162,46 @@ pub fn check(
     };
     let kernels = match compile(&gpu, manifest, exercise, file, shown) {
         Ok(kernels) => kernels,
-        Err(outcome) => return outcome,
+        Err(outcome) => return *outcome,
     };
     let harness = &exercise.harness;
     for &input in &exercise.inputs {
         let data = harness.input(input, Size::Check);
         let result = Run::new(&gpu, &kernels.submission, harness, Size::Check, &data).and_then(|mut run| {
             run.launch()?;
-            run.output()
+            run.checked_output()
         });
         match result {
             Err(error) => return Outcome::Crashed { detail: format!("on the {input} input: {error}") },
-            Ok(output) => {
+            Ok(Err(detail)) => return Outcome::Incorrect { input, detail },
+            Ok(Ok(output)) => {
                 if let Err(detail) = compare(&output, &harness.expected(&data, Size::Check), exercise.tolerance) {
                     return Outcome::Incorrect { input, detail };
                 }
             }
         }
     }
-    let counters = counters(exercise, profile_with);
+    provisional(&Outcome::CorrectUnmeasured { detail: "the check stopped before profiling and timing ended".into() });
+    let counted = exercise.requirements.iter().any(|r| r.measure.needs_counters());
+    // ncu's messages name this program's path: scrubbed before they reach a report.
+    let (counters, profile_failed) = match counters(exercise, profile_with).map_err(|why| diagnostics::scrub(&why)) {
+        Ok(pair) => (Ok(pair), None),
+        Err(why) if counted && reference_profiles(exercise, profile_with) => (Err(why.clone()), Some(why)),
+        Err(why) => (Err(why), None),
+    };
     match measure(&gpu, manifest, exercise, &kernels) {
-        Ok((submission_ms, reference_ms, starter_ms, shared_bytes)) => {
-            Outcome::Correct(Measurements { counters, submission_ms, reference_ms, starter_ms, shared_bytes })
+        Ok((submission_ms, reference_ms, starter_ms, shared_bytes)) => Outcome::Correct(Measurements {
+            counters,
+            profile_failed,
+            submission_ms,
+            reference_ms,
+            starter_ms,
+            shared_bytes,
+        }),
+        Err(TimingError::Incorrect(detail)) => Outcome::Incorrect { input: Input::Random, detail },
+        Err(TimingError::Gpu(error)) => {
+            Outcome::Crashed { detail: diagnostics::scrub(&format!("at the timed size: {error}")) }
         }
-        Err(error) => Outcome::Crashed { detail: format!("at the timed size: {error}") },
     }
 }
 
@@ -171,12 +224,38 @@ fn counters(exercise: &Exercise, profile_with: &SelfCommand) -> Result<CounterPa
     }
 }
 
-/// The profiled side of [`counters`]: the reference, then the submission, once each.
-pub fn profile_target(manifest: &Manifest, exercise: &Exercise, file: &LearnerFile, shown: &str) -> Result<(), String> {
+/// Whether the reference alone profiles (after a failed profile of both): then the failure was
+/// the submission's. The profiling command is `profile_with` told to launch the reference only
+/// (its last argument, see [`PROFILE_REFERENCE_ONLY`]).
+fn reference_profiles(exercise: &Exercise, profile_with: &SelfCommand) -> bool {
+    let Ok(ncu) = Ncu::find() else { return false };
+    let mut alone = profile_with.clone();
+    alone.args.push(PROFILE_REFERENCE_ONLY.into());
+    ncu.profile(&alone).is_ok_and(|launches| {
+        launches.iter().filter(|l| l.kernel == exercise.entry).filter_map(|l| l.shared()).count() == 1
+    })
+}
+
+/// The argument that makes the profiled side launch the reference alone.
+pub const PROFILE_REFERENCE_ONLY: &str = "--only=reference";
+
+/// The profiled side of [`counters`]: the reference, then the submission, once each (the
+/// reference alone when `reference_only`).
+pub fn profile_target(
+    manifest: &Manifest,
+    exercise: &Exercise,
+    file: &LearnerFile,
+    shown: &str,
+    reference_only: bool,
+) -> Result<(), String> {
     let gpu = Gpu::open().map_err(|e| e.to_string())?;
     let kernels = compile(&gpu, manifest, exercise, file, shown).map_err(|outcome| format!("{outcome:?}"))?;
     let data = exercise.harness.input(Input::Random, Size::Check);
-    for function in [&kernels.reference, &kernels.submission] {
+    let functions = match reference_only {
+        true => vec![&kernels.reference],
+        false => vec![&kernels.reference, &kernels.submission],
+    };
+    for function in functions {
         let mut run = Run::new(&gpu, function, &exercise.harness, Size::Check, &data).map_err(|e| e.to_string())?;
         run.launch().map_err(|e| e.to_string())?;
         gpu.synchronize().map_err(|e| e.to_string())?;
@@ -191,16 +270,32 @@ const PLAN: Plan = Plan { warmup: 2, reps: 7 };
 /// The GPU runs the reference for this long first, to leave its idle clocks.
 const WARM_UP_SECONDS: f64 = 0.2;
 
+/// Why timing stopped: the GPU failed, or the submission's output at the timed size was wrong.
+enum TimingError {
+    Gpu(GpuError),
+    Incorrect(String),
+}
+
+impl From<GpuError> for TimingError {
+    fn from(error: GpuError) -> TimingError {
+        TimingError::Gpu(error)
+    }
+}
+
 /// (submission, reference, starter) median ms at the timed size, and the submission's shared bytes.
+/// Every launch starts from a zeroed output; after each of the submission's, its output is
+/// compared with the CPU's (a sample of rows for a GEMM) and its guard checked, so a kernel that
+/// skips work when timed, or writes past `out`, is caught at the launch that did it.
 fn measure(
     gpu: &Gpu,
     manifest: &Manifest,
     exercise: &Exercise,
     kernels: &Kernels,
-) -> Result<(f64, f64, f64, u32), GpuError> {
+) -> Result<(f64, f64, f64, u32), TimingError> {
     let harness = &exercise.harness;
     let starter = compile_file(gpu, manifest, &exercise.starter, &exercise.entry)?;
     let data: HostInput = harness.input(Input::Random, Size::Timed);
+    let (expected, rows) = harness.expected_sample(&data, Size::Timed);
     let mut runs = [&kernels.submission, &kernels.reference, &starter]
         .into_iter()
         .map(|function| Run::new(gpu, function, harness, Size::Timed, &data))
@@ -210,10 +305,29 @@ fn measure(
         runs[1].launch()?;
         gpu.synchronize()?;
     }
+    let one_launch = Plan { warmup: 0, reps: 1 };
     let mut medians = vec![Vec::with_capacity(ROUNDS); runs.len()];
-    for _ in 0..ROUNDS {
-        for (run, samples) in runs.iter_mut().zip(&mut medians) {
-            samples.push(timing::time(gpu, PLAN, || run.launch())?.median_ms);
+    for round in 0..ROUNDS {
+        for (kernel, (run, samples)) in runs.iter_mut().zip(&mut medians).enumerate() {
+            let mut times = Vec::with_capacity(PLAN.reps);
+            for launch in 0..PLAN.warmup + PLAN.reps {
+                run.clear_output()?;
+                let ms = timing::time(gpu, one_launch, || run.launch())?.median_ms;
+                if launch >= PLAN.warmup {
+                    times.push(ms);
+                }
+                if kernel == 0 {
+                    let output = run.checked_output()?.map_err(TimingError::Incorrect)?;
+                    compare_sample(&output, &expected, rows.as_deref(), exercise.tolerance).map_err(|detail| {
+                        TimingError::Incorrect(format!(
+                            "at the timed size, launch {} of round {}: {detail}",
+                            launch + 1,
+                            round + 1
+                        ))
+                    })?;
+                }
+            }
+            samples.push(timing::Timing::from_samples(times).expect("reps").median_ms);
         }
     }
     let median = |samples: &Vec<f64>| timing::Timing::from_samples(samples.clone()).expect("rounds").median_ms;

@@ -1,14 +1,25 @@
-//! NVRTC's log as `file:line: error: message` lines. The learner's file is compiled under the
-//! name it has for the learner (and headers carry `#line` directives), so the file and line are
-//! already theirs; this only puts them in the form editors and terminals link.
+//! NVRTC's log as `file:line: error: message` lines. The learner's file is compiled under a fixed
+//! program name (see [`crate::check::PROGRAM_NAME`]) and headers carry `#line` directives with
+//! their bare names; this gives the learner's file its own name back, puts each error in the form
+//! editors and terminals link, and replaces any absolute path by its last part, so that no
+//! message shows where files are on the machine that checked it.
 
 /// At most this many errors are reported: the first ones are what to fix.
 const MAX_ERRORS: usize = 10;
 
-/// The errors of `log`, each `file:line: error: message`. A log in no known form comes back as
-/// its first lines, prefixed by `shown`.
-pub fn errors(log: &str, shown: &str) -> Vec<String> {
-    let parsed: Vec<String> = log.lines().filter_map(error_line).take(MAX_ERRORS).collect();
+/// The errors of `log`, each `file:line: error: message`, with `program` (the name NVRTC was given)
+/// shown as `shown`. A log in no known form comes back as its first lines, prefixed by `shown`.
+pub fn errors(log: &str, program: &str, shown: &str) -> Vec<String> {
+    let log = scrub(log);
+    let parsed: Vec<String> = log
+        .lines()
+        .filter_map(error_line)
+        .map(|line| match line.strip_prefix(program).filter(|rest| rest.starts_with(':')) {
+            Some(rest) => format!("{shown}{rest}"),
+            None => line,
+        })
+        .take(MAX_ERRORS)
+        .collect();
     if !parsed.is_empty() {
         return parsed;
     }
@@ -17,6 +28,26 @@ pub fn errors(log: &str, shown: &str) -> Vec<String> {
         format!("{shown}: {}", if lines.is_empty() { "NVRTC failed without a message" } else { "" })
             + &lines.join("\n"),
     ]
+}
+
+/// `text` with every absolute path (a word starting with `/`) cut to its last part.
+pub fn scrub(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('/') {
+        let starts_word = rest[..at].chars().next_back().is_none_or(|c| c.is_whitespace() || "\"'`(<[=:,".contains(c));
+        let end =
+            rest[at..].find(|c: char| c.is_whitespace() || "\"'`()<>[],:".contains(c)).map_or(rest.len(), |e| at + e);
+        out.push_str(&rest[..at]);
+        let path = &rest[at..end];
+        match (starts_word, path.rsplit('/').next()) {
+            (true, Some(last)) if path.len() > 1 && !last.is_empty() => out.push_str(last),
+            _ => out.push_str(path),
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// `path(12): error: message` as `path:12: error: message`.
@@ -33,17 +64,27 @@ mod tests {
 
     #[test]
     fn nvrtc_errors_become_file_line_messages() {
-        let log = "hangs/exercise.cu(21): error: identifier \"colum\" is undefined\n      return row * TILE + colum;\n                          ^\n\n\
+        let log = "submission.cu(21): error: identifier \"colum\" is undefined\n      return row * TILE + colum;\n                          ^\n\n\
                    hangs/exercise.cu(22): warning #550-D: variable \"x\" was set but never used\n\
                    my (copy)/exercise.cu(30): error: expected a \";\"\n\n2 errors detected in the compilation of \"hangs/exercise.cu\".\n";
         assert_eq!(
-            errors(log, "hangs/exercise.cu"),
+            errors(log, "submission.cu", "hangs/exercise.cu"),
             vec![
                 "hangs/exercise.cu:21: error: identifier \"colum\" is undefined".to_owned(),
                 "my (copy)/exercise.cu:30: error: expected a \";\"".to_owned(),
             ]
         );
-        assert_eq!(errors("catastrophic failure\n\n", "a.cu"), vec!["a.cu: catastrophic failure".to_owned()]);
-        assert_eq!(errors("", "a.cu"), vec!["a.cu: NVRTC failed without a message".to_owned()]);
+        assert_eq!(errors("catastrophic failure\n\n", "s.cu", "a.cu"), vec!["a.cu: catastrophic failure".to_owned()]);
+        assert_eq!(errors("", "s.cu", "a.cu"), vec!["a.cu: NVRTC failed without a message".to_owned()]);
+    }
+
+    #[test]
+    fn no_message_shows_a_path_of_the_machine() {
+        let log = "/opt/course/kernels/shared_load.cuh(3): error: x\nsubmission.cu(4): error: cannot open source file \"/tmp/.tmpAb12/secret.h\"\n";
+        assert_eq!(
+            errors(log, "submission.cu", "alice/exercise.cu"),
+            ["shared_load.cuh:3: error: x", "alice/exercise.cu:4: error: cannot open source file \"secret.h\""]
+        );
+        assert_eq!(scrub("a/b and 1/2 stay; /x is x"), "a/b and 1/2 stay; x is x");
     }
 }

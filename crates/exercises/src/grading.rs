@@ -15,6 +15,7 @@ use crate::{
     check::Outcome,
     learner_file::{self, LearnerFile},
     manifest::{Exercise, MAX_SCORE},
+    protocol::{ChildCommand, Role},
     submissions::Entry,
     supervise,
     verdict::{Verdict, judge},
@@ -29,6 +30,8 @@ pub const MARKDOWN_FILE: &str = "summary.md";
 const OUTPUT_CAP: usize = 64 * 1024;
 /// Largest result file read back from a check process.
 const RESULT_CAP: u64 = 1024 * 1024;
+/// Resident memory a check process group may use (compiling, profiling and timing together).
+pub const MEMORY_LIMIT: u64 = 8 << 30;
 
 /// One submission's row.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
@@ -52,13 +55,14 @@ impl Row {
     }
 }
 
-/// Starts this program's hidden check command on a file, in a process of its own.
+/// Starts this program's hidden check command ([`ChildCommand`]) on a file, in a process of its own.
 pub struct Checker {
     pub program: PathBuf,
-    /// The hidden command, e.g. `["__check-submission"]`; the checker adds `--exercise`, `--file`,
-    /// `--name` and `--result`.
-    pub command: Vec<OsString>,
+    /// Arguments before the child command: none for this program (a test's shell takes `-c SCRIPT sh`).
+    pub leading_args: Vec<OsString>,
     pub time_limit: Duration,
+    /// Resident bytes the check's process group may use ([`MEMORY_LIMIT`] by default).
+    pub memory_limit: u64,
 }
 
 impl Checker {
@@ -78,18 +82,50 @@ impl Checker {
         permissions.set_readonly(true);
         fs::set_permissions(&copy, permissions)?;
         let result = work.path().join("result.json");
-        let mut command = std::process::Command::new(&self.program);
-        command.args(&self.command).arg("--exercise").arg(&exercise.id).arg("--file").arg(&copy);
-        command.arg("--name").arg(shown).arg("--result").arg(&result).current_dir(work.path());
-        let finished = supervise::run(&mut command, self.time_limit, OUTPUT_CAP)?;
-        let Some(status) = finished.status else {
-            return Ok(Outcome::TimedOut { seconds: self.time_limit.as_secs() });
+        let child = ChildCommand {
+            role: Role::Check,
+            exercise: exercise.id.clone(),
+            file: copy,
+            name: shown.to_owned(),
+            result: Some(result.clone()),
+            reference_only: false,
         };
+        let mut command = std::process::Command::new(&self.program);
+        command.args(&self.leading_args).args(child.args()).current_dir(work.path());
+        // Temporary files (ncu's reports) and CUDA's JIT cache in the check's own folder, the one
+        // place its sandbox may write.
+        command.env("TMPDIR", work.path()).env("CUDA_CACHE_PATH", work.path().join("cuda-cache"));
+        let finished = supervise::run(&mut command, self.time_limit, OUTPUT_CAP, self.memory_limit)?;
+        if let Some(bytes) = finished.memory_exceeded {
+            return Ok(Outcome::Crashed {
+                detail: format!(
+                    "the check used {} MiB of memory, more than the limit of {} MiB, and was stopped \
+                     (an include of a device file, or a runaway allocation?)",
+                    bytes >> 20,
+                    self.memory_limit >> 20
+                ),
+            });
+        }
         let mut text = String::new();
         if let Ok(file) = fs::File::open(&result) {
             io::Read::read_to_string(&mut io::Read::take(file, RESULT_CAP), &mut text)?;
         }
-        Ok(serde_json::from_str(&text).unwrap_or_else(|_| {
+        let written: Option<Outcome> = serde_json::from_str(&text).ok();
+        let Some(status) = finished.status else {
+            let seconds = self.time_limit.as_secs();
+            return Ok(match written {
+                Some(Outcome::CorrectUnmeasured { .. }) => Outcome::CorrectUnmeasured {
+                    detail: format!("stopped at the time limit ({seconds} s) while profiling and timing"),
+                },
+                _ => Outcome::TimedOut { seconds },
+            });
+        };
+        if let (false, Some(Outcome::CorrectUnmeasured { .. })) = (status.success(), &written) {
+            return Ok(Outcome::CorrectUnmeasured {
+                detail: format!("the check process ended ({status}) while profiling and timing"),
+            });
+        }
+        Ok(written.unwrap_or_else(|| {
             let stderr = finished.stderr.shown();
             let tail: Vec<&str> = stderr.lines().rev().take(12).collect::<Vec<_>>().into_iter().rev().collect();
             Outcome::Crashed {
@@ -124,6 +160,88 @@ fn append_state(out_dir: &Path, exercise: &str, row: &Row) -> io::Result<()> {
     let line = serde_json::to_string(&StateLine { exercise: exercise.to_owned(), row: row.clone() })?;
     writeln!(file, "{}{line}", if cut_off { "\n" } else { "" })?;
     file.sync_data()
+}
+
+/// A stable slice of a class: shard `index` (1-based) of `count`. A submission belongs to the
+/// shard its name's SHA-256 gives, so every run with the same `count` splits the class alike,
+/// whatever machine runs it and whatever else the folder holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    pub index: u32,
+    pub count: u32,
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Shard, String> {
+        let parsed = text.split_once('/').and_then(|(k, n)| Some((k.trim().parse().ok()?, n.trim().parse().ok()?)));
+        match parsed {
+            Some((index, count)) if (1..=count).contains(&index) => Ok(Shard { index, count }),
+            _ => Err(format!("`{text}` is not a shard: give K/N with 1 <= K <= N, e.g. --shard 2/8")),
+        }
+    }
+}
+
+impl Shard {
+    /// Whether the submission named `name` is this shard's.
+    pub fn holds(&self, name: &str) -> bool {
+        use sha2::{Digest, Sha256};
+        let digest = Sha256::digest(name.as_bytes());
+        let value = u64::from_be_bytes(digest[..8].try_into().expect("8 bytes"));
+        value % u64::from(self.count) == u64::from(self.index - 1)
+    }
+}
+
+/// Rows from the grades of several shards (each folder's `grades.json`), in the order one run
+/// over the whole class gives them, and the exercise they grade. Their progress is joined too, so
+/// that a later run into the merged folder resumes.
+pub fn merge(dirs: &[PathBuf], out_dir: &Path) -> Result<(String, Vec<Row>), crate::BadInput> {
+    let bad = |text: String| crate::BadInput(text);
+    let (mut exercise, mut rows, mut seen): (Option<String>, Vec<Row>, HashMap<String, PathBuf>) =
+        (None, Vec::new(), HashMap::new());
+    for dir in dirs {
+        let path = dir.join(JSON_FILE);
+        let text = fs::read_to_string(&path)
+            .map_err(|e| bad(format!("cannot read {}: {e}: give folders that `grade --out` wrote", path.display())))?;
+        #[derive(Deserialize)]
+        struct Grades {
+            exercise: String,
+            rows: Vec<Row>,
+        }
+        let grades: Grades =
+            serde_json::from_str(&text).map_err(|e| bad(format!("{} is not a grades file: {e}", path.display())))?;
+        match &exercise {
+            Some(first) if *first != grades.exercise => {
+                return Err(bad(format!(
+                    "{} grades {}, the others {first}: merge the shards of one exercise",
+                    dir.display(),
+                    grades.exercise
+                )));
+            }
+            _ => exercise = Some(grades.exercise.clone()),
+        }
+        for row in grades.rows {
+            if let Some(other) = seen.insert(row.submission.clone(), dir.clone()) {
+                return Err(bad(format!(
+                    "{:?} is in both {} and {}: merge the outputs of different shards (--shard K/N) of one class",
+                    row.submission,
+                    other.display(),
+                    dir.display()
+                )));
+            }
+            rows.push(row);
+        }
+    }
+    let exercise = exercise.ok_or_else(|| bad("give at least one folder to merge".into()))?;
+    rows.sort_by(|a, b| a.submission.cmp(&b.submission));
+    fs::create_dir_all(out_dir).map_err(|e| bad(format!("cannot make {}: {e}", out_dir.display())))?;
+    let state: String = dirs.iter().filter_map(|dir| fs::read_to_string(dir.join(STATE_FILE)).ok()).collect();
+    if !state.is_empty() {
+        fs::write(out_dir.join(STATE_FILE), state)
+            .map_err(|e| bad(format!("cannot write in {}: {e}", out_dir.display())))?;
+    }
+    Ok((exercise, rows))
 }
 
 /// What a grading run did.
@@ -227,7 +345,36 @@ const CSV_HEADER: [&str; 15] = [
     "sha256",
 ];
 
-/// One line per row; a reason not graded fills `lost_points`.
+/// `text` safe in a spreadsheet cell: one that a spreadsheet would read as a formula (it starts
+/// with `=`, `+`, `-`, `@`, a tab or a carriage return) gets a leading `'`, which spreadsheets
+/// show as text.
+pub fn spreadsheet_text(text: &str) -> String {
+    match text.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        true => format!("'{text}"),
+        false => text.to_owned(),
+    }
+}
+
+/// `text` as one Markdown table cell: `|`, backslashes and what Markdown or HTML would read
+/// (`*`, `_`, backticks, `<`, `[`) escaped, line ends made visible as ` / `.
+pub fn markdown_cell(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.replace("\r\n", "\n").chars() {
+        match c {
+            '\n' | '\r' => out.push_str(" / "),
+            '|' | '\\' | '*' | '_' | '`' | '<' | '>' | '[' | ']' | '#' | '&' => {
+                out.push('\\');
+                out.push(c)
+            }
+            c if c.is_control() => out.push_str(&format!("\\u{{{:04x}}}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// One line per row; a reason not graded fills `lost_points`. Text cells are made safe for
+/// spreadsheets ([`spreadsheet_text`]).
 pub fn csv(rows: &[Row]) -> io::Result<String> {
     let mut writer = csv::Writer::from_writer(Vec::new());
     writer.write_record(CSV_HEADER)?;
@@ -241,8 +388,8 @@ pub fn csv(rows: &[Row]) -> io::Result<String> {
             (None, None) => String::new(),
         };
         writer.write_record([
-            row.submission.clone(),
-            row.file.clone().unwrap_or_default(),
+            spreadsheet_text(&row.submission),
+            spreadsheet_text(&row.file.clone().unwrap_or_default()),
             flag(Some(row.graded())),
             verdict.map_or("not-graded".to_owned(), |v| v.outcome.clone()),
             flag(verdict.and_then(|v| v.compiled)),
@@ -254,7 +401,7 @@ pub fn csv(rows: &[Row]) -> io::Result<String> {
             verdict.and_then(|v| v.shared_bytes).map_or(String::new(), |b| b.to_string()),
             row.score().map_or(String::new(), |s| s.to_string()),
             MAX_SCORE.to_string(),
-            lost,
+            spreadsheet_text(&lost),
             row.sha256.clone().unwrap_or_default(),
         ])?;
     }
@@ -275,7 +422,7 @@ pub fn markdown(exercise: &Exercise, rows: &[Row]) -> String {
     );
     out.push_str("| submission | score | compiled | correct | ld wf/req | st wf/req | time vs reference | lost points, or why not graded |\n");
     out.push_str("| --- | --- | --- | --- | --- | --- | --- | --- |\n");
-    let cell = |text: String| text.replace('|', "\\|").replace('\n', " ");
+    let cell = |text: String| markdown_cell(&text);
     for row in rows {
         let verdict = row.verdict.as_ref();
         let flag = |v: Option<bool>| v.map_or("-", |v| if v { "yes" } else { "no" });
@@ -300,7 +447,7 @@ pub fn markdown(exercise: &Exercise, rows: &[Row]) -> String {
     }
     let notes: Vec<&String> = rows.iter().filter_map(|r| r.verdict.as_ref()).flat_map(|v| &v.notes).collect();
     if let Some(note) = notes.first() {
-        out.push_str(&format!("\nNote: {note}\n"));
+        out.push_str(&format!("\nNote: {}\n", markdown_cell(note)));
     }
     out
 }
@@ -379,8 +526,9 @@ mod tests {
     fn shell_checker(script: &str, seconds: u64) -> Checker {
         Checker {
             program: "sh".into(),
-            command: vec!["-c".into(), script.into(), "sh".into()],
+            leading_args: vec!["-c".into(), script.into(), "sh".into()],
             time_limit: Duration::from_secs(seconds),
+            memory_limit: MEMORY_LIMIT,
         }
     }
 
@@ -388,18 +536,97 @@ mod tests {
     fn the_check_process_reports_through_its_result_file_and_is_killed_or_blamed_when_it_cannot() {
         let exercise = transpose();
         let file = LearnerFile { text: "x".into(), region: (1, 1) };
-        let write_result = r#"while [ $# -gt 0 ]; do [ "$1" = --result ] && r=$2; shift; done
+        let write_result = r#"while [ $# -gt 0 ]; do case $1 in --result=*) r=${1#--result=};; esac; shift; done
             echo '{"outcome":"incorrect","input":"random","detail":"out[3] is 1"}' > "$r""#;
         assert_eq!(
             shell_checker(write_result, 60).check(&exercise, &file, "a.cu"),
             Outcome::Incorrect { input: crate::manifest::Input::Random, detail: "out[3] is 1".into() }
         );
         assert_eq!(shell_checker("sleep 600", 1).check(&exercise, &file, "a.cu"), Outcome::TimedOut { seconds: 1 });
+        let correct_then_slow = r#"while [ $# -gt 0 ]; do case $1 in --result=*) r=${1#--result=};; esac; shift; done
+            echo '{"outcome":"correct-unmeasured","detail":"x"}' > "$r"; sleep 600"#;
+        assert_eq!(
+            shell_checker(correct_then_slow, 1).check(&exercise, &file, "a.cu"),
+            Outcome::CorrectUnmeasured { detail: "stopped at the time limit (1 s) while profiling and timing".into() },
+            "a correct kernel too slow to time keeps what it showed"
+        );
         let died =
             shell_checker("echo 'CUDA_ERROR_ILLEGAL_ADDRESS' >&2; kill -SEGV $$", 60).check(&exercise, &file, "a.cu");
         let Outcome::Crashed { detail } = died else { panic!("{died:?}") };
         assert!(detail.starts_with("the check process ended (signal: 11"), "{detail}");
         assert!(detail.ends_with("without a result:\nCUDA_ERROR_ILLEGAL_ADDRESS"), "{detail}");
+    }
+
+    #[test]
+    fn names_are_data_in_every_report() {
+        let exercise = transpose();
+        let names = ["=1+1", "-resubmitted", "@SUM(A1)", "+1", "\tx", "a \"quoted\" | *bold* <b>", "two\nlines"];
+        let rows: Vec<Row> = names.iter().map(|n| refused(n, format!("{n}: refused"))).collect();
+        let csv = csv(&rows).unwrap();
+        let mut reader = ::csv::Reader::from_reader(csv.as_bytes());
+        let cells: Vec<(String, String)> =
+            reader.records().map(|r| r.unwrap()).map(|r| (r[0].to_owned(), r[13].to_owned())).collect();
+        for ((submission, lost), name) in cells.iter().zip(names) {
+            match name.starts_with(['=', '+', '-', '@', '\t']) {
+                true => assert_eq!(submission, &format!("'{name}"), "a formula prefix is defused"),
+                false => assert_eq!(submission, name, "the rest is kept as it is"),
+            }
+            assert!(!lost.starts_with(['=', '+', '-', '@']), "{lost}");
+        }
+        let markdown = markdown(&exercise, &rows);
+        assert!(markdown.contains("| a \"quoted\" \\| \\*bold\\* \\<b\\> |"), "{markdown}");
+        assert!(markdown.contains("| two / lines |"), "{markdown}");
+        assert_eq!(markdown.lines().filter(|l| l.starts_with('|')).count(), 2 + names.len(), "one line per row");
+        let json: serde_json::Value = serde_json::from_str(&serde_json::to_string(&rows).unwrap()).unwrap();
+        assert_eq!(json[6]["submission"], "two\nlines", "JSON keeps the name exactly");
+    }
+
+    #[test]
+    fn shards_split_a_class_stably_and_merged_they_equal_one_run() {
+        assert_eq!("2/8".parse(), Ok(Shard { index: 2, count: 8 }));
+        for bad in ["0/2", "3/2", "x", "1/0", "1-2"] {
+            assert!(bad.parse::<Shard>().unwrap_err().contains("give K/N"), "{bad}");
+        }
+        let names: Vec<String> = (0..200).map(|i| format!("student-{i}")).collect();
+        let shards: Vec<Shard> = (1..=3).map(|index| Shard { index, count: 3 }).collect();
+        for name in &names {
+            assert_eq!(shards.iter().filter(|s| s.holds(name)).count(), 1, "{name} is in exactly one shard");
+        }
+        assert!(shards.iter().all(|s| names.iter().filter(|n| s.holds(n)).count() > 40), "roughly even");
+
+        let setup = Setup::new();
+        for name in ["a", "b", "c", "d", "e"] {
+            fs::copy(setup.submissions.path().join("correct.cu"), setup.submissions.path().join(format!("{name}.cu")))
+                .unwrap();
+        }
+        let entries = scan(setup.submissions.path(), "exercise.cu").unwrap();
+        let check = |_: &LearnerFile, _: &str| Outcome::Correct(measured(1, 1, 1.0));
+        let whole = grade(&setup.exercise, &setup.starter, &entries, setup.out.path(), &check, &|_, _, _| {}).unwrap();
+        let parts: Vec<tempfile::TempDir> = (1..=2)
+            .map(|index| {
+                let shard = Shard { index, count: 2 };
+                let out = tempfile::tempdir().unwrap();
+                let mine: Vec<Entry> = entries.iter().filter(|e| shard.holds(e.name())).cloned().collect();
+                grade(&setup.exercise, &setup.starter, &mine, out.path(), &check, &|_, _, _| {}).unwrap();
+                out
+            })
+            .collect();
+        let merged = tempfile::tempdir().unwrap();
+        let dirs: Vec<PathBuf> = parts.iter().map(|p| p.path().to_path_buf()).collect();
+        let (exercise, rows) = merge(&dirs, merged.path()).unwrap();
+        assert_eq!(exercise, "transpose-swizzle");
+        assert_eq!(rows, whole.rows);
+        write_reports(&setup.exercise, &rows, merged.path()).unwrap();
+        for file in [CSV_FILE, JSON_FILE, MARKDOWN_FILE] {
+            assert_eq!(
+                fs::read_to_string(merged.path().join(file)).unwrap(),
+                fs::read_to_string(setup.out.path().join(file)).unwrap(),
+                "{file}"
+            );
+        }
+        assert_eq!(load_state(merged.path(), "transpose-swizzle").len(), 6, "a rerun into the merged folder resumes");
+        let twice = merge(&[dirs[0].clone(), dirs[0].clone()], merged.path()).unwrap_err();
+        assert!(twice.0.contains("is in both"), "{}", twice.0);
     }
 
     #[test]

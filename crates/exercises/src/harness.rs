@@ -193,12 +193,71 @@ pub fn compare(output: &Output, expected: &Expected, tolerance: f64) -> Result<(
     }
 }
 
-/// One kernel with its buffers on the GPU, ready to launch again and again.
+/// Words of canary after every output buffer (4 MiB): a kernel that writes past `out` overwrites
+/// them, which [`Run::checked_output`] reports.
+pub const GUARD_WORDS: usize = 1 << 20;
+/// The canary word (as bits, for float outputs too).
+pub const CANARY: u32 = 0xa5c3_5a3c;
+
+/// The first guard word (counted from the end of `out`) that no longer holds the canary.
+pub fn broken_canary(guard: &[u32]) -> Option<usize> {
+    guard.iter().position(|&w| w != CANARY)
+}
+
+/// Rows of an `n` x `n` GEMM output the timed check compares: one in each band of 32 rows (every
+/// block's tile), at a different offset in each band.
+pub fn sampled_rows(n: usize) -> Vec<usize> {
+    (0..n.div_ceil(32)).map(|band| (band * 32 + (band * 7) % 32).min(n - 1)).collect()
+}
+
+impl Harness {
+    /// What the output at `size` is compared with after a timed launch: the whole answer for words,
+    /// the [`sampled_rows`] of a GEMM (the CPU's product of the whole matrix would take seconds).
+    pub fn expected_sample(&self, input: &HostInput, size: Size) -> (Expected, Option<Vec<usize>>) {
+        match (self, input) {
+            (Harness::Gemm { .. }, HostInput::Matrices(a, b)) => {
+                let n = self.extent(size) as usize;
+                let rows = sampled_rows(n);
+                let values = cpu_product(a, b, n, rows.iter().copied()).into_iter().flat_map(|(_, row)| row).collect();
+                (Expected::Floats(values), Some(rows))
+            }
+            _ => (self.expected(input, size), None),
+        }
+    }
+}
+
+/// [`compare`] for [`Harness::expected_sample`]: only `rows` (of an `n`-wide float output) when given.
+pub fn compare_sample(
+    output: &Output,
+    expected: &Expected,
+    rows: Option<&[usize]>,
+    tolerance: f64,
+) -> Result<(), String> {
+    match (output, rows) {
+        (Output::Floats(all), Some(rows)) => {
+            let n = expected_width(expected, rows.len());
+            let picked = rows.iter().flat_map(|&r| all[r * n..(r + 1) * n].iter().copied()).collect();
+            compare(&Output::Floats(picked), expected, tolerance)
+        }
+        _ => compare(output, expected, tolerance),
+    }
+}
+
+fn expected_width(expected: &Expected, rows: usize) -> usize {
+    match expected {
+        Expected::Floats(values) => values.len() / rows.max(1),
+        Expected::Words(values) => values.len() / rows.max(1),
+    }
+}
+
+/// One kernel with its buffers on the GPU, ready to launch again and again. The output buffer
+/// has [`GUARD_WORDS`] of canary after it.
 pub struct Run<'g> {
     gpu: &'g Gpu,
     function: CudaFunction,
     config: LaunchConfig,
     buffers: Buffers,
+    out_len: usize,
 }
 
 enum Buffers {
@@ -216,6 +275,13 @@ enum Buffers {
     },
 }
 
+/// An output buffer of `len` zeros followed by the guard's canaries.
+fn guarded<T: Copy>(len: usize, zero: T, canary: T) -> Vec<T> {
+    let mut buffer = vec![zero; len + GUARD_WORDS];
+    buffer[len..].fill(canary);
+    buffer
+}
+
 impl<'g> Run<'g> {
     pub fn new(
         gpu: &'g Gpu,
@@ -225,22 +291,61 @@ impl<'g> Run<'g> {
         input: &HostInput,
     ) -> Result<Run<'g>, GpuError> {
         let out_len = harness.output_len(size);
+        let words_out = || gpu.upload(&guarded(out_len, 0u32, CANARY));
         let buffers = match (harness, input) {
             (Harness::RowSums { iterations, .. } | Harness::ColumnSums { iterations, .. }, HostInput::Words(words)) => {
-                Buffers::Words { input: gpu.upload(words)?, out: gpu.zeros(out_len)?, scalar: *iterations }
+                Buffers::Words { input: gpu.upload(words)?, out: words_out()?, scalar: *iterations }
             }
             (Harness::Transpose { .. }, HostInput::Words(words)) => {
-                Buffers::Words { input: gpu.upload(words)?, out: gpu.zeros(out_len)?, scalar: harness.extent(size) }
+                Buffers::Words { input: gpu.upload(words)?, out: words_out()?, scalar: harness.extent(size) }
             }
             (Harness::Scan { .. }, HostInput::Words(words)) => {
-                Buffers::Words { input: gpu.upload(words)?, out: gpu.zeros(out_len)?, scalar: words.len() as u32 }
+                Buffers::Words { input: gpu.upload(words)?, out: words_out()?, scalar: words.len() as u32 }
             }
-            (Harness::Gemm { .. }, HostInput::Matrices(a, b)) => {
-                Buffers::Gemm { a: gpu.upload(a)?, b: gpu.upload(b)?, c: gpu.zeros(out_len)?, n: harness.extent(size) }
-            }
+            (Harness::Gemm { .. }, HostInput::Matrices(a, b)) => Buffers::Gemm {
+                a: gpu.upload(a)?,
+                b: gpu.upload(b)?,
+                c: gpu.upload(&guarded(out_len, 0f32, f32::from_bits(CANARY)))?,
+                n: harness.extent(size),
+            },
             (harness, _) => unreachable!("{harness:?} makes its own kind of input"),
         };
-        Ok(Run { gpu, function: function.clone(), config: harness.launch_config(size), buffers })
+        Ok(Run { gpu, function: function.clone(), config: harness.launch_config(size), buffers, out_len })
+    }
+
+    /// Zeroes the output (not its guard), so that the next launch's output is its own.
+    pub fn clear_output(&mut self) -> Result<(), GpuError> {
+        let stream = self.gpu.stream();
+        let len = self.out_len;
+        match &mut self.buffers {
+            Buffers::Words { out, .. } => stream.memset_zeros(&mut out.slice_mut(..len))?,
+            Buffers::Gemm { c, .. } => stream.memset_zeros(&mut c.slice_mut(..len))?,
+        }
+        Ok(())
+    }
+
+    /// The output, or `Err` naming how far past `out` the kernel wrote when it overwrote a canary.
+    pub fn checked_output(&self) -> Result<Result<Output, String>, GpuError> {
+        let (output, guard) = match &self.buffers {
+            Buffers::Words { out, .. } => {
+                let mut all: Vec<u32> = self.gpu.download(out)?;
+                let guard = all.split_off(self.out_len);
+                (Output::Words(all), guard)
+            }
+            Buffers::Gemm { c, .. } => {
+                let mut all: Vec<f32> = self.gpu.download(c)?;
+                let guard = all.split_off(self.out_len).into_iter().map(f32::to_bits).collect();
+                (Output::Floats(all), guard)
+            }
+        };
+        Ok(match broken_canary(&guard) {
+            None => Ok(output),
+            Some(word) => Err(format!(
+                "the kernel wrote past the end of `out` ({} words long): word {} after it was changed",
+                self.out_len,
+                word + 1
+            )),
+        })
     }
 
     /// Enqueues one launch.
@@ -256,14 +361,6 @@ impl<'g> Run<'g> {
         // learner's kernel that strays outside them faults on the GPU, which is reported.
         unsafe { launch.launch(self.config) }?;
         Ok(())
-    }
-
-    /// Waits for the launches and copies the output back.
-    pub fn output(&self) -> Result<Output, GpuError> {
-        Ok(match &self.buffers {
-            Buffers::Words { out, .. } => Output::Words(self.gpu.download(out)?),
-            Buffers::Gemm { c, .. } => Output::Floats(self.gpu.download(c)?),
-        })
     }
 }
 
@@ -350,6 +447,27 @@ mod tests {
         assert_eq!(gemm.expected(&input, Size::Check), Expected::Floats(vec![1.0, 2.0, 3.0, 4.0]));
         let HostInput::Matrices(a, _) = gemm.input(Input::Index, Size::Check) else { panic!("matrices") };
         assert_eq!(a, vec![-8.0, -7.0, -6.0, -5.0]);
+    }
+
+    #[test]
+    fn a_guard_tells_where_it_was_overwritten_and_gemm_checks_a_row_of_every_block_band() {
+        let mut guard = guarded(4, 0u32, CANARY)[4..].to_vec();
+        assert_eq!(broken_canary(&guard), None);
+        guard[1000] = 1;
+        assert_eq!(broken_canary(&guard), Some(1000));
+        let rows = sampled_rows(2048);
+        assert_eq!(rows.len(), 64);
+        assert!(rows.iter().enumerate().all(|(band, &row)| row / 32 == band), "one row in each band of 32");
+        let gemm = Harness::Gemm { block: [2, 2], check_n: 2, timed_n: 64 };
+        let input = gemm.input(Input::Index, Size::Timed);
+        let (expected, rows) = gemm.expected_sample(&input, Size::Timed);
+        let Expected::Floats(full) = gemm.expected(&input, Size::Timed) else { panic!("floats") };
+        let output = Output::Floats(full.iter().map(|&v| v as f32).collect());
+        assert_eq!(compare_sample(&output, &expected, rows.as_deref(), 0.0), Ok(()));
+        let mut skipped = full.iter().map(|&v| v as f32).collect::<Vec<_>>();
+        // A kernel that skips the second band of rows: its sampled row, 32 + 7, is checked.
+        skipped[32 * 64..64 * 64].fill(0.0);
+        assert!(compare_sample(&Output::Floats(skipped), &expected, rows.as_deref(), 0.0).is_err());
     }
 
     #[test]

@@ -3,12 +3,20 @@
 //! Only the lines between the markers are the learner's. A file whose other lines differ from the
 //! starter's is rejected, naming the first such line, rather than having its editable part spliced
 //! into the starter: line numbers stay the learner's own (so compiler messages point into their
-//! file as it is), and an edit outside the region is shown instead of silently dropped. Trailing
-//! whitespace and line endings do not count as changes.
+//! file as it is), and an edit outside the region is shown instead of silently dropped. Outside the
+//! region only tokens count: a byte-order mark, line endings, trailing spaces, tabs for spaces,
+//! indentation and comments are not changes (see [`crate::tokens::normalize`]).
+//!
+//! The region is a region: what it holds may not reach beyond it (see [`region_problems`]).
+
+use std::collections::BTreeSet;
 
 use thiserror::Error;
 
-use crate::manifest::Exercise;
+use crate::{
+    manifest::Exercise,
+    tokens::{self, Kind, LexError, Token},
+};
 
 pub const EDIT_BELOW: &str = "// ---- EDIT BELOW ----";
 pub const EDIT_ABOVE: &str = "// ---- EDIT ABOVE ----";
@@ -22,7 +30,7 @@ pub enum Invalid {
     Empty,
     #[error("the file is {0} bytes, too large to be an edited starter (at most {MAX_FILE_BYTES} bytes)")]
     TooLarge(usize),
-    #[error("the file is not text (binary or not UTF-8): hand in the .cu source file")]
+    #[error("the file is not text (binary, or UTF-16): hand in the .cu source file, saved as UTF-8")]
     NotText,
     #[error("the file does not look like CUDA C++ (no `__global__` kernel, no edit markers): is it the right file?")]
     NotCuda,
@@ -37,13 +45,16 @@ pub enum Invalid {
     )]
     Markers,
     #[error(
-        "line {line} is outside the editable part and differs from the starter:\n  yours:   {yours}\n  starter: {starter}\n\
+        "line {line} is outside the editable part and differs from the starter (at `{token}`):\n  yours:   {yours}\n  starter: {starter}\n\
          Only the lines between the markers may change: restore that line from the starter"
     )]
-    ChangedOutside { line: usize, yours: String, starter: String },
+    ChangedOutside { line: usize, token: String, yours: String, starter: String },
+    #[error("line {line}, in your part: {problem}")]
+    Region { line: usize, problem: String },
 }
 
-/// A file that passed every check: its text, and its editable lines (1-based, inclusive).
+/// A file that passed every check: its normalized text (what is compiled), and its editable lines
+/// (1-based, inclusive).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LearnerFile {
     pub text: String,
@@ -58,6 +69,35 @@ impl LearnerFile {
     }
 }
 
+/// A text cut at its markers: the lines before the region (the `EDIT BELOW` marker last), the
+/// region, and the lines from the `EDIT ABOVE` marker on; `region_start` is the region's first
+/// line's index.
+struct Parts<'a> {
+    before: String,
+    region: String,
+    after: String,
+    region_start: usize,
+    after_start: usize,
+    lines: Vec<&'a str>,
+}
+
+fn parts(text: &str) -> Option<Parts<'_>> {
+    let lines: Vec<&str> = text.lines().collect();
+    let (below, above) = (marker_line(&lines, EDIT_BELOW)?, marker_line(&lines, EDIT_ABOVE)?);
+    if above < below {
+        return None;
+    }
+    let join = |lines: &[&str]| lines.iter().map(|l| format!("{l}\n")).collect::<String>();
+    Some(Parts {
+        before: join(&lines[..=below]),
+        region: join(&lines[below + 1..above]),
+        after: join(&lines[above..]),
+        region_start: below + 1,
+        after_start: above,
+        lines,
+    })
+}
+
 /// Checks `bytes` (a learner's file) against `starter` (the exercise's pristine starter text).
 pub fn validate(exercise: &Exercise, starter: &str, bytes: &[u8]) -> Result<LearnerFile, Invalid> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
@@ -66,10 +106,13 @@ pub fn validate(exercise: &Exercise, starter: &str, bytes: &[u8]) -> Result<Lear
     if bytes.len() > MAX_FILE_BYTES {
         return Err(Invalid::TooLarge(bytes.len()));
     }
-    let text = std::str::from_utf8(bytes).ok().filter(|t| !t.contains('\0')).ok_or(Invalid::NotText)?;
-    let lines: Vec<&str> = text.lines().map(str::trim_end).collect();
+    if bytes.starts_with(&[0xff, 0xfe]) || bytes.starts_with(&[0xfe, 0xff]) {
+        return Err(Invalid::NotText);
+    }
+    let text = tokens::normalize(bytes).ok_or(Invalid::NotText)?;
+    let lines: Vec<&str> = text.lines().collect();
     let markers = (marker_line(&lines, EDIT_BELOW), marker_line(&lines, EDIT_ABOVE));
-    let kernels = kernels(text);
+    let kernels = kernels(&text);
     if kernels.is_empty() && markers == (None, None) {
         return Err(Invalid::NotCuda);
     }
@@ -98,24 +141,261 @@ pub fn validate(exercise: &Exercise, starter: &str, bytes: &[u8]) -> Result<Lear
         }
         Some(_) => {}
     }
-    let (Some(below), Some(above)) = markers else { return Err(Invalid::Markers) };
-    if above < below {
-        return Err(Invalid::Markers);
-    }
-    let starter_lines: Vec<&str> = starter.lines().map(str::trim_end).collect();
-    let (starter_below, starter_above) = (
-        starter_lines.iter().position(|l| l.trim() == EDIT_BELOW).expect("the starter has its markers"),
-        starter_lines.iter().position(|l| l.trim() == EDIT_ABOVE).expect("the starter has its markers"),
-    );
-    first_difference(&lines[..=below], &starter_lines[..=starter_below], 0)
-        .or_else(|| {
-            first_difference(trim_blank_end(&lines[above..]), trim_blank_end(&starter_lines[starter_above..]), above)
-        })
-        .map_or(Ok(()), Err)?;
-    Ok(LearnerFile { text: text.to_owned(), region: (below + 2, above) })
+    let yours = parts(&text).ok_or(Invalid::Markers)?;
+    let starter_text = tokens::normalize(starter.as_bytes()).expect("the starter is text");
+    let theirs = parts(&starter_text).expect("the starter has its markers");
+    // The region is checked first: an unclosed comment in it would change how the rest reads.
+    let region = region_problems(&yours, &theirs)?;
+    let lex = |text: &str, first: usize| tokens::tokenize(text, first).expect("the starter's own parts tokenize");
+    let outside = |yours_text: &str, yours_start: usize, theirs_text: &str, theirs_start: usize| {
+        let mine = tokens::tokenize(yours_text, yours_start + 1).map_err(|e| {
+            let line = lex_line(&e);
+            Invalid::ChangedOutside {
+                line,
+                token: "(an unclosed comment or literal)".into(),
+                yours: visible(yours.lines.get(line - 1).copied().unwrap_or("")),
+                starter: "(see the starter)".into(),
+            }
+        })?;
+        first_difference(&mine, &lex(theirs_text, theirs_start + 1), &yours.lines, &theirs.lines).map_or(Ok(()), Err)
+    };
+    outside(&yours.before, 0, &theirs.before, 0)?;
+    outside(&yours.after, yours.after_start, &theirs.after, theirs.after_start)?;
+    Ok(LearnerFile { text: text.clone(), region })
 }
 
-/// The index of the one line that is `marker`; `None` if there is none or several.
+fn lex_line(error: &LexError) -> usize {
+    match *error {
+        LexError::UnterminatedComment { line }
+        | LexError::UnterminatedLiteral { line }
+        | LexError::RawString { line }
+        | LexError::TrailingSplice { line } => line,
+    }
+}
+
+/// The course's headers, the only files a learner's part may include (by bare name).
+pub fn course_headers() -> Vec<&'static str> {
+    cuda_kernels::source::course_headers()
+}
+
+/// What the region holds that would reach beyond it, as the first such problem; else the
+/// region's lines (1-based, inclusive).
+fn region_problems(yours: &Parts, theirs: &Parts) -> Result<(usize, usize), Invalid> {
+    let first_line = yours.region_start + 1;
+    let region = (first_line, yours.after_start);
+    let problem = |line: usize, problem: String| Err(Invalid::Region { line, problem });
+    if let Some((line, trigraph)) = tokens::trigraph(&yours.region, first_line) {
+        return problem(
+            line,
+            format!("`{trigraph}` is a trigraph, which some compilers read as another character: write it another way"),
+        );
+    }
+    let region_text = match yours.region.strip_suffix("\\\n") {
+        Some(cut) => format!("{cut}\\"),
+        None => yours.region.clone(),
+    };
+    let tokens = match tokens::tokenize(&region_text, first_line) {
+        Ok(tokens) => tokens,
+        Err(error) => {
+            let reason = match error {
+                LexError::UnterminatedComment { .. } => {
+                    format!("a `/*` comment is not closed within your part: close it with `*/` before `{EDIT_ABOVE}`")
+                }
+                LexError::UnterminatedLiteral { .. } => {
+                    "a string or character literal is not closed on its line".into()
+                }
+                LexError::RawString { .. } => {
+                    "raw string literals (`R\"(...)\"`) are not accepted here: use an ordinary string".into()
+                }
+                LexError::TrailingSplice { .. } => {
+                    format!("your last line ends with `\\`, which joins it to `{EDIT_ABOVE}`: remove the backslash")
+                }
+            };
+            return problem(lex_line(&error), reason);
+        }
+    };
+    let starter_tokens = tokens::tokenize(&theirs.region, theirs.region_start + 1).expect("the starter tokenizes");
+    let starter_has = |word: &str| starter_tokens.iter().any(|t| t.kind == Kind::Identifier && t.text == word);
+    let before = tokens::tokenize(&theirs.before, 1).expect("the starter tokenizes");
+    let inside_function = depth(&before) > 0;
+    // Names the rest of the file (and the course's headers) use, which the region may not redefine,
+    // less those the starter's own region defines for it.
+    let mut used: BTreeSet<String> = BTreeSet::new();
+    let after = tokens::tokenize(&theirs.after, 1).expect("the starter tokenizes");
+    for token in before.iter().chain(&after) {
+        if token.kind == Kind::Identifier {
+            used.insert(token.text.clone());
+        }
+    }
+    for header in course_headers() {
+        let text = cuda_kernels::source::embedded(header).unwrap_or_default();
+        for token in tokens::tokenize(text, 1).unwrap_or_default() {
+            if token.kind == Kind::Identifier {
+                used.insert(token.text);
+            }
+        }
+    }
+    for (start, name) in tokens::directives(&starter_tokens) {
+        if let Some(defined) = starter_tokens.get(start + 2).filter(|_| name == "define") {
+            used.remove(&defined.text);
+        }
+    }
+
+    let mut open: Vec<&Token> = Vec::new();
+    let mut conditionals: Vec<&Token> = Vec::new();
+    for (index, token) in tokens.iter().enumerate() {
+        let line = token.line;
+        match (token.kind, token.text.as_str()) {
+            (Kind::Other, c) => {
+                let code = c.chars().next().map_or(0, u32::from);
+                return problem(
+                    line,
+                    format!(
+                        "the character U+{code:04X} (`{c}`) is outside a comment or string: retype that part in ASCII"
+                    ),
+                );
+            }
+            (Kind::Punct, "{" | "(" | "[") => open.push(token),
+            (Kind::Punct, close @ ("}" | ")" | "]")) => {
+                let opener = match close {
+                    "}" => "{",
+                    ")" => "(",
+                    _ => "[",
+                };
+                match open.pop() {
+                    Some(o) if o.text == opener => {}
+                    Some(o) => {
+                        return problem(
+                            line,
+                            format!("`{close}` closes the `{}` of line {}: balance them", o.text, o.line),
+                        );
+                    }
+                    None => {
+                        return problem(
+                            line,
+                            format!(
+                                "`{close}` closes a `{opener}` opened outside your part: what your part opens it closes, and it closes nothing else"
+                            ),
+                        );
+                    }
+                }
+            }
+            (Kind::Identifier, "return") if inside_function && !starter_has("return") => {
+                return problem(
+                    line,
+                    "`return` here leaves the kernel early, which the starter's part never does: remove it".into(),
+                );
+            }
+            (Kind::Identifier, "__global__") if !starter_has("__global__") => {
+                return problem(
+                    line,
+                    "your part may not define a kernel (`__global__`): the starter's part has none".into(),
+                );
+            }
+            (Kind::Identifier, "asm" | "__asm__" | "__asm") if !starter_has(&token.text) => {
+                return problem(
+                    line,
+                    "inline assembly (`asm`) is not accepted in the exercises: write it in CUDA C++".into(),
+                );
+            }
+            (Kind::Identifier, "__has_include" | "__has_include_next") => {
+                return problem(line, format!("`{}` asks about files of the grading machine: remove it", token.text));
+            }
+            (Kind::Directive, _) => {
+                let directive = tokens::directive_tokens(&tokens, index);
+                let name = directive.get(1).filter(|t| t.kind == Kind::Identifier).map_or("", |t| t.text.as_str());
+                match name {
+                    "" if directive.len() == 1 => {}
+                    "define" | "undef" => {
+                        let Some(defined) = directive.get(2) else { continue };
+                        if used.contains(&defined.text) {
+                            return problem(
+                                line,
+                                format!(
+                                    "`#{name} {}` changes a name the code outside your part uses: choose another name",
+                                    defined.text
+                                ),
+                            );
+                        }
+                    }
+                    "if" | "ifdef" | "ifndef" => conditionals.push(token),
+                    "elif" | "else" if conditionals.is_empty() => {
+                        return problem(line, format!("`#{name}` belongs to an `#if` outside your part: remove it"));
+                    }
+                    "elif" | "else" | "pragma" | "error" | "warning" => {}
+                    "endif" => {
+                        if conditionals.pop().is_none() {
+                            return problem(line, "`#endif` closes an `#if` outside your part: remove it".into());
+                        }
+                    }
+                    "include" => {
+                        let headers = course_headers();
+                        let named = match &directive[2..] {
+                            [one] if one.kind == Kind::Literal && one.text.starts_with('"') => {
+                                Some(one.text.trim_matches('"').to_owned())
+                            }
+                            _ => None,
+                        };
+                        match named {
+                            Some(header) if headers.contains(&header.as_str()) => {}
+                            _ => {
+                                let spelled: Vec<&str> = directive[2..].iter().map(|t| t.text.as_str()).collect();
+                                return problem(
+                                    line,
+                                    format!(
+                                        "`#include {}`: only the course's headers may be included, by bare name in quotes \
+                                         ({})",
+                                        spelled.join(" "),
+                                        headers
+                                            .iter()
+                                            .map(|h| format!("#include \"{h}\""))
+                                            .collect::<Vec<_>>()
+                                            .join(", ")
+                                    ),
+                                );
+                            }
+                        }
+                    }
+                    "line" => {
+                        return problem(line, "`#line` changes the file and line that messages name: remove it".into());
+                    }
+                    other => {
+                        return problem(
+                            line,
+                            format!(
+                                "`#{other}` is not accepted here: your part may use #define, #undef, #if, #ifdef, \
+                                 #ifndef, #elif, #else, #endif, #pragma and #include of the course's headers"
+                            ),
+                        );
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    if let Some(unclosed) = open.first() {
+        return problem(
+            unclosed.line,
+            format!("this `{}` is not closed within your part: close it before `{EDIT_ABOVE}`", unclosed.text),
+        );
+    }
+    if let Some(unclosed) = conditionals.first() {
+        return problem(unclosed.line, format!("this `#if` is not closed by an `#endif` before `{EDIT_ABOVE}`"));
+    }
+    Ok(region)
+}
+
+/// Open braces at the end of `tokens`.
+fn depth(tokens: &[Token]) -> i64 {
+    tokens.iter().fold(0, |depth, t| match (t.kind, t.text.as_str()) {
+        (Kind::Punct, "{") => depth + 1,
+        (Kind::Punct, "}") => depth - 1,
+        _ => depth,
+    })
+}
+
+/// The index of the one line that is `marker` (whatever its indent); `None` if there is none or
+/// several.
 fn marker_line(lines: &[&str], marker: &str) -> Option<usize> {
     let mut found = lines.iter().enumerate().filter(|(_, l)| l.trim() == marker).map(|(i, _)| i);
     match (found.next(), found.next()) {
@@ -124,18 +404,45 @@ fn marker_line(lines: &[&str], marker: &str) -> Option<usize> {
     }
 }
 
-fn trim_blank_end<'a>(lines: &'a [&'a str]) -> &'a [&'a str] {
-    let end = lines.iter().rposition(|l| !l.is_empty()).map_or(0, |i| i + 1);
-    &lines[..end]
+/// `line`, trimmed, with what cannot be seen made visible: a tab as `\t`, any other control or
+/// non-ASCII character as `\u{..}`.
+pub fn visible(line: &str) -> String {
+    line.trim()
+        .chars()
+        .map(|c| match c {
+            '\t' => "\\t".to_owned(),
+            c if c.is_ascii_graphic() || c == ' ' => c.to_string(),
+            c => format!("\\u{{{:04x}}}", u32::from(c)),
+        })
+        .collect()
 }
 
-/// The first line where `yours` and `starter` differ; `offset` is the index of `yours[0]` in the file.
-fn first_difference(yours: &[&str], starter: &[&str], offset: usize) -> Option<Invalid> {
-    let shown = |line: Option<&&str>| line.map_or("(no line)".to_owned(), |l| l.trim().to_owned());
-    (0..yours.len().max(starter.len())).find(|&i| yours.get(i) != starter.get(i)).map(|i| Invalid::ChangedOutside {
-        line: offset + i + 1,
-        yours: shown(yours.get(i)),
-        starter: shown(starter.get(i)),
+/// The first token where `yours` and `starter` differ, shown with both lines.
+fn first_difference(
+    yours: &[Token],
+    starter: &[Token],
+    your_lines: &[&str],
+    starter_lines: &[&str],
+) -> Option<Invalid> {
+    let index = (0..yours.len().max(starter.len())).find(|&i| {
+        let (a, b) = (yours.get(i), starter.get(i));
+        a.map(|t| (t.kind, &t.text)) != b.map(|t| (t.kind, &t.text))
+    })?;
+    let shown = |token: Option<&Token>, lines: &[&str]| match token {
+        Some(t) => visible(lines.get(t.line - 1).copied().unwrap_or("")),
+        None => "(no line)".to_owned(),
+    };
+    let line = yours.get(index).or(yours.last()).map_or(1, |t| t.line);
+    let token = match yours.get(index) {
+        Some(t) if t.kind == Kind::EndOfDirective => "the end of a directive line".to_owned(),
+        Some(t) => t.text.clone(),
+        None => "the end of the file".to_owned(),
+    };
+    Some(Invalid::ChangedOutside {
+        line,
+        token,
+        yours: shown(yours.get(index), your_lines),
+        starter: shown(starter.get(index), starter_lines),
     })
 }
 
@@ -222,8 +529,8 @@ mod tests {
             retyped.to_string(),
             "kernel `k` takes (unsigned* out, int n); it must take (unsigned* out, unsigned n) as in the starter"
         );
-        let respaced = check(&STARTER.replace("unsigned* out,", "unsigned*   out,\n   ")).unwrap_err();
-        assert!(matches!(respaced, Invalid::ChangedOutside { line: 6, .. }), "the right signature, a changed line");
+        let respaced = check(&STARTER.replace("unsigned* out,", "unsigned*   out,\n   "));
+        assert!(respaced.is_ok(), "the same tokens laid out otherwise: {respaced:?}");
 
         assert_eq!(check(&STARTER.replace("// ---- EDIT ABOVE ----\n", "")).unwrap_err(), Invalid::Markers);
         let twice = STARTER.replace("// top\n", "// top\n// ---- EDIT BELOW ----\n");
@@ -235,7 +542,7 @@ mod tests {
         let outside = check(&STARTER.replace("out[0] = f();", "out[0] = f() + 1;")).unwrap_err();
         assert_eq!(
             outside.to_string(),
-            "line 7 is outside the editable part and differs from the starter:\n  yours:   out[0] = f() + 1;\n  starter: out[0] = f();\n\
+            "line 7 is outside the editable part and differs from the starter (at `+`):\n  yours:   out[0] = f() + 1;\n  starter: out[0] = f();\n\
              Only the lines between the markers may change: restore that line from the starter"
         );
         let above = check(&STARTER.replace("#define N 32\n", "#define N 64\n")).unwrap_err();
@@ -245,6 +552,104 @@ mod tests {
             matches!(added, Invalid::ChangedOutside { line: 9, ref starter, .. } if starter == "(no line)"),
             "{added}"
         );
+    }
+
+    #[test]
+    fn what_editors_do_outside_the_region_is_no_change() {
+        let bom = format!("\u{feff}{STARTER}");
+        let crlf = STARTER.replace('\n', "\r\n");
+        let tabs = STARTER.replace("    out[0]", "\t\tout[0]").replace("// top", "// top   ");
+        let reindented_marker = STARTER.replace("// ---- EDIT ABOVE ----", "        // ---- EDIT ABOVE ----");
+        let commented = STARTER.replace("out[0] = f();", "out[0] = f(); // the answer");
+        for text in [bom, crlf, tabs, reindented_marker, commented] {
+            assert_eq!(check(&text).map(|f| f.region), Ok((4, 4)), "{text:?}");
+        }
+        let mut latin1 = STARTER.replace("int f()", "// caf\u{e9}\nint f()").into_bytes();
+        let at = latin1.windows(2).position(|w| w == "\u{e9}".as_bytes()).unwrap();
+        latin1.splice(at..at + 2, [0xe9]);
+        let file = validate(&exercise(), STARTER, &latin1).unwrap();
+        assert!(file.text.contains("// caf\u{e9}\n"), "Latin-1 read as Latin-1: {:?}", file.text);
+        assert!(
+            !check(&format!("\u{feff}{STARTER}")).unwrap().text.starts_with('\u{feff}'),
+            "what is compiled has no BOM"
+        );
+    }
+
+    #[test]
+    fn a_difference_that_cannot_be_seen_is_shown() {
+        let nbsp = check(&STARTER.replace("out[0] = f();", "out[0] = f\u{200b}();")).unwrap_err();
+        let Invalid::ChangedOutside { yours, starter, .. } = &nbsp else { panic!("{nbsp:?}") };
+        assert_eq!((yours.as_str(), starter.as_str()), ("out[0] = f\\u{200b}();", "out[0] = f();"));
+        assert_eq!(visible("\tx\u{a0}=\t1;"), "x\\u{00a0}=\\t1;");
+    }
+
+    fn region_error(region: &str) -> (usize, String) {
+        match check(&STARTER.replace("int f() { return 0; }", region)) {
+            Err(Invalid::Region { line, problem }) => (line, problem),
+            other => panic!("{region:?} gave {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_region_cannot_reach_beyond_itself() {
+        for (region, expected) in [
+            ("}\nint g() {", "`}` closes a `{` opened outside your part"),
+            ("int f() { return (0; }", "`}` closes the `(` of line 4"),
+            ("int f() {", "this `{` is not closed within your part"),
+            ("/* int f() { return 0; }", "a `/*` comment is not closed"),
+            ("int f() { return 0; } \\", "joins it to `// ---- EDIT ABOVE ----`"),
+            ("#include \"/etc/passwd\"", "only the course's headers may be included"),
+            ("#include \"../kernels/shared_load.cuh\"", "only the course's headers"),
+            ("#include </dev/zero>", "`#include < / dev / zero >`"),
+            ("#define P \"/etc/passwd\"\n#include P", "`#include P`"),
+            ("%:include \"/etc/passwd\"", "only the course's headers"),
+            ("#\\\ninclude \"/etc/passwd\"", "only the course's headers"),
+            ("# /* x */ include \"/etc/passwd\"", "only the course's headers"),
+            ("\u{a0}#include \"/etc/passwd\"", "only the course's headers"),
+            ("??=include \"/etc/passwd\"", "`??=` is a trigraph"),
+            ("#define __syncthreads()", "`#define __syncthreads` changes a name"),
+            ("#define f g\nint g() { return 0; }", "`#define f` changes a name"),
+            ("#undef N", "`#undef N` changes a name"),
+            ("#define load(a, b) 0", "`#define load` changes a name"),
+            ("#if 0", "not closed by an `#endif`"),
+            ("#endif", "`#endif` closes an `#if` outside"),
+            ("#line 1 \"/etc/passwd\"", "`#line` changes"),
+            ("#include_next <x>", "`#include_next` is not accepted"),
+            ("static_assert(__has_include(\"/etc/passwd\"), \"\");", "`__has_include` asks about files"),
+            ("const char* s = R\"(x)\";", "raw string literals"),
+            ("int f\u{200b}() { return 0; }", "U+200B"),
+            ("__global__ void k2() {}", "may not define a kernel"),
+            ("int f() { asm(\"exit;\"); return 0; }", "inline assembly"),
+        ] {
+            let (line, problem) = region_error(region);
+            assert!(problem.contains(expected), "{region:?}: {problem}");
+            assert!(line >= 4, "{region:?}: line {line}");
+        }
+        // Inside a kernel's body, an early `return` leaves the kernel.
+        let kernel_region = "extern \"C\" __global__ void k(unsigned* out, unsigned n) {\n// ---- EDIT BELOW ----\nunsigned v = 1;\n// ---- EDIT ABOVE ----\n    out[0] = v;\n}\n";
+        let early = validate(
+            &exercise(),
+            kernel_region,
+            kernel_region.replace("unsigned v = 1;", "unsigned v = 1; if (n > 4) return;").as_bytes(),
+        );
+        assert!(
+            matches!(&early, Err(Invalid::Region { line: 3, problem }) if problem.contains("`return` here leaves the kernel")),
+            "{early:?}"
+        );
+        assert!(validate(&exercise(), kernel_region, kernel_region.as_bytes()).is_ok());
+        // What the region may do: its own helpers, macros and the course's headers, comments with
+        // anything in them.
+        let fine = "#include \"shared_load.cuh\"\n#define MINE 3 // ??? #include \"/etc/passwd\"\n/* caf\u{e9} */\n#if MINE > 2\nint f() { return MINE; }\n#else\nint f() { return 1; }\n#endif";
+        assert_eq!(check(&STARTER.replace("int f() { return 0; }", fine)).map(|f| f.region), Ok((4, 11)));
+    }
+
+    #[test]
+    fn a_name_the_starter_region_defines_may_be_defined_again() {
+        let starter = STARTER
+            .replace("int f() { return 0; }", "#define PAD 1\nint f() { return PAD; }")
+            .replace("out[0] = f();", "out[0] = f() + PAD;");
+        let edited = starter.replace("#define PAD 1", "#define PAD 2");
+        assert!(validate(&exercise(), &starter, edited.as_bytes()).is_ok());
     }
 
     #[test]

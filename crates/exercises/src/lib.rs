@@ -6,17 +6,22 @@
 //! - [`harness`], [`check`]: compile, check the output on index-encoded and random inputs, read
 //!   Nsight Compute's counters beside the reference's, time beside the starter and the reference.
 //! - [`verdict`]: score, the reason for every lost point, what to fix next (no GPU needed).
-//! - [`supervise`]: a check runs in a process of its own, killed at a time limit.
+//! - [`supervise`]: a check runs in a process of its own, killed at a time or memory limit;
+//!   [`protocol`] owns the hidden command that starts it, both building and reading it.
 //! - [`submissions`], [`grading`]: a folder of submissions to CSV, JSON and Markdown, resumable.
 
 pub mod check;
 pub mod diagnostics;
 pub mod grading;
 pub mod harness;
+pub mod last_check;
 pub mod learner_file;
 pub mod manifest;
+pub mod protocol;
+pub mod sandbox;
 pub mod submissions;
 pub mod supervise;
+pub mod tokens;
 pub mod verdict;
 
 use std::{fs, io, path::PathBuf};

@@ -1,6 +1,8 @@
-//! Running untrusted work in a process of its own: a wall-clock limit after which the whole
-//! process group is killed (the checker, Nsight Compute and the program it profiles), and
-//! captured output cut at a cap while the rest is drained so the child never blocks on a pipe.
+//! Running untrusted work in a process of its own: a wall-clock limit and a memory limit (the
+//! resident memory of the whole group, read from `/proc`: an address-space limit would break
+//! CUDA's large virtual reservations), past either of which the whole process group is killed
+//! (the checker, Nsight Compute and the program it profiles), and captured output cut at a cap
+//! while the rest is drained so the child never blocks on a pipe.
 
 use std::{
     io::{self, Read},
@@ -13,8 +15,10 @@ use std::{
 /// What a supervised process left behind.
 #[derive(Debug)]
 pub struct Finished {
-    /// `None` when it was killed at the time limit.
+    /// `None` when it was killed at the time limit or for its memory.
     pub status: Option<ExitStatus>,
+    /// The group's resident bytes when it was killed for passing the memory limit.
+    pub memory_exceeded: Option<u64>,
     pub stdout: Captured,
     pub stderr: Captured,
 }
@@ -37,9 +41,33 @@ impl Captured {
 }
 
 const POLL: Duration = Duration::from_millis(20);
+/// How often the group's memory is read (a walk over `/proc`).
+const MEMORY_POLL: Duration = Duration::from_millis(100);
 
-/// Runs `command` in a new process group; kills the group at `limit`.
-pub fn run(command: &mut Command, limit: Duration, cap: usize) -> io::Result<Finished> {
+/// Resident bytes of every process in group `group`, from `/proc`.
+pub fn group_resident_bytes(group: libc::pid_t) -> u64 {
+    // SAFETY: sysconf only reads a constant of the system.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as u64;
+    let Ok(entries) = std::fs::read_dir("/proc") else { return 0 };
+    entries
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_str().is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit())))
+        .filter_map(|entry| {
+            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+            // After the command's `)`: state, ppid, pgrp.
+            let pgrp: libc::pid_t = stat.rsplit_once(')')?.1.split_whitespace().nth(2)?.parse().ok()?;
+            if pgrp != group {
+                return None;
+            }
+            let statm = std::fs::read_to_string(entry.path().join("statm")).ok()?;
+            statm.split_whitespace().nth(1)?.parse::<u64>().ok().map(|pages| pages * page)
+        })
+        .sum()
+}
+
+/// Runs `command` in a new process group; kills the group at `limit`, or once its resident
+/// memory passes `memory` bytes.
+pub fn run(command: &mut Command, limit: Duration, cap: usize, memory: u64) -> io::Result<Finished> {
     let mut child =
         command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0).spawn()?;
     let group = child.id() as libc::pid_t;
@@ -47,12 +75,21 @@ pub fn run(command: &mut Command, limit: Duration, cap: usize) -> io::Result<Fin
     let stderr = child.stderr.take().expect("piped");
     let readers = [thread::spawn(move || capture(stdout, cap)), thread::spawn(move || capture(stderr, cap))];
     let deadline = Instant::now() + limit;
+    let (mut memory_exceeded, mut next_memory_read) = (None, Instant::now());
     let status = loop {
         if let Some(status) = child.try_wait()? {
             break Some(status);
         }
         if Instant::now() >= deadline {
             break None;
+        }
+        if Instant::now() >= next_memory_read {
+            let resident = group_resident_bytes(group);
+            if resident > memory {
+                memory_exceeded = Some(resident);
+                break None;
+            }
+            next_memory_read = Instant::now() + MEMORY_POLL;
         }
         thread::sleep(POLL);
     };
@@ -61,7 +98,7 @@ pub fn run(command: &mut Command, limit: Duration, cap: usize) -> io::Result<Fin
     unsafe { libc::killpg(group, libc::SIGKILL) };
     child.wait()?;
     let [stdout, stderr] = readers.map(|reader| reader.join().expect("a reader thread does not panic"));
-    Ok(Finished { status, stdout: stdout?, stderr: stderr? })
+    Ok(Finished { status, memory_exceeded, stdout: stdout?, stderr: stderr? })
 }
 
 fn capture(mut stream: impl Read, cap: usize) -> io::Result<Captured> {
@@ -106,7 +143,8 @@ mod tests {
         let pid_file = dir.path().join("grandchild");
         let script = format!("sleep 600 & echo $! > {}; wait", pid_file.display());
         let start = Instant::now();
-        let finished = run(Command::new("sh").args(["-c", &script]), Duration::from_millis(500), 1024).unwrap();
+        let finished =
+            run(Command::new("sh").args(["-c", &script]), Duration::from_millis(500), 1024, u64::MAX).unwrap();
         assert!(finished.status.is_none(), "killed, not exited");
         assert!(start.elapsed() < Duration::from_secs(30), "the pipes closed once the group was killed");
         let grandchild = std::fs::read_to_string(&pid_file).unwrap();
@@ -123,11 +161,22 @@ mod tests {
     #[test]
     fn output_is_capped_and_drained_and_the_status_kept() {
         let script = "head -c 1000000 /dev/zero | tr '\\0' x; echo oops >&2; exit 3";
-        let finished = run(Command::new("sh").args(["-c", script]), Duration::from_secs(60), 100).unwrap();
+        let finished = run(Command::new("sh").args(["-c", script]), Duration::from_secs(60), 100, u64::MAX).unwrap();
         assert_eq!(finished.status.and_then(|s| s.code()), Some(3));
         assert_eq!(finished.stdout.text, "x".repeat(100));
         assert_eq!(finished.stdout.dropped, 1_000_000 - 100);
         assert!(finished.stdout.shown().ends_with("[output cut: 999900 more bytes]"));
         assert_eq!(finished.stderr, Captured { text: "oops\n".into(), dropped: 0 });
+    }
+
+    #[test]
+    fn a_group_that_takes_too_much_memory_is_killed_and_the_amount_told() {
+        // A grandchild holds 400 MiB; the limit is 200 MiB.
+        let script = "perl -e '$x = \"a\" x (400 * 1024 * 1024); sleep 60' & wait";
+        let start = Instant::now();
+        let finished = run(Command::new("sh").args(["-c", script]), Duration::from_secs(60), 1024, 200 << 20).unwrap();
+        assert!(finished.status.is_none(), "killed");
+        assert!(finished.memory_exceeded.is_some_and(|bytes| bytes > 200 << 20), "{:?}", finished.memory_exceeded);
+        assert!(start.elapsed() < Duration::from_secs(30), "killed well before the time limit");
     }
 }

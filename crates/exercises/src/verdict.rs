@@ -23,7 +23,8 @@ pub struct Item {
 /// A scored check.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 pub struct Verdict {
-    /// `compile-error`, `crashed`, `timed-out`, `incorrect`, `correct` or `could-not-check`.
+    /// `compile-error`, `crashed`, `timed-out`, `incorrect`, `correct`, `correct-unmeasured` or
+    /// `could-not-check`.
     pub outcome: String,
     /// `None` when the submission could not be checked (not its fault): it was not graded.
     pub score: Option<u32>,
@@ -64,6 +65,33 @@ pub fn judge(exercise: &Exercise, outcome: &Outcome) -> Verdict {
         Outcome::Correct(measurements) => {
             verdict.correct = Some(true);
             judge_measurements(exercise, measurements, &mut verdict);
+            return verdict;
+        }
+        Outcome::CorrectUnmeasured { detail } => {
+            verdict.correct = Some(true);
+            verdict.items.push(Item {
+                what: "correct output".into(),
+                measured: Some("yes".into()),
+                needed: "yes".into(),
+                met: true,
+                points: exercise.correct_points,
+                earned: exercise.correct_points,
+            });
+            for requirement in &exercise.requirements {
+                let what = requirement.measure.describe();
+                verdict.lost.push(format!("-{} {what}: not measured ({detail})", requirement.points));
+                verdict.items.push(Item {
+                    what: what.into(),
+                    measured: None,
+                    needed: requirement.needed(),
+                    met: false,
+                    points: requirement.points,
+                    earned: 0,
+                });
+            }
+            verdict.score = Some(exercise.correct_points);
+            verdict.next =
+                format!("Correct, but not measured: {detail}. Look for a loop that runs far longer at the timed size.");
             return verdict;
         }
         Outcome::CouldNotCheck { reason } => {
@@ -146,16 +174,41 @@ fn judge_measurements(exercise: &Exercise, m: &Measurements, verdict: &mut Verdi
     }
     let mut by_clock = false;
     for requirement in &exercise.requirements {
-        let (value, measure, limit) = match (&m.counters, requirement.measure.needs_counters()) {
+        let counted = requirement.measure.needs_counters();
+        if let (true, Some(why)) = (counted, &m.profile_failed) {
+            let what = requirement.measure.describe().to_owned();
+            let measured =
+                "not measured: the kernel failed under Nsight Compute, where the reference did not".to_owned();
+            verdict.lost.push(format!("-{} {what}: {measured} ({why})", requirement.points));
+            verdict.items.push(Item {
+                what,
+                measured: Some(measured),
+                needed: requirement.needed(),
+                met: false,
+                points: requirement.points,
+                earned: 0,
+            });
+            continue;
+        }
+        let (value, measure, limit) = match (&m.counters, counted) {
             (Err(_), true) => {
                 by_clock = true;
                 (Some(time_vs_reference), Measure::TimeVsReference, exercise.fallback_time_vs_reference)
             }
             _ => (value(requirement.measure, m), requirement.measure, requirement.limit()),
         };
-        // No shared access of that kind at all: nothing to conflict.
-        let met = value.is_none_or(|v| measure.meets(v, limit));
-        let measured = value.map_or_else(|| "none".to_owned(), |v| measure.format(v));
+        // No shared access of that kind: nothing to conflict, unless the reference makes such
+        // accesses (then the kernel does not do what is measured).
+        let reference_makes_them = counted && reference_value(requirement.measure, m).is_some();
+        let met = match value {
+            Some(v) => measure.meets(v, limit),
+            None => !reference_makes_them,
+        };
+        let measured = match (value, reference_makes_them) {
+            (Some(v), _) => measure.format(v),
+            (None, true) => "none (the kernel makes no such access; the reference does)".to_owned(),
+            (None, false) => "none".to_owned(),
+        };
         let what = match measure == requirement.measure {
             true => measure.describe().to_owned(),
             false => format!("{} (judged by {})", requirement.measure.describe(), measure.describe()),
@@ -191,6 +244,16 @@ fn judge_measurements(exercise: &Exercise, m: &Measurements, verdict: &mut Verdi
             requirement.fix
         ),
     };
+}
+
+/// Whether the reference made the shared accesses `measure` counts: `Some` when it did.
+fn reference_value(measure: Measure, m: &Measurements) -> Option<u64> {
+    let reference = m.counters.as_ref().ok()?.reference;
+    let count = match measure {
+        Measure::StoreWavefrontsPerRequest => reference.store_instructions,
+        _ => reference.load_instructions,
+    };
+    (count > 0).then_some(count)
 }
 
 /// A requirement's value, `None` when the kernel made no shared access of that kind.
@@ -239,11 +302,56 @@ pub(crate) mod tests {
         };
         Measurements {
             counters: Ok(CounterPair { submission: counters(load, store), reference: counters(1, 1) }),
+            profile_failed: None,
             submission_ms,
             reference_ms: 1.0,
             starter_ms: 1.7,
             shared_bytes: 4096,
         }
+    }
+
+    #[test]
+    fn a_kernel_that_makes_no_shared_loads_does_not_meet_a_wavefront_requirement() {
+        let mut none = measured(1, 1, 1.0);
+        let pair = none.counters.as_mut().unwrap();
+        (pair.submission.load_wavefronts, pair.submission.load_instructions) = (0, 0);
+        let verdict = judge(&transpose(), &Outcome::Correct(none));
+        assert_eq!(verdict.score, Some(70), "{:?}", verdict.lost);
+        assert_eq!(
+            verdict.lost,
+            [
+                "-30 shared load wavefronts per request: none (the kernel makes no such access; the reference does), needed ≤ 1"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_kernel_that_fails_only_under_the_profiler_loses_the_counted_points() {
+        let mut trapped = measured(1, 1, 1.0);
+        trapped.counters = Err("exit status 1".into());
+        trapped.profile_failed = Some("exit status 1".into());
+        let verdict = judge(&transpose(), &Outcome::Correct(trapped));
+        assert_eq!(verdict.score, Some(60), "not judged by the clock: {:?}", verdict.lost);
+        assert!(verdict.notes.is_empty(), "{:?}", verdict.notes);
+        assert!(
+            verdict.lost[0].contains("failed under Nsight Compute, where the reference did not"),
+            "{:?}",
+            verdict.lost
+        );
+    }
+
+    #[test]
+    fn a_correct_kernel_stopped_while_timed_keeps_its_correctness_points() {
+        let detail = "stopped at the time limit (60 s) while profiling and timing".to_owned();
+        let verdict = judge(&transpose(), &Outcome::CorrectUnmeasured { detail });
+        assert_eq!(
+            (verdict.score, verdict.correct, verdict.outcome.as_str()),
+            (Some(40), Some(true), "correct-unmeasured")
+        );
+        assert_eq!(verdict.lost.len(), transpose().requirements.len(), "{:?}", verdict.lost);
+        assert!(
+            verdict.lost[0].ends_with("not measured (stopped at the time limit (60 s) while profiling and timing)")
+        );
     }
 
     #[test]

@@ -1,0 +1,176 @@
+//! The hidden child commands of a check, both directions in one place: [`ChildCommand::args`]
+//! builds the argument list the supervisor starts this program with, [`ChildCommand::parse`] reads
+//! it back in the child. Every value is passed as `--key=VALUE` in one argument, so a name that
+//! starts with `-` (a folder named `-resubmitted`), holds a quote, a space or a newline stays a
+//! value: no parser can take it for a flag.
+
+use std::{
+    ffi::{OsStr, OsString},
+    os::unix::ffi::{OsStrExt, OsStringExt},
+    path::PathBuf,
+};
+
+use cuda_kernels::ncu::SelfCommand;
+
+/// Which hidden command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// `__check-submission`: check one file, write the outcome as JSON to `result`.
+    Check,
+    /// `__profile-submission`: launch the reference and the submission once each, under ncu.
+    Profile,
+}
+
+impl Role {
+    pub const fn command(self) -> &'static str {
+        match self {
+            Role::Check => "__check-submission",
+            Role::Profile => "__profile-submission",
+        }
+    }
+}
+
+/// One hidden child command with its values.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChildCommand {
+    pub role: Role,
+    pub exercise: String,
+    /// The copy of the learner's file to check.
+    pub file: PathBuf,
+    /// The file's name as messages show it: data, never compiled, never a flag.
+    pub name: String,
+    /// Where the check writes its outcome (the check command only).
+    pub result: Option<PathBuf>,
+    /// Profile the reference alone (`--only=reference`, the profile command only): whether a
+    /// failed profile was the submission's doing.
+    pub reference_only: bool,
+}
+
+const KEYS: [&str; 5] = ["exercise", "file", "name", "result", "only"];
+
+impl ChildCommand {
+    /// The arguments that start this command: its name, then one `--key=VALUE` per value.
+    pub fn args(&self) -> Vec<OsString> {
+        let pair = |key: &str, value: &OsStr| {
+            let mut arg = OsString::from(format!("--{key}="));
+            arg.push(value);
+            arg
+        };
+        let mut args = vec![
+            OsString::from(self.role.command()),
+            pair("exercise", OsStr::new(&self.exercise)),
+            pair("file", self.file.as_os_str()),
+            pair("name", OsStr::new(&self.name)),
+        ];
+        if let Some(result) = &self.result {
+            args.push(pair("result", result.as_os_str()));
+        }
+        if self.reference_only {
+            args.push(crate::check::PROFILE_REFERENCE_ONLY.into());
+        }
+        args
+    }
+
+    /// Reads the values of `role`'s command back from `args` (what follows the command's name).
+    pub fn parse(role: Role, args: &[OsString]) -> Result<ChildCommand, String> {
+        let mut values: [Option<OsString>; 5] = Default::default();
+        for arg in args {
+            let bytes = arg.as_bytes();
+            let (key, value) = bytes
+                .strip_prefix(b"--")
+                .and_then(|rest| rest.iter().position(|&b| b == b'=').map(|at| (&rest[..at], &rest[at + 1..])))
+                .ok_or_else(|| format!("{}: expected --KEY=VALUE, got {arg:?}", role.command()))?;
+            let slot = KEYS
+                .iter()
+                .position(|k| k.as_bytes() == key)
+                .ok_or_else(|| format!("{}: unknown key in {arg:?} (known: {})", role.command(), KEYS.join(", ")))?;
+            if values[slot].replace(OsString::from_vec(value.to_vec())).is_some() {
+                return Err(format!("{}: --{} given twice", role.command(), KEYS[slot]));
+            }
+        }
+        let [exercise, file, name, result, only] = values;
+        let reference_only = match only.as_deref().map(OsStr::as_bytes) {
+            None => false,
+            Some(b"reference") if role == Role::Profile => true,
+            Some(other) => {
+                return Err(format!(
+                    "{}: --only={} is not known (the profile command takes --only=reference)",
+                    role.command(),
+                    String::from_utf8_lossy(other)
+                ));
+            }
+        };
+        let text = |value: Option<OsString>, key: &str| {
+            value
+                .ok_or_else(|| format!("{}: --{key}=... is missing", role.command()))?
+                .into_string()
+                .map_err(|v| format!("{}: --{key} is not UTF-8: {v:?}", role.command()))
+        };
+        let exercise = text(exercise, "exercise")?;
+        let name = text(name, "name")?;
+        let file = file.ok_or_else(|| format!("{}: --file=... is missing", role.command()))?.into();
+        let result = result.map(PathBuf::from);
+        if role == Role::Check && result.is_none() {
+            return Err(format!("{}: --result=... names where the outcome goes", role.command()));
+        }
+        Ok(ChildCommand { role, exercise, file, name, result, reference_only })
+    }
+
+    /// The profiling command a check starts under Nsight Compute: the same file and name.
+    pub fn profile(&self) -> ChildCommand {
+        ChildCommand { role: Role::Profile, result: None, reference_only: false, ..self.clone() }
+    }
+
+    /// This command as a restart of the running program.
+    pub fn self_command(&self) -> std::io::Result<SelfCommand> {
+        SelfCommand::current(self.args())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_name_comes_back_as_it_went() {
+        for name in ["-resubmitted", "--help", "a \"quoted\" name", "two\nlines", "=1+1", "--name=x", "", "é è"] {
+            let command = ChildCommand {
+                role: Role::Check,
+                exercise: "row-sums".into(),
+                file: PathBuf::from("/tmp/x/-rf/submission.cu"),
+                name: name.into(),
+                result: Some("/tmp/x/result.json".into()),
+                reference_only: false,
+            };
+            let args = command.args();
+            assert_eq!(args[0], "__check-submission");
+            assert!(args[1..].iter().all(|a| a.as_bytes().starts_with(b"--")), "{args:?}");
+            assert_eq!(ChildCommand::parse(Role::Check, &args[1..]), Ok(command.clone()), "{name:?}");
+            let profile = command.profile();
+            assert_eq!(profile.args()[0], "__profile-submission");
+            assert_eq!(ChildCommand::parse(Role::Profile, &profile.args()[1..]), Ok(profile.clone()));
+            let alone = ChildCommand { reference_only: true, ..profile };
+            assert_eq!(alone.args().last().unwrap(), "--only=reference");
+            assert_eq!(ChildCommand::parse(Role::Profile, &alone.args()[1..]), Ok(alone));
+        }
+    }
+
+    #[test]
+    fn a_malformed_command_is_named() {
+        let parse = |args: &[&str]| {
+            ChildCommand::parse(Role::Check, &args.iter().map(OsString::from).collect::<Vec<_>>()).unwrap_err()
+        };
+        assert_eq!(parse(&["--exercise", "x"]), "__check-submission: expected --KEY=VALUE, got \"--exercise\"");
+        assert_eq!(
+            parse(&["--colour=x"]),
+            "__check-submission: unknown key in \"--colour=x\" (known: exercise, file, name, result, only)"
+        );
+        assert_eq!(parse(&["--name=a", "--name=b"]), "__check-submission: --name given twice");
+        assert_eq!(
+            parse(&["--exercise=x", "--file=f", "--name=n"]),
+            "__check-submission: --result=... names where the outcome goes"
+        );
+        assert_eq!(parse(&["--file=f", "--name=n"]), "__check-submission: --exercise=... is missing");
+        assert!(parse(&["--only=reference"]).contains("--only=reference is not known"), "a check profiles both");
+    }
+}

@@ -1,0 +1,352 @@
+//! A learner's file as the preprocessor reads it: decoded and normalized text, then preprocessing
+//! tokens after line splices (`\` at the end of a line) are joined and comments removed.
+//!
+//! The text that is compiled is the normalized text this module returns, so the tokens seen here
+//! are the tokens the compiler sees: a directive spelled with `%:`, split by a line splice,
+//! indented with a no-break space or with a comment between `#` and its name is still found.
+
+/// A file's bytes as text: a UTF-8 byte-order mark dropped, Windows (`\r\n`) and old Mac (`\r`)
+/// line ends made `\n`, Unicode spaces (a no-break space) made ASCII spaces and trailing
+/// whitespace removed from every line. Bytes that are not UTF-8 are read as Latin-1 (an editor that
+/// saved a comment with `é` in it). `None` for a file with a NUL byte: not text.
+pub fn normalize(bytes: &[u8]) -> Option<String> {
+    if bytes.contains(&0) {
+        return None;
+    }
+    let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
+    let decoded = match std::str::from_utf8(bytes) {
+        Ok(text) => text.to_owned(),
+        Err(_) => bytes.iter().map(|&b| char::from(b)).collect(),
+    };
+    let unified = decoded.replace("\r\n", "\n").replace('\r', "\n");
+    let spaced: String =
+        unified.chars().map(|c| if c != '\n' && c.is_whitespace() && !c.is_ascii() { ' ' } else { c }).collect();
+    let mut out = String::with_capacity(spaced.len());
+    for line in spaced.split_inclusive('\n') {
+        let (body, end) = line.strip_suffix('\n').map_or((line, ""), |body| (body, "\n"));
+        out.push_str(body.trim_end());
+        out.push_str(end);
+    }
+    Some(out)
+}
+
+/// What a token is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Identifier,
+    Number,
+    /// A string or character literal, with its prefix.
+    Literal,
+    /// An operator or punctuator; digraphs are given as what they stand for (`%:` as `#`).
+    Punct,
+    /// The `#` that starts a directive (first on its logical line).
+    Directive,
+    /// The end of a directive's logical line.
+    EndOfDirective,
+    /// A character that is none of these (outside ASCII).
+    Other,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Token {
+    pub kind: Kind,
+    pub text: String,
+    /// 1-based line of the token's first character, in the tokenized text's numbering.
+    pub line: usize,
+}
+
+/// Why a text cannot be tokenized; each names the line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LexError {
+    UnterminatedComment {
+        line: usize,
+    },
+    UnterminatedLiteral {
+        line: usize,
+    },
+    RawString {
+        line: usize,
+    },
+    /// The text ends with `\`: a splice into whatever follows.
+    TrailingSplice {
+        line: usize,
+    },
+}
+
+/// Multi-character punctuators, longest first, each with what it stands for.
+const PUNCTUATORS: &[(&str, &str)] = &[
+    ("%:%:", "##"),
+    (">>=", ">>="),
+    ("<<=", "<<="),
+    ("...", "..."),
+    ("->*", "->*"),
+    ("<=>", "<=>"),
+    ("::", "::"),
+    ("->", "->"),
+    ("++", "++"),
+    ("--", "--"),
+    ("<<", "<<"),
+    (">>", ">>"),
+    ("<=", "<="),
+    (">=", ">="),
+    ("==", "=="),
+    ("!=", "!="),
+    ("&&", "&&"),
+    ("||", "||"),
+    ("+=", "+="),
+    ("-=", "-="),
+    ("*=", "*="),
+    ("/=", "/="),
+    ("%=", "%="),
+    ("&=", "&="),
+    ("|=", "|="),
+    ("^=", "^="),
+    ("##", "##"),
+    (".*", ".*"),
+    ("<%", "{"),
+    ("%>", "}"),
+    ("<:", "["),
+    (":>", "]"),
+    ("%:", "#"),
+];
+
+/// The tokens of `text` (normalized), numbered from `first_line`.
+pub fn tokenize(text: &str, first_line: usize) -> Result<Vec<Token>, LexError> {
+    // Phase 2: a backslash right before a line end joins the two lines.
+    let mut chars: Vec<(char, usize)> = Vec::with_capacity(text.len());
+    let mut line = first_line;
+    let raw: Vec<char> = text.chars().collect();
+    let mut i = 0;
+    while i < raw.len() {
+        match (raw[i], raw.get(i + 1)) {
+            ('\\', Some('\n')) => {
+                line += 1;
+                i += 2;
+            }
+            ('\\', None) => return Err(LexError::TrailingSplice { line }),
+            (c, _) => {
+                chars.push((c, line));
+                if c == '\n' {
+                    line += 1;
+                }
+                i += 1;
+            }
+        }
+    }
+    let mut tokens: Vec<Token> = Vec::new();
+    let (mut i, mut line_has_tokens, mut in_directive) = (0, false, false);
+    let at = |i: usize| chars.get(i).map(|&(c, _)| c);
+    while i < chars.len() {
+        let (c, line) = chars[i];
+        if c == '\n' {
+            if in_directive {
+                tokens.push(Token { kind: Kind::EndOfDirective, text: String::new(), line });
+            }
+            (line_has_tokens, in_directive) = (false, false);
+            i += 1;
+            continue;
+        }
+        if c.is_whitespace() {
+            i += 1;
+            continue;
+        }
+        if c == '/' && at(i + 1) == Some('/') {
+            while i < chars.len() && chars[i].0 != '\n' {
+                i += 1;
+            }
+            continue;
+        }
+        if c == '/' && at(i + 1) == Some('*') {
+            let start = i;
+            i += 2;
+            loop {
+                match (at(i), at(i + 1)) {
+                    (Some('*'), Some('/')) => break,
+                    (None, _) => return Err(LexError::UnterminatedComment { line: chars[start].1 }),
+                    // A comment spanning lines in a directive keeps the directive going, as in
+                    // the preprocessor (a comment is one space).
+                    _ => i += 1,
+                }
+            }
+            i += 2;
+            continue;
+        }
+        let push = |tokens: &mut Vec<Token>, kind: Kind, text: String| tokens.push(Token { kind, text, line });
+        if c.is_ascii_alphabetic() || c == '_' {
+            let start = i;
+            while at(i).is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
+                i += 1;
+            }
+            let word: String = chars[start..i].iter().map(|&(c, _)| c).collect();
+            if matches!(at(i), Some('"')) && matches!(word.as_str(), "R" | "LR" | "uR" | "UR" | "u8R") {
+                return Err(LexError::RawString { line });
+            }
+            if matches!(at(i), Some('"' | '\'')) && matches!(word.as_str(), "L" | "u" | "U" | "u8") {
+                let end = literal_end(&chars, i).ok_or(LexError::UnterminatedLiteral { line })?;
+                let text = chars[start..end].iter().map(|&(c, _)| c).collect();
+                push(&mut tokens, Kind::Literal, text);
+                i = end;
+            } else {
+                push(&mut tokens, Kind::Identifier, word);
+            }
+        } else if c.is_ascii_digit() || (c == '.' && at(i + 1).is_some_and(|c| c.is_ascii_digit())) {
+            let start = i;
+            i += 1;
+            while let Some(c) = at(i) {
+                let exponent = matches!(c, '+' | '-') && matches!(chars[i - 1].0, 'e' | 'E' | 'p' | 'P');
+                let separator = c == '\'' && at(i + 1).is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+                if c.is_ascii_alphanumeric() || c == '_' || c == '.' || exponent || separator {
+                    i += if separator { 2 } else { 1 };
+                } else {
+                    break;
+                }
+            }
+            push(&mut tokens, Kind::Number, chars[start..i].iter().map(|&(c, _)| c).collect());
+        } else if c == '"' || c == '\'' {
+            let end = literal_end(&chars, i).ok_or(LexError::UnterminatedLiteral { line })?;
+            push(&mut tokens, Kind::Literal, chars[i..end].iter().map(|&(c, _)| c).collect());
+            i = end;
+        } else if c.is_ascii_punctuation() {
+            let rest: String = chars[i..chars.len().min(i + 4)].iter().map(|&(c, _)| c).collect();
+            let (spelled, meaning) = PUNCTUATORS
+                .iter()
+                .find(|(spelled, _)| rest.starts_with(spelled))
+                // `<::` not followed by `:` or `>` is `<` then `::`.
+                .filter(|(spelled, _)| {
+                    !(*spelled == "<:" && rest.starts_with("<::") && !rest[3..].starts_with([':', '>']))
+                })
+                .map_or((c.to_string(), c.to_string()), |(s, m)| ((*s).to_owned(), (*m).to_owned()));
+            i += spelled.chars().count();
+            let kind = if meaning == "#" && !line_has_tokens { Kind::Directive } else { Kind::Punct };
+            in_directive |= kind == Kind::Directive;
+            push(&mut tokens, kind, meaning);
+        } else {
+            push(&mut tokens, Kind::Other, c.to_string());
+            i += 1;
+        }
+        line_has_tokens = true;
+    }
+    if in_directive {
+        tokens.push(Token {
+            kind: Kind::EndOfDirective,
+            text: String::new(),
+            line: chars.last().map_or(line, |c| c.1),
+        });
+    }
+    Ok(tokens)
+}
+
+/// The index after the literal whose opening quote is at `open`; `None` if a line ends first.
+fn literal_end(chars: &[(char, usize)], open: usize) -> Option<usize> {
+    let quote = chars[open].0;
+    let mut i = open + 1;
+    loop {
+        match chars.get(i)?.0 {
+            '\n' => return None,
+            '\\' => i += 2,
+            c if c == quote => return Some(i + 1),
+            _ => i += 1,
+        }
+    }
+}
+
+/// The first trigraph (`??=` and the like) in `text`, as (line, spelling). Compilers differ on
+/// whether they still read them, so a learner's part may not hold one.
+pub fn trigraph(text: &str, first_line: usize) -> Option<(usize, String)> {
+    text.lines().enumerate().find_map(|(index, line)| {
+        let at =
+            line.find("??").filter(|&at| line[at + 2..].starts_with(['=', '/', '\'', '(', ')', '!', '<', '>', '-']))?;
+        Some((first_line + index, line[at..at + 3].to_owned()))
+    })
+}
+
+/// Each directive of `tokens`: its `#` token's index, and its name (`""` for a null directive).
+pub fn directives(tokens: &[Token]) -> impl Iterator<Item = (usize, &str)> {
+    tokens.iter().enumerate().filter(|(_, t)| t.kind == Kind::Directive).map(|(i, _)| {
+        let name = tokens.get(i + 1).filter(|t| t.kind == Kind::Identifier).map_or("", |t| t.text.as_str());
+        (i, name)
+    })
+}
+
+/// The tokens of the directive starting at `start` (its `#`), up to its end.
+pub fn directive_tokens(tokens: &[Token], start: usize) -> &[Token] {
+    let end = tokens[start..].iter().position(|t| t.kind == Kind::EndOfDirective).map_or(tokens.len(), |e| start + e);
+    &tokens[start..end]
+}
+
+/// The first include-like directive (`#include`, `#include_next`, `#import`, `#embed`) left in
+/// `text`, as it is spelled; a text the compiler is given must have none.
+pub fn include_left(text: &str) -> Option<String> {
+    let tokens = tokenize(text, 1).ok()?;
+    let (start, _) =
+        directives(&tokens).find(|(_, name)| matches!(*name, "include" | "include_next" | "import" | "embed"))?;
+    Some(directive_tokens(&tokens, start).iter().map(|t| t.text.as_str()).collect::<Vec<_>>().join(" "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(source: &str) -> Vec<String> {
+        tokenize(&normalize(source.as_bytes()).unwrap(), 1).unwrap().into_iter().map(|t| t.text).collect()
+    }
+
+    fn directive_names(source: &str) -> Vec<String> {
+        let tokens = tokenize(&normalize(source.as_bytes()).unwrap(), 1).unwrap();
+        directives(&tokens).map(|(_, name)| name.to_owned()).collect()
+    }
+
+    #[test]
+    fn normalizing_drops_what_editors_add() {
+        assert_eq!(normalize(b"\xef\xbb\xbfint x;  \r\nint y;\t\r\rz").unwrap(), "int x;\nint y;\n\nz");
+        assert_eq!(normalize(b"// caf\xe9\n").unwrap(), "// caf\u{e9}\n", "Latin-1 is read as Latin-1");
+        assert_eq!(normalize("\u{a0}\u{a0}#include x".as_bytes()).unwrap(), "  #include x");
+        assert_eq!(normalize(b"a\0b"), None);
+    }
+
+    #[test]
+    fn comments_go_and_splices_join() {
+        assert_eq!(texts("a /* b */ c // d\ne"), ["a", "c", "e"]);
+        assert_eq!(texts("// comment \\\nhidden\nseen"), ["seen"], "a splice continues a line comment");
+        assert_eq!(texts("re\\\nturn 1;"), ["return", "1", ";"]);
+        assert_eq!(texts("x = 1'000'000 + 1e+5 + 0x1p-3f;"), ["x", "=", "1'000'000", "+", "1e+5", "+", "0x1p-3f", ";"]);
+        assert_eq!(texts(r#"s = "a\"b // c" 'x' u8"y";"#), ["s", "=", r#""a\"b // c""#, "'x'", "u8\"y\"", ";"]);
+        assert_eq!(texts("<% %> <: :> a<::b"), ["{", "}", "[", "]", "a", "<", "::", "b"]);
+    }
+
+    #[test]
+    fn every_spelling_of_a_directive_is_found() {
+        for source in [
+            "#include \"a\"",
+            "  #  include \"a\"",
+            "%:include \"a\"",
+            "#\\\ninclude \"a\"",
+            "#inc\\\nlude \"a\"",
+            "# /* hidden */ include \"a\"",
+            "/* a */ # include \"a\"",
+            "\u{a0}#include \"a\"",
+            "\t\x0c#include \"a\"",
+        ] {
+            assert_eq!(directive_names(source), ["include"], "{source:?}");
+        }
+        assert_eq!(directive_names("x # include"), Vec::<String>::new(), "not first on its line");
+        assert_eq!(directive_names("// #include \"a\"\n\"#include\""), Vec::<String>::new());
+        assert_eq!(directive_names("/*\n#include \"a\"\n*/"), Vec::<String>::new());
+        let tokens = tokenize("#define A 1 \\\n 2\nB", 1).unwrap();
+        let define: Vec<&str> = directive_tokens(&tokens, 0).iter().map(|t| t.text.as_str()).collect();
+        assert_eq!(define, ["#", "define", "A", "1", "2"]);
+        assert_eq!(tokens.last().unwrap().line, 3, "lines count the spliced ones");
+    }
+
+    #[test]
+    fn what_cannot_be_read_safely_is_an_error() {
+        assert_eq!(tokenize("a /* b", 1), Err(LexError::UnterminatedComment { line: 1 }));
+        assert_eq!(tokenize("\n\"abc\n\"", 1), Err(LexError::UnterminatedLiteral { line: 2 }));
+        assert_eq!(tokenize("R\"x(\n)x\"", 1), Err(LexError::RawString { line: 1 }));
+        assert_eq!(tokenize("a \\", 4), Err(LexError::TrailingSplice { line: 4 }));
+        assert_eq!(trigraph("ok\nwhy??!\n", 10), Some((11, "??!".into())));
+        assert_eq!(trigraph("a ?? b", 1), None);
+        assert_eq!(include_left("int x;\n%:  include </dev/zero>\n"), Some("# include < / dev / zero >".into()));
+        assert_eq!(include_left("// #include \"x\"\nint x;"), None);
+    }
+}
