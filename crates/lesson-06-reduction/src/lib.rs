@@ -158,7 +158,7 @@ impl Lesson for Reduction {
             rows.push(row);
         }
         report.table(
-            ["step", "interleaved s", "threads", "warps", "wf/read", "sequential s", "threads", "warps", "wf/read"],
+            ["step", "interleaved s", "threads", "warps", "wf/req", "sequential s", "threads", "warps", "wf/req"],
             rows,
         );
         for addressing in Addressing::ALL {
@@ -237,7 +237,7 @@ impl Lesson for Reduction {
                 ]
             })
             .collect();
-        report.table(["kernel", "model wf/read", "ncu wf/read", "median ms", "spread", "Gwords/s"], rows);
+        report.table(["kernel", "model wf/req", "ncu wf/req", "median ms", "spread", "Gwords/s"], rows);
         if let Some(slowdown) = self.time_ratios()[0].figure(results).map(|figure| figure.value) {
             report.text(format!(
                 "Interleaved addressing took {slowdown:.2}x as long as sequential addressing for the same additions."

@@ -474,7 +474,7 @@ impl Lesson for VectorWidths {
                 "chunk per thread",
                 "read as",
                 "loads",
-                "wavefronts per load",
+                "wf/req",
                 "wavefronts per warp",
                 "bytes per wavefront",
             ],

@@ -474,9 +474,9 @@ impl Lesson for Broadcast {
             report.text(summary(&request, &request.analyze()));
         }
         report.text(
-            "A broadcast load delivers one word per bank to every lane, up to 256 bytes per wavefront, so a 16-byte\n\
-             load of one address takes 2 wavefronts for its 512 bytes, fewer than the 4 of a conflict-free 16-byte\n\
-             load. Stores are served quarter-warp by quarter-warp (half-warps for 8 bytes) and never merge\n\
+            "A broadcast load's wavefront reads at most 128 bytes from the banks but can deliver up to 256 bytes to\n\
+             the lanes, so a 16-byte load of one address takes 2 wavefronts for its 512 bytes, fewer than the 4 of a\n\
+             conflict-free 16-byte load. Stores are served quarter-warp by quarter-warp (half-warps for 8 bytes) and never merge\n\
              across them: 4 wavefronts, although every lane writes the same 16 bytes.",
         );
 

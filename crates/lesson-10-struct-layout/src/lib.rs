@@ -367,7 +367,7 @@ impl Lesson for StructLayout {
                 ]
             })
             .to_vec();
-        report.table(["run", "kernel", "loads", "wavefronts per load", "wavefronts, all loads", "excess"], rows);
+        report.table(["run", "kernel", "loads", "wf/req", "wavefronts, all loads", "excess"], rows);
         report.text(format!(
             "Blocks of {THREADS} threads; each thread reads its element in every iteration of a loop and writes\n\
              the sum, which is checked against the CPU. Within a family of fields every run reads the same bytes\n\

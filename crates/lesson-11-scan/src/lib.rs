@@ -383,7 +383,7 @@ impl Lesson for Scan {
             })
             .collect();
         report.table(
-            ["layout", "model wf/ld", "ncu wf/ld", "model wf/st", "ncu wf/st", "median ms", "spread", "Gwords/s"],
+            ["layout", "ld model", "ld ncu", "st model", "st ncu", "median ms", "spread", "Gwords/s"],
             rows,
         );
         for figure in self.figures(gpu, results) {
