@@ -483,3 +483,23 @@ fn watch_checks_again_on_every_save_with_the_next_hint() {
     assert_eq!(run.stdout.matches("is outside the editable part").count(), 2, "{}", run.stdout);
     assert!(run.stdout.contains("Hint 1: ") && run.stdout.contains("Hint 2: "), "{}", run.stdout);
 }
+
+/// What NVRTC is given for every starter and solution: the course's headers inlined, nothing left
+/// to include, and `#line` directives naming only the fixed program name and bare header names.
+#[test]
+fn every_exercise_compiles_from_memory_with_no_path_in_its_text() {
+    let manifest = manifest();
+    for exercise in &manifest.exercises {
+        let starter = fs::read_to_string(manifest.path(&exercise.starter)).unwrap();
+        for file in [&exercise.starter, &exercise.solution] {
+            let bytes = fs::read(manifest.path(file)).unwrap();
+            let valid = learner_file::validate(exercise, &starter, &bytes).unwrap();
+            let text = cuda_kernels::source::expand_for_compile(exercises::check::PROGRAM_NAME, &valid.text).unwrap();
+            assert_eq!(exercises::tokens::include_left(&text), None, "{}", exercise.id);
+            for line in text.lines().filter(|l| l.starts_with("#line")) {
+                let name = line.split('"').nth(1).unwrap();
+                assert!(name == "submission.cu" || cuda_kernels::source::course_headers().contains(&name), "{line}");
+            }
+        }
+    }
+}

@@ -42,7 +42,7 @@ impl Captured {
 
 const POLL: Duration = Duration::from_millis(20);
 /// How often the group's memory is read (a walk over `/proc`).
-const MEMORY_POLL: Duration = Duration::from_millis(100);
+const MEMORY_POLL: Duration = Duration::from_millis(250);
 
 /// Resident bytes of every process in group `group`, from `/proc`.
 pub fn group_resident_bytes(group: libc::pid_t) -> u64 {
