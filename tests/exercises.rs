@@ -408,6 +408,7 @@ fn the_check_command_works_inside_its_sandbox_and_cannot_read_beside_it() {
         name: "-resubmitted \"x\"\n".into(),
         result: Some(result.clone()),
         reference_only: false,
+        gpu_lock: None,
     }
     .args();
     let secret = outside.path().join("secret");
@@ -428,9 +429,9 @@ fn the_check_command_works_inside_its_sandbox_and_cannot_read_beside_it() {
 }
 
 #[test]
-fn a_class_graded_in_shards_and_merged_gives_the_reports_of_one_run() {
+fn a_class_graded_in_shards_and_merged_or_several_at_a_time_gives_the_reports_of_one_run() {
     let cases = cases().join("transpose-swizzle");
-    let folders: Vec<tempfile::TempDir> = (0..4).map(|_| tempfile::tempdir().unwrap()).collect();
+    let folders: Vec<tempfile::TempDir> = (0..5).map(|_| tempfile::tempdir().unwrap()).collect();
     let path = |i: usize| folders[i].path().to_str().unwrap().to_owned();
     let grade = |extra: &[&str], out: &str| {
         let mut args =
@@ -443,10 +444,12 @@ fn a_class_graded_in_shards_and_merged_gives_the_reports_of_one_run() {
     grade(&["--shard", "2/2"], &path(2));
     assert!(first.stdout.contains("submissions:"), "{}", first.stdout);
     let merged = xtask(&["grade", "--merge", &path(1), &path(2), "--out", &path(3)]);
+    grade(&["--jobs", "3"], &path(4));
     assert!(merged.stdout.contains("Merged 2 folders"), "{}", merged.stdout);
     for file in [grading::CSV_FILE, grading::JSON_FILE, grading::MARKDOWN_FILE] {
         let read = |i: usize| fs::read_to_string(folders[i].path().join(file)).unwrap();
         assert_eq!(read(3), read(0), "{file}");
+        assert_eq!(read(4), read(0), "{file}: three checks at a time give the same report");
         assert_ne!(read(1), read(0), "{file}: a shard is a part");
     }
     assert!(xtask_parse_error(&["grade", "--exercise", "x", "y", "--shard", "3/2"]).contains("give K/N"));

@@ -17,7 +17,7 @@ use exercises::{
     grading::{self, Checker, Graded},
     last_check::{self, Standing},
     learner_file::{self, LearnerFile},
-    protocol::{ChildCommand, Role},
+    protocol::{self, ChildCommand, Role},
     sandbox, submissions, supervise,
     verdict::{Verdict, judge},
 };
@@ -81,6 +81,10 @@ pub struct GradeArgs {
     /// Only validate the submissions; grade nothing.
     #[arg(long)]
     pub no_gpu: bool,
+    /// Checks run side by side: each compiles at once and waits its turn for the GPU, which one
+    /// check at a time profiles and times.
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub jobs: u16,
 }
 
 /// The hidden commands that check one file in a process of their own: their arguments, read by
@@ -111,6 +115,7 @@ fn checker(time_limit: u64) -> anyhow::Result<Checker> {
         leading_args: Vec::new(),
         time_limit: Duration::from_secs(time_limit),
         memory_limit: grading::MEMORY_LIMIT,
+        gpu_lock: None,
     })
 }
 
@@ -363,7 +368,14 @@ pub fn grade(args: &GradeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> 
     if gpu.is_ok() {
         eprintln!("Sandbox: {}.", sandbox::probe());
     }
-    let checker = checker(args.time_limit)?;
+    let mut checker = checker(args.time_limit)?;
+    if args.jobs > 1 {
+        fs::create_dir_all(&out_dir)?;
+        let lock = out_dir.join(".gpu-lock");
+        fs::OpenOptions::new().create(true).append(true).open(&lock).context("cannot make the GPU's lock file")?;
+        let wait = Duration::from_secs(args.time_limit * u64::from(args.jobs));
+        checker.gpu_lock = Some((lock, wait));
+    }
     let check = |file: &LearnerFile, shown: &str| match &gpu {
         Err(_) => check::Outcome::CouldNotCheck { reason: "the file is valid; grading it needs a GPU".into() },
         Ok(()) => checker.check(exercise, file, shown),
@@ -374,8 +386,9 @@ pub fn grade(args: &GradeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> 
         bar.set_position(done as u64);
         bar.set_message(format!("grading {name}"));
     };
-    let Graded { rows, resumed } = grading::grade(exercise, &starter, &entries, &out_dir, &check, &progress)
-        .with_context(|| format!("cannot write the grades in {}", out_dir.display()))?;
+    let Graded { rows, resumed } =
+        grading::grade(exercise, &starter, &entries, &out_dir, &check, &progress, usize::from(args.jobs))
+            .with_context(|| format!("cannot write the grades in {}", out_dir.display()))?;
     bar.finish_and_clear();
     write!(out, "{}", grading::markdown(exercise, &rows))?;
     if resumed > 0 {
@@ -452,7 +465,9 @@ pub fn check_submission(args: &ChildArgs) -> anyhow::Result<ExitCode> {
     let command = ChildCommand::parse(Role::Check, &args.args).map_err(anyhow::Error::msg)?;
     // Before any thread starts and before the submission is read: see `sandbox`.
     let work = command.file.parent().context("the submission's copy is in a folder of its own")?;
-    let sandbox = sandbox::restrict(&sandbox::Allowance::for_check(work)).map_err(anyhow::Error::msg)?;
+    let mut allowance = sandbox::Allowance::for_check(work);
+    allowance.read_write.extend(command.gpu_lock.clone());
+    let sandbox = sandbox::restrict(&allowance).map_err(anyhow::Error::msg)?;
     if let sandbox::Status::Unconfined(why) = &sandbox {
         eprintln!("not sandboxed: {why}");
     }
@@ -472,7 +487,16 @@ pub fn check_submission(args: &ChildArgs) -> anyhow::Result<ExitCode> {
             eprintln!("{error:#}");
         }
     };
-    let outcome = check::check(&manifest, &exercise, &file, &command.name, &profile_with, &provisional);
+    let held = std::sync::Mutex::new(None);
+    let gpu_turn = || match &command.gpu_lock {
+        None => Ok(()),
+        Some(lock) => {
+            let file = supervise::take_turn(lock, &work.join(protocol::GPU_TURN_MARKER)).map_err(|e| e.to_string())?;
+            *held.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(file);
+            Ok(())
+        }
+    };
+    let outcome = check::check(&manifest, &exercise, &file, &command.name, &profile_with, &provisional, &gpu_turn);
     write(&outcome)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -148,6 +148,7 @@ fn compile_text(gpu: &Gpu, shown: &str, text: &str, entry: &str) -> Result<CudaF
 /// Checks `file` (shown as `shown` in messages). `profile_with` restarts this program so that
 /// it runs [`profile_target`] under Nsight Compute. `provisional` is told the outcome to stand if
 /// the check goes no further: [`Outcome::CorrectUnmeasured`] once the output is right.
+/// `gpu_turn` waits for this check's turn on the GPU, after compiling and before the first launch.
 pub fn check(
     manifest: &Manifest,
     exercise: &Exercise,
@@ -155,6 +156,7 @@ pub fn check(
     shown: &str,
     profile_with: &SelfCommand,
     provisional: &dyn Fn(&Outcome),
+    gpu_turn: &dyn Fn() -> Result<(), String>,
 ) -> Outcome {
     let gpu = match Gpu::open() {
         Ok(gpu) => gpu,
@@ -164,6 +166,10 @@ pub fn check(
         Ok(kernels) => kernels,
         Err(outcome) => return *outcome,
     };
+    // Compiled while other checks used the GPU: from here on, this check has it alone.
+    if let Err(why) = gpu_turn() {
+        return Outcome::CouldNotCheck { reason: format!("cannot take the GPU in turn: {why}") };
+    }
     let harness = &exercise.harness;
     for &input in &exercise.inputs {
         let data = harness.input(input, Size::Check);
