@@ -92,7 +92,7 @@ pub struct GradeArgs {
 #[derive(Debug, Args)]
 #[command(disable_help_flag = true)]
 pub struct ChildArgs {
-    /// `--exercise=ID --file=PATH --name=NAME [--result=PATH]`.
+    /// `--exercise=ID --file=PATH --name=NAME` and the rest `ChildCommand` names.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
     pub args: Vec<std::ffi::OsString>,
 }

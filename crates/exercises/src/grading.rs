@@ -96,9 +96,8 @@ impl Checker {
         };
         let mut command = std::process::Command::new(&self.program);
         command.args(&self.leading_args).args(child.args()).current_dir(work.path());
-        // Temporary files (ncu's reports) and CUDA's JIT cache in the check's own folder, the one
-        // place its sandbox may write.
-        command.env("TMPDIR", work.path()).env("CUDA_CACHE_PATH", work.path().join("cuda-cache"));
+        // Temporary files (ncu's reports) in the check's own folder, where its sandbox may write.
+        command.env("TMPDIR", work.path());
         let turn = supervise::Turn {
             marker: self.gpu_lock.as_ref().map(|_| work.path().join(crate::protocol::GPU_TURN_MARKER)),
             wait: self.gpu_lock.as_ref().map_or(Duration::ZERO, |(_, wait)| *wait),

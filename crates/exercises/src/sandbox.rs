@@ -108,7 +108,10 @@ impl Allowance {
         if let Some(home) = env::var_os("HOME") {
             read_write.push(Path::new(&home).join(".config/NVIDIA Corporation"));
             read_write.push(Path::new(&home).join(".nsight-compute"));
+            // CUDA's cache of kernels compiled for the device, shared by every check.
+            read_write.push(Path::new(&home).join(".nv"));
         }
+        read_write.extend(env::var_os("CUDA_CACHE_PATH").map(PathBuf::from));
         read_write.retain(|path| path.is_absolute() && !BROAD.iter().any(|broad| path == Path::new(broad)));
         Allowance { read, read_write }
     }
