@@ -431,7 +431,7 @@ fn the_check_command_works_inside_its_sandbox_and_cannot_read_beside_it() {
 #[test]
 fn a_class_graded_in_shards_and_merged_or_several_at_a_time_gives_the_reports_of_one_run() {
     let cases = cases().join("transpose-swizzle");
-    let folders: Vec<tempfile::TempDir> = (0..5).map(|_| tempfile::tempdir().unwrap()).collect();
+    let folders: Vec<tempfile::TempDir> = (0..6).map(|_| tempfile::tempdir().unwrap()).collect();
     let path = |i: usize| folders[i].path().to_str().unwrap().to_owned();
     let grade = |extra: &[&str], out: &str| {
         let mut args =
@@ -445,11 +445,14 @@ fn a_class_graded_in_shards_and_merged_or_several_at_a_time_gives_the_reports_of
     assert!(first.stdout.contains("submissions:"), "{}", first.stdout);
     let merged = xtask(&["grade", "--merge", &path(1), &path(2), "--out", &path(3)]);
     grade(&["--jobs", "3"], &path(4));
+    grade(&["--gpus", "0,1", "--jobs", "2"], &path(5));
+    assert!(folders[5].path().join(".gpu-1-lock").is_file(), "a lock per GPU");
     assert!(merged.stdout.contains("Merged 2 folders"), "{}", merged.stdout);
     for file in [grading::CSV_FILE, grading::JSON_FILE, grading::MARKDOWN_FILE] {
         let read = |i: usize| fs::read_to_string(folders[i].path().join(file)).unwrap();
         assert_eq!(read(3), read(0), "{file}");
         assert_eq!(read(4), read(0), "{file}: three checks at a time give the same report");
+        assert_eq!(read(5), read(0), "{file}: two GPUs, two checks on each");
         assert_ne!(read(1), read(0), "{file}: a shard is a part");
     }
     assert!(xtask_parse_error(&["grade", "--exercise", "x", "y", "--shard", "3/2"]).contains("give K/N"));

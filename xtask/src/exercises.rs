@@ -81,10 +81,13 @@ pub struct GradeArgs {
     /// Only validate the submissions; grade nothing.
     #[arg(long)]
     pub no_gpu: bool,
-    /// Checks run side by side: each compiles at once and waits its turn for the GPU, which one
-    /// check at a time profiles and times.
+    /// Checks run side by side on each GPU: each compiles at once and waits its turn for its GPU,
+    /// which one check at a time profiles and times.
     #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
     pub jobs: u16,
+    /// The GPUs to grade on, e.g. `0,1,2,3`: `--jobs` workers on each (default: the first GPU).
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub gpus: Vec<u32>,
 }
 
 /// The hidden commands that check one file in a process of their own: their arguments, read by
@@ -116,6 +119,7 @@ fn checker(time_limit: u64) -> anyhow::Result<Checker> {
         time_limit: Duration::from_secs(time_limit),
         memory_limit: grading::MEMORY_LIMIT,
         gpu_lock: None,
+        device: None,
     })
 }
 
@@ -368,17 +372,29 @@ pub fn grade(args: &GradeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> 
     if gpu.is_ok() {
         eprintln!("Sandbox: {}.", sandbox::probe());
     }
-    let mut checker = checker(args.time_limit)?;
-    if args.jobs > 1 {
-        fs::create_dir_all(&out_dir)?;
-        let lock = out_dir.join(".gpu-lock");
-        fs::OpenOptions::new().create(true).append(true).open(&lock).context("cannot make the GPU's lock file")?;
-        let wait = Duration::from_secs(args.time_limit * u64::from(args.jobs));
-        checker.gpu_lock = Some((lock, wait));
+    // One checker per GPU; a GPU's workers take it in turn through its lock.
+    let devices: Vec<Option<u32>> = match args.gpus.is_empty() {
+        true => vec![None],
+        false => args.gpus.iter().copied().map(Some).collect(),
+    };
+    let mut checkers = Vec::new();
+    for device in &devices {
+        let mut checker = checker(args.time_limit)?;
+        checker.device = device.map(|d| d.to_string());
+        if args.jobs > 1 || device.is_some() {
+            fs::create_dir_all(&out_dir)?;
+            let lock = out_dir.join(match device {
+                Some(d) => format!(".gpu-{d}-lock"),
+                None => ".gpu-lock".to_owned(),
+            });
+            fs::OpenOptions::new().create(true).append(true).open(&lock).context("cannot make the GPU's lock file")?;
+            checker.gpu_lock = Some((lock, Duration::from_secs(args.time_limit * u64::from(args.jobs))));
+        }
+        checkers.push(checker);
     }
-    let check = |file: &LearnerFile, shown: &str| match &gpu {
+    let check = |file: &LearnerFile, shown: &str, worker: usize| match &gpu {
         Err(_) => check::Outcome::CouldNotCheck { reason: "the file is valid; grading it needs a GPU".into() },
-        Ok(()) => checker.check(exercise, file, shown),
+        Ok(()) => checkers[worker % checkers.len()].check(exercise, file, shown),
     };
     let bar = ProgressBar::new(entries.len() as u64)
         .with_style(ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}").expect("valid progress template"));
@@ -386,9 +402,16 @@ pub fn grade(args: &GradeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> 
         bar.set_position(done as u64);
         bar.set_message(format!("grading {name}"));
     };
-    let Graded { rows, resumed } =
-        grading::grade(exercise, &starter, &entries, &out_dir, &check, &progress, usize::from(args.jobs))
-            .with_context(|| format!("cannot write the grades in {}", out_dir.display()))?;
+    let Graded { rows, resumed } = grading::grade(
+        exercise,
+        &starter,
+        &entries,
+        &out_dir,
+        &check,
+        &progress,
+        usize::from(args.jobs) * devices.len(),
+    )
+    .with_context(|| format!("cannot write the grades in {}", out_dir.display()))?;
     bar.finish_and_clear();
     write!(out, "{}", grading::markdown(exercise, &rows))?;
     if resumed > 0 {

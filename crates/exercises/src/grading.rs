@@ -66,6 +66,8 @@ pub struct Checker {
     /// Where checks running side by side take the GPU in turn (`None`: one check at a time), and
     /// how long one may wait for its turn.
     pub gpu_lock: Option<(PathBuf, Duration)>,
+    /// The GPU the check runs on (`CUDA_VISIBLE_DEVICES`), where several are used.
+    pub device: Option<String>,
 }
 
 impl Checker {
@@ -98,6 +100,9 @@ impl Checker {
         command.args(&self.leading_args).args(child.args()).current_dir(work.path());
         // Temporary files (ncu's reports) in the check's own folder, where its sandbox may write.
         command.env("TMPDIR", work.path());
+        if let Some(device) = &self.device {
+            command.env("CUDA_VISIBLE_DEVICES", device);
+        }
         let turn = supervise::Turn {
             marker: self.gpu_lock.as_ref().map(|_| work.path().join(crate::protocol::GPU_TURN_MARKER)),
             wait: self.gpu_lock.as_ref().map_or(Duration::ZERO, |(_, wait)| *wait),
@@ -269,7 +274,8 @@ struct Pending {
 /// Grades `entries` for `exercise` (its starter text is `starter`) into `out_dir`: each file is
 /// validated, then checked by `check` unless an earlier run in `out_dir` graded the same file;
 /// the reports are rewritten after every row, so an interrupted run keeps what it finished.
-/// `jobs` checks run at once (each takes the GPU in turn, see [`Checker::gpu_lock`]); the
+/// `jobs` checks run at once (each takes the GPU in turn, see [`Checker::gpu_lock`]), `check`
+/// told which worker (0 to `jobs - 1`) runs it, so that workers can be spread over GPUs; the
 /// rows come out in the entries' order whatever order the checks end in.
 /// `progress(name, index, total)` is told before each check.
 pub fn grade(
@@ -277,7 +283,7 @@ pub fn grade(
     starter: &str,
     entries: &[Entry],
     out_dir: &Path,
-    check: &(dyn Fn(&LearnerFile, &str) -> Outcome + Sync),
+    check: &(dyn Fn(&LearnerFile, &str, usize) -> Outcome + Sync),
     progress: &(dyn Fn(&str, usize, usize) + Sync),
     jobs: usize,
 ) -> io::Result<Graded> {
@@ -320,14 +326,14 @@ pub fn grade(
     let queue = std::sync::Mutex::new(pending.into_iter());
     std::thread::scope(|scope| -> io::Result<()> {
         let (send, receive) = std::sync::mpsc::channel();
-        for _ in 0..jobs.max(1) {
+        for worker in 0..jobs.max(1) {
             let (send, queue) = (send.clone(), &queue);
             scope.spawn(move || {
                 loop {
                     let next = queue.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).next();
                     let Some(Pending { index, file, row, shown }) = next else { break };
                     progress(&row.submission, index, total);
-                    let outcome = check(&file, &shown);
+                    let outcome = check(&file, &shown, worker);
                     if send.send((index, row, outcome)).is_err() {
                         break;
                     }
@@ -530,7 +536,7 @@ mod tests {
 
         fn grade(&self, calls: &AtomicUsize) -> Graded {
             let entries = scan(self.submissions.path(), "exercise.cu").unwrap();
-            let check = |_: &LearnerFile, _: &str| {
+            let check = |_: &LearnerFile, _: &str, _: usize| {
                 calls.fetch_add(1, Ordering::SeqCst);
                 Outcome::Correct(measured(1, 1, 1.0))
             };
@@ -577,6 +583,7 @@ mod tests {
             time_limit: Duration::from_secs(seconds),
             memory_limit: MEMORY_LIMIT,
             gpu_lock: None,
+            device: None,
         }
     }
 
@@ -648,7 +655,7 @@ mod tests {
                 .unwrap();
         }
         let entries = scan(setup.submissions.path(), "exercise.cu").unwrap();
-        let check = |_: &LearnerFile, _: &str| Outcome::Correct(measured(1, 1, 1.0));
+        let check = |_: &LearnerFile, _: &str, _: usize| Outcome::Correct(measured(1, 1, 1.0));
         let whole =
             grade(&setup.exercise, &setup.starter, &entries, setup.out.path(), &check, &|_, _, _| {}, 1).unwrap();
         let parts: Vec<tempfile::TempDir> = (1..=2)
@@ -687,7 +694,9 @@ mod tests {
         }
         let entries = scan(setup.submissions.path(), "exercise.cu").unwrap();
         let (running, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
-        let check = |_: &LearnerFile, shown: &str| {
+        let workers = std::sync::Mutex::new(std::collections::BTreeSet::new());
+        let check = |_: &LearnerFile, shown: &str, worker: usize| {
+            workers.lock().unwrap().insert(worker);
             let now = running.fetch_add(1, Ordering::SeqCst) + 1;
             most.fetch_max(now, Ordering::SeqCst);
             // Later entries end first.
@@ -698,6 +707,7 @@ mod tests {
         let parallel =
             grade(&setup.exercise, &setup.starter, &entries, setup.out.path(), &check, &|_, _, _| {}, 3).unwrap();
         assert!(most.load(Ordering::SeqCst) > 1, "checks ran side by side");
+        assert!(workers.lock().unwrap().iter().all(|&w| w < 3) && workers.lock().unwrap().len() > 1, "worker numbers");
         let one_at_a_time = tempfile::tempdir().unwrap();
         let sequential =
             grade(&setup.exercise, &setup.starter, &entries, one_at_a_time.path(), &check, &|_, _, _| {}, 1).unwrap();
