@@ -400,7 +400,7 @@ pub fn grade(args: &GradeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> 
         .with_style(ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}").expect("valid progress template"));
     let progress = |name: &str, done: usize, _total: usize| {
         bar.set_position(done as u64);
-        bar.set_message(format!("grading {name}"));
+        bar.set_message(format!("grading {}", name.escape_debug()));
     };
     let Graded { rows, resumed } = grading::grade(
         exercise,
