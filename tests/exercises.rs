@@ -408,6 +408,7 @@ fn the_check_command_works_inside_its_sandbox_and_cannot_read_beside_it() {
         name: "-resubmitted \"x\"\n".into(),
         result: Some(result.clone()),
         reference_only: false,
+        gpu_lock: None,
     }
     .args();
     let secret = outside.path().join("secret");
@@ -428,9 +429,9 @@ fn the_check_command_works_inside_its_sandbox_and_cannot_read_beside_it() {
 }
 
 #[test]
-fn a_class_graded_in_shards_and_merged_gives_the_reports_of_one_run() {
+fn a_class_graded_in_shards_and_merged_or_several_at_a_time_gives_the_reports_of_one_run() {
     let cases = cases().join("transpose-swizzle");
-    let folders: Vec<tempfile::TempDir> = (0..4).map(|_| tempfile::tempdir().unwrap()).collect();
+    let folders: Vec<tempfile::TempDir> = (0..6).map(|_| tempfile::tempdir().unwrap()).collect();
     let path = |i: usize| folders[i].path().to_str().unwrap().to_owned();
     let grade = |extra: &[&str], out: &str| {
         let mut args =
@@ -443,10 +444,15 @@ fn a_class_graded_in_shards_and_merged_gives_the_reports_of_one_run() {
     grade(&["--shard", "2/2"], &path(2));
     assert!(first.stdout.contains("submissions:"), "{}", first.stdout);
     let merged = xtask(&["grade", "--merge", &path(1), &path(2), "--out", &path(3)]);
+    grade(&["--jobs", "3"], &path(4));
+    grade(&["--gpus", "0,1", "--jobs", "2"], &path(5));
+    assert!(folders[5].path().join(".gpu-1-lock").is_file(), "a lock per GPU");
     assert!(merged.stdout.contains("Merged 2 folders"), "{}", merged.stdout);
     for file in [grading::CSV_FILE, grading::JSON_FILE, grading::MARKDOWN_FILE] {
         let read = |i: usize| fs::read_to_string(folders[i].path().join(file)).unwrap();
         assert_eq!(read(3), read(0), "{file}");
+        assert_eq!(read(4), read(0), "{file}: three checks at a time give the same report");
+        assert_eq!(read(5), read(0), "{file}: two GPUs, two checks on each");
         assert_ne!(read(1), read(0), "{file}: a shard is a part");
     }
     assert!(xtask_parse_error(&["grade", "--exercise", "x", "y", "--shard", "3/2"]).contains("give K/N"));
@@ -482,4 +488,24 @@ fn watch_checks_again_on_every_save_with_the_next_hint() {
     assert_eq!(run.code, ExitCode::FAILURE, "{}", run.stdout);
     assert_eq!(run.stdout.matches("is outside the editable part").count(), 2, "{}", run.stdout);
     assert!(run.stdout.contains("Hint 1: ") && run.stdout.contains("Hint 2: "), "{}", run.stdout);
+}
+
+/// What NVRTC is given for every starter and solution: the course's headers inlined, nothing left
+/// to include, and `#line` directives naming only the fixed program name and bare header names.
+#[test]
+fn every_exercise_compiles_from_memory_with_no_path_in_its_text() {
+    let manifest = manifest();
+    for exercise in &manifest.exercises {
+        let starter = fs::read_to_string(manifest.path(&exercise.starter)).unwrap();
+        for file in [&exercise.starter, &exercise.solution] {
+            let bytes = fs::read(manifest.path(file)).unwrap();
+            let valid = learner_file::validate(exercise, &starter, &bytes).unwrap();
+            let text = cuda_kernels::source::expand_for_compile(exercises::check::PROGRAM_NAME, &valid.text).unwrap();
+            assert_eq!(exercises::tokens::include_left(&text), None, "{}", exercise.id);
+            for line in text.lines().filter(|l| l.starts_with("#line")) {
+                let name = line.split('"').nth(1).unwrap();
+                assert!(name == "submission.cu" || cuda_kernels::source::course_headers().contains(&name), "{line}");
+            }
+        }
+    }
 }

@@ -17,7 +17,7 @@ use exercises::{
     grading::{self, Checker, Graded},
     last_check::{self, Standing},
     learner_file::{self, LearnerFile},
-    protocol::{ChildCommand, Role},
+    protocol::{self, ChildCommand, Role},
     sandbox, submissions, supervise,
     verdict::{Verdict, judge},
 };
@@ -81,6 +81,13 @@ pub struct GradeArgs {
     /// Only validate the submissions; grade nothing.
     #[arg(long)]
     pub no_gpu: bool,
+    /// Checks run side by side on each GPU: each compiles at once and waits its turn for its GPU,
+    /// which one check at a time profiles and times.
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub jobs: u16,
+    /// The GPUs to grade on, e.g. `0,1,2,3`: `--jobs` workers on each (default: the first GPU).
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub gpus: Vec<u32>,
 }
 
 /// The hidden commands that check one file in a process of their own: their arguments, read by
@@ -88,7 +95,7 @@ pub struct GradeArgs {
 #[derive(Debug, Args)]
 #[command(disable_help_flag = true)]
 pub struct ChildArgs {
-    /// `--exercise=ID --file=PATH --name=NAME [--result=PATH]`.
+    /// `--exercise=ID --file=PATH --name=NAME` and the rest `ChildCommand` names.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
     pub args: Vec<std::ffi::OsString>,
 }
@@ -111,6 +118,8 @@ fn checker(time_limit: u64) -> anyhow::Result<Checker> {
         leading_args: Vec::new(),
         time_limit: Duration::from_secs(time_limit),
         memory_limit: grading::MEMORY_LIMIT,
+        gpu_lock: None,
+        device: None,
     })
 }
 
@@ -363,19 +372,46 @@ pub fn grade(args: &GradeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> 
     if gpu.is_ok() {
         eprintln!("Sandbox: {}.", sandbox::probe());
     }
-    let checker = checker(args.time_limit)?;
-    let check = |file: &LearnerFile, shown: &str| match &gpu {
+    // One checker per GPU; a GPU's workers take it in turn through its lock.
+    let devices: Vec<Option<u32>> = match args.gpus.is_empty() {
+        true => vec![None],
+        false => args.gpus.iter().copied().map(Some).collect(),
+    };
+    let mut checkers = Vec::new();
+    for device in &devices {
+        let mut checker = checker(args.time_limit)?;
+        checker.device = device.map(|d| d.to_string());
+        if args.jobs > 1 || device.is_some() {
+            fs::create_dir_all(&out_dir)?;
+            let lock = out_dir.join(match device {
+                Some(d) => format!(".gpu-{d}-lock"),
+                None => ".gpu-lock".to_owned(),
+            });
+            fs::OpenOptions::new().create(true).append(true).open(&lock).context("cannot make the GPU's lock file")?;
+            checker.gpu_lock = Some((lock, Duration::from_secs(args.time_limit * u64::from(args.jobs))));
+        }
+        checkers.push(checker);
+    }
+    let check = |file: &LearnerFile, shown: &str, worker: usize| match &gpu {
         Err(_) => check::Outcome::CouldNotCheck { reason: "the file is valid; grading it needs a GPU".into() },
-        Ok(()) => checker.check(exercise, file, shown),
+        Ok(()) => checkers[worker % checkers.len()].check(exercise, file, shown),
     };
     let bar = ProgressBar::new(entries.len() as u64)
         .with_style(ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}").expect("valid progress template"));
     let progress = |name: &str, done: usize, _total: usize| {
         bar.set_position(done as u64);
-        bar.set_message(format!("grading {name}"));
+        bar.set_message(format!("grading {}", name.escape_debug()));
     };
-    let Graded { rows, resumed } = grading::grade(exercise, &starter, &entries, &out_dir, &check, &progress)
-        .with_context(|| format!("cannot write the grades in {}", out_dir.display()))?;
+    let Graded { rows, resumed } = grading::grade(
+        exercise,
+        &starter,
+        &entries,
+        &out_dir,
+        &check,
+        &progress,
+        usize::from(args.jobs) * devices.len(),
+    )
+    .with_context(|| format!("cannot write the grades in {}", out_dir.display()))?;
     bar.finish_and_clear();
     write!(out, "{}", grading::markdown(exercise, &rows))?;
     if resumed > 0 {
@@ -452,7 +488,9 @@ pub fn check_submission(args: &ChildArgs) -> anyhow::Result<ExitCode> {
     let command = ChildCommand::parse(Role::Check, &args.args).map_err(anyhow::Error::msg)?;
     // Before any thread starts and before the submission is read: see `sandbox`.
     let work = command.file.parent().context("the submission's copy is in a folder of its own")?;
-    let sandbox = sandbox::restrict(&sandbox::Allowance::for_check(work)).map_err(anyhow::Error::msg)?;
+    let mut allowance = sandbox::Allowance::for_check(work);
+    allowance.read_write.extend(command.gpu_lock.clone());
+    let sandbox = sandbox::restrict(&allowance).map_err(anyhow::Error::msg)?;
     if let sandbox::Status::Unconfined(why) = &sandbox {
         eprintln!("not sandboxed: {why}");
     }
@@ -472,7 +510,16 @@ pub fn check_submission(args: &ChildArgs) -> anyhow::Result<ExitCode> {
             eprintln!("{error:#}");
         }
     };
-    let outcome = check::check(&manifest, &exercise, &file, &command.name, &profile_with, &provisional);
+    let held = std::sync::Mutex::new(None);
+    let gpu_turn = || match &command.gpu_lock {
+        None => Ok(()),
+        Some(lock) => {
+            let file = supervise::take_turn(lock, &work.join(protocol::GPU_TURN_MARKER)).map_err(|e| e.to_string())?;
+            *held.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(file);
+            Ok(())
+        }
+    };
+    let outcome = check::check(&manifest, &exercise, &file, &command.name, &profile_with, &provisional, &gpu_turn);
     write(&outcome)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::{
     diagnostics,
-    harness::{HostInput, Run, Size, compare, compare_sample},
+    harness::{HostInput, Run, Size, Verifier, compare},
     learner_file::LearnerFile,
     manifest::{Exercise, Input, Manifest},
 };
@@ -148,6 +148,7 @@ fn compile_text(gpu: &Gpu, shown: &str, text: &str, entry: &str) -> Result<CudaF
 /// Checks `file` (shown as `shown` in messages). `profile_with` restarts this program so that
 /// it runs [`profile_target`] under Nsight Compute. `provisional` is told the outcome to stand if
 /// the check goes no further: [`Outcome::CorrectUnmeasured`] once the output is right.
+/// `gpu_turn` waits for this check's turn on the GPU, after compiling and before the first launch.
 pub fn check(
     manifest: &Manifest,
     exercise: &Exercise,
@@ -155,6 +156,7 @@ pub fn check(
     shown: &str,
     profile_with: &SelfCommand,
     provisional: &dyn Fn(&Outcome),
+    gpu_turn: &dyn Fn() -> Result<(), String>,
 ) -> Outcome {
     let gpu = match Gpu::open() {
         Ok(gpu) => gpu,
@@ -164,6 +166,10 @@ pub fn check(
         Ok(kernels) => kernels,
         Err(outcome) => return *outcome,
     };
+    // Compiled while other checks used the GPU: from here on, this check has it alone.
+    if let Err(why) = gpu_turn() {
+        return Outcome::CouldNotCheck { reason: format!("cannot take the GPU in turn: {why}") };
+    }
     let harness = &exercise.harness;
     for &input in &exercise.inputs {
         let data = harness.input(input, Size::Check);
@@ -199,6 +205,7 @@ pub fn check(
             shared_bytes,
         }),
         Err(TimingError::Incorrect(detail)) => Outcome::Incorrect { input: Input::Random, detail },
+        Err(TimingError::Reference(reason)) => Outcome::CouldNotCheck { reason },
         Err(TimingError::Gpu(error)) => {
             Outcome::Crashed { detail: diagnostics::scrub(&format!("at the timed size: {error}")) }
         }
@@ -270,10 +277,12 @@ const PLAN: Plan = Plan { warmup: 2, reps: 7 };
 /// The GPU runs the reference for this long first, to leave its idle clocks.
 const WARM_UP_SECONDS: f64 = 0.2;
 
-/// Why timing stopped: the GPU failed, or the submission's output at the timed size was wrong.
+/// Why timing stopped: the GPU failed, the submission's output at the timed size was wrong, or
+/// the reference's or the starter's was (not the submission's doing).
 enum TimingError {
     Gpu(GpuError),
     Incorrect(String),
+    Reference(String),
 }
 
 impl From<GpuError> for TimingError {
@@ -283,9 +292,9 @@ impl From<GpuError> for TimingError {
 }
 
 /// (submission, reference, starter) median ms at the timed size, and the submission's shared bytes.
-/// Every launch starts from a zeroed output; after each of the submission's, its output is
-/// compared with the CPU's (a sample of rows for a GEMM) and its guard checked, so a kernel that
-/// skips work when timed, or writes past `out`, is caught at the launch that did it.
+/// Every launch starts from a zeroed output; after each, its output is compared with the CPU's (a
+/// sample of rows for a GEMM) and its guard checked ([`Verifier`]), so a kernel that skips work
+/// when timed, or writes past `out`, is caught at the launch that did it.
 fn measure(
     gpu: &Gpu,
     manifest: &Manifest,
@@ -295,7 +304,7 @@ fn measure(
     let harness = &exercise.harness;
     let starter = compile_file(gpu, manifest, &exercise.starter, &exercise.entry)?;
     let data: HostInput = harness.input(Input::Random, Size::Timed);
-    let (expected, rows) = harness.expected_sample(&data, Size::Timed);
+    let mut verifier = Verifier::new(gpu, harness, &data, Size::Timed, exercise.tolerance)?;
     let mut runs = [&kernels.submission, &kernels.reference, &starter]
         .into_iter()
         .map(|function| Run::new(gpu, function, harness, Size::Timed, &data))
@@ -316,15 +325,14 @@ fn measure(
                 if launch >= PLAN.warmup {
                     times.push(ms);
                 }
-                if kernel == 0 {
-                    let output = run.checked_output()?.map_err(TimingError::Incorrect)?;
-                    compare_sample(&output, &expected, rows.as_deref(), exercise.tolerance).map_err(|detail| {
-                        TimingError::Incorrect(format!(
-                            "at the timed size, launch {} of round {}: {detail}",
-                            launch + 1,
-                            round + 1
-                        ))
-                    })?;
+                // Every kernel's output is checked, so that each waits alike between launches.
+                if let Err(detail) = verifier.verify(run)? {
+                    let at = format!("at the timed size, launch {} of round {}: {detail}", launch + 1, round + 1);
+                    return Err(match kernel {
+                        0 => TimingError::Incorrect(at),
+                        1 => TimingError::Reference(format!("the reference solution's output {at}")),
+                        _ => TimingError::Reference(format!("the starter's output {at}")),
+                    });
                 }
             }
             samples.push(timing::Timing::from_samples(times).expect("reps").median_ms);

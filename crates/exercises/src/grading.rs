@@ -63,6 +63,11 @@ pub struct Checker {
     pub time_limit: Duration,
     /// Resident bytes the check's process group may use ([`MEMORY_LIMIT`] by default).
     pub memory_limit: u64,
+    /// Where checks running side by side take the GPU in turn (`None`: one check at a time), and
+    /// how long one may wait for its turn.
+    pub gpu_lock: Option<(PathBuf, Duration)>,
+    /// The GPU the check runs on (`CUDA_VISIBLE_DEVICES`), where several are used.
+    pub device: Option<String>,
 }
 
 impl Checker {
@@ -89,13 +94,20 @@ impl Checker {
             name: shown.to_owned(),
             result: Some(result.clone()),
             reference_only: false,
+            gpu_lock: self.gpu_lock.as_ref().map(|(lock, _)| lock.clone()),
         };
         let mut command = std::process::Command::new(&self.program);
         command.args(&self.leading_args).args(child.args()).current_dir(work.path());
-        // Temporary files (ncu's reports) and CUDA's JIT cache in the check's own folder, the one
-        // place its sandbox may write.
-        command.env("TMPDIR", work.path()).env("CUDA_CACHE_PATH", work.path().join("cuda-cache"));
-        let finished = supervise::run(&mut command, self.time_limit, OUTPUT_CAP, self.memory_limit)?;
+        // Temporary files (ncu's reports) in the check's own folder, where its sandbox may write.
+        command.env("TMPDIR", work.path());
+        if let Some(device) = &self.device {
+            command.env("CUDA_VISIBLE_DEVICES", device);
+        }
+        let turn = supervise::Turn {
+            marker: self.gpu_lock.as_ref().map(|_| work.path().join(crate::protocol::GPU_TURN_MARKER)),
+            wait: self.gpu_lock.as_ref().map_or(Duration::ZERO, |(_, wait)| *wait),
+        };
+        let finished = supervise::run(&mut command, self.time_limit, OUTPUT_CAP, self.memory_limit, &turn)?;
         if let Some(bytes) = finished.memory_exceeded {
             return Ok(Outcome::Crashed {
                 detail: format!(
@@ -251,24 +263,37 @@ pub struct Graded {
     pub resumed: usize,
 }
 
+/// A submission that passed validation and awaits its check.
+struct Pending {
+    index: usize,
+    file: LearnerFile,
+    row: Row,
+    shown: String,
+}
+
 /// Grades `entries` for `exercise` (its starter text is `starter`) into `out_dir`: each file is
 /// validated, then checked by `check` unless an earlier run in `out_dir` graded the same file;
 /// the reports are rewritten after every row, so an interrupted run keeps what it finished.
-/// `progress(name, done, total)` is told before each check.
+/// `jobs` checks run at once (each takes the GPU in turn, see [`Checker::gpu_lock`]), `check`
+/// told which worker (0 to `jobs - 1`) runs it, so that workers can be spread over GPUs; the
+/// rows come out in the entries' order whatever order the checks end in.
+/// `progress(name, index, total)` is told before each check.
 pub fn grade(
     exercise: &Exercise,
     starter: &str,
     entries: &[Entry],
     out_dir: &Path,
-    check: &dyn Fn(&LearnerFile, &str) -> Outcome,
-    progress: &dyn Fn(&str, usize, usize),
+    check: &(dyn Fn(&LearnerFile, &str, usize) -> Outcome + Sync),
+    progress: &(dyn Fn(&str, usize, usize) + Sync),
+    jobs: usize,
 ) -> io::Result<Graded> {
     fs::create_dir_all(out_dir)?;
     let done = load_state(out_dir, &exercise.id);
-    let (mut rows, mut resumed) = (Vec::new(), 0);
+    let (mut rows, mut resumed, mut pending): (Vec<Option<Row>>, usize, Vec<Pending>) =
+        (vec![None; entries.len()], 0, Vec::new());
     for (index, entry) in entries.iter().enumerate() {
-        let row = match entry {
-            Entry::Refused { name, reason } => refused(name, reason.clone()),
+        rows[index] = match entry {
+            Entry::Refused { name, reason } => Some(refused(name, reason.clone())),
             Entry::Found(submission) => {
                 let mut row = Row {
                     submission: submission.name.clone(),
@@ -277,31 +302,59 @@ pub fn grade(
                     not_graded: None,
                     verdict: None,
                 };
+                let key = (submission.name.clone(), submission.sha256.clone());
                 match learner_file::validate(exercise, starter, &submission.bytes) {
-                    Err(invalid) => row.not_graded = Some(format!("{}: {invalid}", submission.shown)),
-                    Ok(_) if done.contains_key(&(submission.name.clone(), submission.sha256.clone())) => {
+                    Err(invalid) => {
+                        row.not_graded = Some(format!("{}: {invalid}", submission.shown));
+                        Some(row)
+                    }
+                    Ok(_) if done.contains_key(&key) => {
                         resumed += 1;
-                        row = done[&(submission.name.clone(), submission.sha256.clone())].clone();
+                        Some(done[&key].clone())
                     }
                     Ok(file) => {
-                        progress(&submission.name, index, entries.len());
-                        let outcome = check(&file, &submission.shown);
-                        if let Outcome::CouldNotCheck { reason } = &outcome {
-                            row.not_graded = Some(format!("not checked: {reason}"));
-                        }
-                        row.verdict = Some(judge(exercise, &outcome));
-                        if row.graded() {
-                            append_state(out_dir, &exercise.id, &row)?;
-                        }
+                        pending.push(Pending { index, file, row, shown: submission.shown.clone() });
+                        None
                     }
                 }
-                row
             }
         };
-        rows.push(row);
-        write_reports(exercise, &rows, out_dir)?;
     }
-    Ok(Graded { rows, resumed })
+    let finished = |rows: &[Option<Row>]| rows.iter().flatten().cloned().collect::<Vec<Row>>();
+    write_reports(exercise, &finished(&rows), out_dir)?;
+    let total = entries.len();
+    let queue = std::sync::Mutex::new(pending.into_iter());
+    std::thread::scope(|scope| -> io::Result<()> {
+        let (send, receive) = std::sync::mpsc::channel();
+        for worker in 0..jobs.max(1) {
+            let (send, queue) = (send.clone(), &queue);
+            scope.spawn(move || {
+                loop {
+                    let next = queue.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).next();
+                    let Some(Pending { index, file, row, shown }) = next else { break };
+                    progress(&row.submission, index, total);
+                    let outcome = check(&file, &shown, worker);
+                    if send.send((index, row, outcome)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(send);
+        for (index, mut row, outcome) in receive {
+            if let Outcome::CouldNotCheck { reason } = &outcome {
+                row.not_graded = Some(format!("not checked: {reason}"));
+            }
+            row.verdict = Some(judge(exercise, &outcome));
+            if row.graded() {
+                append_state(out_dir, &exercise.id, &row)?;
+            }
+            rows[index] = Some(row);
+            write_reports(exercise, &finished(&rows), out_dir)?;
+        }
+        Ok(())
+    })?;
+    Ok(Graded { rows: rows.into_iter().map(|row| row.expect("every entry has its row")).collect(), resumed })
 }
 
 fn refused(name: &str, reason: String) -> Row {
@@ -454,7 +507,7 @@ pub fn markdown(exercise: &Exercise, rows: &[Row]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::cell::Cell;
+    use std::sync::atomic::{AtomicUsize, Ordering};
 
     use super::*;
     use crate::{
@@ -481,22 +534,22 @@ mod tests {
             Setup { submissions, out: tempfile::tempdir().unwrap(), exercise, starter }
         }
 
-        fn grade(&self, calls: &Cell<usize>) -> Graded {
+        fn grade(&self, calls: &AtomicUsize) -> Graded {
             let entries = scan(self.submissions.path(), "exercise.cu").unwrap();
-            let check = |_: &LearnerFile, _: &str| {
-                calls.set(calls.get() + 1);
+            let check = |_: &LearnerFile, _: &str, _: usize| {
+                calls.fetch_add(1, Ordering::SeqCst);
                 Outcome::Correct(measured(1, 1, 1.0))
             };
-            grade(&self.exercise, &self.starter, &entries, self.out.path(), &check, &|_, _, _| {}).unwrap()
+            grade(&self.exercise, &self.starter, &entries, self.out.path(), &check, &|_, _, _| {}, 1).unwrap()
         }
     }
 
     #[test]
     fn a_rerun_keeps_what_was_graded_and_regrades_what_changed() {
         let setup = Setup::new();
-        let calls = Cell::new(0);
+        let calls = AtomicUsize::new(0);
         let first = setup.grade(&calls);
-        assert_eq!((calls.get(), first.resumed), (1, 0), "the invalid file is never checked");
+        assert_eq!((calls.load(Ordering::SeqCst), first.resumed), (1, 0), "the invalid file is never checked");
         assert_eq!(first.rows[0].score(), Some(100));
         assert_eq!(
             first.rows[1].not_graded.as_deref(),
@@ -506,7 +559,7 @@ mod tests {
             )
         );
         let second = setup.grade(&calls);
-        assert_eq!((calls.get(), second.resumed), (1, 1));
+        assert_eq!((calls.load(Ordering::SeqCst), second.resumed), (1, 1));
         assert_eq!(second.rows, first.rows);
 
         // A changed file is graded again; a line cut off by an interrupted run is ignored.
@@ -516,10 +569,10 @@ mod tests {
         let mut state = fs::OpenOptions::new().append(true).open(setup.out.path().join(STATE_FILE)).unwrap();
         write!(state, "{{\"exercise\":\"transpose-swizzle\",\"row\":{{\"submis").unwrap();
         let third = setup.grade(&calls);
-        assert_eq!((calls.get(), third.resumed), (2, 0));
+        assert_eq!((calls.load(Ordering::SeqCst), third.resumed), (2, 0));
         assert_ne!(third.rows[0].sha256, first.rows[0].sha256);
         let fourth = setup.grade(&calls);
-        assert_eq!((calls.get(), fourth.resumed), (2, 1));
+        assert_eq!((calls.load(Ordering::SeqCst), fourth.resumed), (2, 1));
     }
 
     /// A checker whose "check process" is the shell script `script`, given the checker's arguments.
@@ -529,6 +582,8 @@ mod tests {
             leading_args: vec!["-c".into(), script.into(), "sh".into()],
             time_limit: Duration::from_secs(seconds),
             memory_limit: MEMORY_LIMIT,
+            gpu_lock: None,
+            device: None,
         }
     }
 
@@ -600,14 +655,15 @@ mod tests {
                 .unwrap();
         }
         let entries = scan(setup.submissions.path(), "exercise.cu").unwrap();
-        let check = |_: &LearnerFile, _: &str| Outcome::Correct(measured(1, 1, 1.0));
-        let whole = grade(&setup.exercise, &setup.starter, &entries, setup.out.path(), &check, &|_, _, _| {}).unwrap();
+        let check = |_: &LearnerFile, _: &str, _: usize| Outcome::Correct(measured(1, 1, 1.0));
+        let whole =
+            grade(&setup.exercise, &setup.starter, &entries, setup.out.path(), &check, &|_, _, _| {}, 1).unwrap();
         let parts: Vec<tempfile::TempDir> = (1..=2)
             .map(|index| {
                 let shard = Shard { index, count: 2 };
                 let out = tempfile::tempdir().unwrap();
                 let mine: Vec<Entry> = entries.iter().filter(|e| shard.holds(e.name())).cloned().collect();
-                grade(&setup.exercise, &setup.starter, &mine, out.path(), &check, &|_, _, _| {}).unwrap();
+                grade(&setup.exercise, &setup.starter, &mine, out.path(), &check, &|_, _, _| {}, 1).unwrap();
                 out
             })
             .collect();
@@ -630,9 +686,43 @@ mod tests {
     }
 
     #[test]
+    fn checks_run_side_by_side_and_the_rows_keep_their_order() {
+        let setup = Setup::new();
+        for name in ["a", "b", "c", "d", "e", "f"] {
+            fs::copy(setup.submissions.path().join("correct.cu"), setup.submissions.path().join(format!("{name}.cu")))
+                .unwrap();
+        }
+        let entries = scan(setup.submissions.path(), "exercise.cu").unwrap();
+        let (running, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        let workers = std::sync::Mutex::new(std::collections::BTreeSet::new());
+        let check = |_: &LearnerFile, shown: &str, worker: usize| {
+            workers.lock().unwrap().insert(worker);
+            let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+            most.fetch_max(now, Ordering::SeqCst);
+            // Later entries end first.
+            std::thread::sleep(Duration::from_millis(if shown < "c" { 300 } else { 50 }));
+            running.fetch_sub(1, Ordering::SeqCst);
+            Outcome::Correct(measured(if shown.starts_with('b') { 2 } else { 1 }, 1, 1.0))
+        };
+        let parallel =
+            grade(&setup.exercise, &setup.starter, &entries, setup.out.path(), &check, &|_, _, _| {}, 3).unwrap();
+        assert!(most.load(Ordering::SeqCst) > 1, "checks ran side by side");
+        assert!(workers.lock().unwrap().iter().all(|&w| w < 3) && workers.lock().unwrap().len() > 1, "worker numbers");
+        let one_at_a_time = tempfile::tempdir().unwrap();
+        let sequential =
+            grade(&setup.exercise, &setup.starter, &entries, one_at_a_time.path(), &check, &|_, _, _| {}, 1).unwrap();
+        assert_eq!(parallel.rows, sequential.rows, "the same rows in the same order");
+        assert_eq!(parallel.rows[1].score(), Some(70), "b.cu's own verdict stays on its row");
+        assert_eq!(
+            fs::read_to_string(setup.out.path().join(CSV_FILE)).unwrap(),
+            fs::read_to_string(one_at_a_time.path().join(CSV_FILE)).unwrap()
+        );
+    }
+
+    #[test]
     fn the_state_of_another_exercise_is_not_used() {
         let setup = Setup::new();
-        setup.grade(&Cell::new(0));
+        setup.grade(&AtomicUsize::new(0));
         assert_eq!(load_state(setup.out.path(), "transpose-swizzle").len(), 1);
         assert!(load_state(setup.out.path(), "row-sums").is_empty());
     }

@@ -250,6 +250,86 @@ fn expected_width(expected: &Expected, rows: usize) -> usize {
     }
 }
 
+/// Compares an output of words (and its guard) with the expected words on the GPU: the index of
+/// the first word that differs, or `u64::MAX`.
+const FIRST_DIFFERENCE: &str = r#"
+extern "C" __global__ void first_difference(const unsigned* got, const unsigned* want, unsigned long long n,
+                                            unsigned long long total, unsigned canary, unsigned long long* first) {
+    const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += stride) {
+        const unsigned expected = i < n ? want[i] : canary;
+        if (got[i] != expected) atomicMin(first, i);
+    }
+}
+"#;
+
+/// Checks a run's output after a launch against the CPU's answer, and its guard: for words on the
+/// GPU (a few milliseconds, whatever the size), for a GEMM on the CPU over [`sampled_rows`]. Every
+/// kernel timed side by side is checked alike, so that each waits as long between launches.
+pub struct Verifier<'g> {
+    gpu: &'g Gpu,
+    check: Verification,
+}
+
+enum Verification {
+    Words { want: CudaSlice<u32>, host: Vec<u32>, function: CudaFunction, first: CudaSlice<u64> },
+    Sample { expected: Expected, rows: Option<Vec<usize>>, tolerance: f64 },
+}
+
+impl<'g> Verifier<'g> {
+    pub fn new(
+        gpu: &'g Gpu,
+        harness: &Harness,
+        input: &HostInput,
+        size: Size,
+        tolerance: f64,
+    ) -> Result<Verifier<'g>, GpuError> {
+        let check = match harness.expected_sample(input, size) {
+            (Expected::Words(host), None) => Verification::Words {
+                want: gpu.upload(&host)?,
+                host,
+                function: gpu.function_from_text("first_difference.cu", FIRST_DIFFERENCE, "first_difference")?,
+                first: gpu.upload(&[u64::MAX])?,
+            },
+            (expected, rows) => Verification::Sample { expected, rows, tolerance },
+        };
+        Ok(Verifier { gpu, check })
+    }
+
+    /// `Err` says where the output of `run`'s last launch differs, or that it wrote past `out`.
+    pub fn verify(&mut self, run: &Run) -> Result<Result<(), String>, GpuError> {
+        match (&mut self.check, &run.buffers) {
+            (Verification::Words { want, host, function, first }, Buffers::Words { out, .. }) => {
+                self.gpu.stream().memcpy_htod(&[u64::MAX], first)?;
+                let (n, total) = (run.out_len as u64, (run.out_len + GUARD_WORDS) as u64);
+                let config = LaunchConfig { grid_dim: (1024, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+                let mut launch = self.gpu.stream().launch_builder(function);
+                launch.arg(out).arg(&*want).arg(&n).arg(&total).arg(&CANARY).arg(&mut *first);
+                // SAFETY: `first_difference` takes (const unsigned*, const unsigned*, u64, u64, unsigned,
+                // u64*): `out` holds `total` words, `want` `n`, `first` one.
+                unsafe { launch.launch(config) }?;
+                let index = self.gpu.download(first)?[0];
+                Ok(match index {
+                    u64::MAX => Ok(()),
+                    i if i < n => {
+                        let got = self.gpu.stream().clone_dtoh(&out.slice(i as usize..i as usize + 1))?[0];
+                        Err(format!("out[{i}] is {got}, the CPU's answer is {}", host[i as usize]))
+                    }
+                    i => Err(past_the_end(run.out_len, (i - n) as usize)),
+                })
+            }
+            (Verification::Sample { expected, rows, tolerance }, _) => Ok(run
+                .checked_output()?
+                .and_then(|output| compare_sample(&output, expected, rows.as_deref(), *tolerance))),
+            (Verification::Words { .. }, Buffers::Gemm { .. }) => unreachable!("a GEMM's answer is floats"),
+        }
+    }
+}
+
+fn past_the_end(out_len: usize, word: usize) -> String {
+    format!("the kernel wrote past the end of `out` ({out_len} words long): word {} after it was changed", word + 1)
+}
+
 /// One kernel with its buffers on the GPU, ready to launch again and again. The output buffer
 /// has [`GUARD_WORDS`] of canary after it.
 pub struct Run<'g> {
@@ -340,11 +420,7 @@ impl<'g> Run<'g> {
         };
         Ok(match broken_canary(&guard) {
             None => Ok(output),
-            Some(word) => Err(format!(
-                "the kernel wrote past the end of `out` ({} words long): word {} after it was changed",
-                self.out_len,
-                word + 1
-            )),
+            Some(word) => Err(past_the_end(self.out_len, word)),
         })
     }
 

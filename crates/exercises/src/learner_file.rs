@@ -227,7 +227,14 @@ fn region_problems(yours: &Parts, theirs: &Parts) -> Result<(usize, usize), Inva
             used.insert(token.text.clone());
         }
     }
-    for header in course_headers() {
+    // A header the region includes is read after the region's macros: its names count as used.
+    // (One included before the region was read before them.)
+    let included: Vec<&str> = tokens::directives(&tokens)
+        .filter(|(_, name)| *name == "include")
+        .filter_map(|(start, _)| tokens.get(start + 2))
+        .map(|t| t.text.trim_matches('"'))
+        .collect();
+    for header in course_headers().into_iter().filter(|h| included.contains(h)) {
         let text = cuda_kernels::source::embedded(header).unwrap_or_default();
         for token in tokens::tokenize(text, 1).unwrap_or_default() {
             if token.kind == Kind::Identifier {
@@ -607,10 +614,10 @@ mod tests {
             ("# /* x */ include \"/etc/passwd\"", "only the course's headers"),
             ("\u{a0}#include \"/etc/passwd\"", "only the course's headers"),
             ("??=include \"/etc/passwd\"", "`??=` is a trigraph"),
-            ("#define __syncthreads()", "`#define __syncthreads` changes a name"),
+            ("#define unsigned int", "`#define unsigned` changes a name"),
             ("#define f g\nint g() { return 0; }", "`#define f` changes a name"),
             ("#undef N", "`#undef N` changes a name"),
-            ("#define load(a, b) 0", "`#define load` changes a name"),
+            ("#define load(a, b) 0\n#include \"shared_load.cuh\"", "`#define load` changes a name"),
             ("#if 0", "not closed by an `#endif`"),
             ("#endif", "`#endif` closes an `#if` outside"),
             ("#line 1 \"/etc/passwd\"", "`#line` changes"),
@@ -641,6 +648,13 @@ mod tests {
         // anything in them.
         let fine = "#include \"shared_load.cuh\"\n#define MINE 3 // ??? #include \"/etc/passwd\"\n/* caf\u{e9} */\n#if MINE > 2\nint f() { return MINE; }\n#else\nint f() { return 1; }\n#endif";
         assert_eq!(check(&STARTER.replace("int f() { return 0; }", fine)).map(|f| f.region), Ok((4, 11)));
+    }
+
+    #[test]
+    fn a_macro_may_share_a_name_with_a_header_read_before_the_region() {
+        let starter = format!("#include \"shared_load.cuh\"\n{STARTER}");
+        let edited = starter.replace("int f() { return 0; }", "#define load 3\nint f() { return load; }");
+        assert!(validate(&exercise(), &starter, edited.as_bytes()).is_ok(), "the header was read before the macro");
     }
 
     #[test]

@@ -44,9 +44,15 @@ pub struct ChildCommand {
     /// Profile the reference alone (`--only=reference`, the profile command only): whether a
     /// failed profile was the submission's doing.
     pub reference_only: bool,
+    /// A lock file to hold while the check uses the GPU (`--gpu-lock=PATH`, the check command
+    /// only): checks that run side by side compile at once and take the GPU in turn.
+    pub gpu_lock: Option<PathBuf>,
 }
 
-const KEYS: [&str; 5] = ["exercise", "file", "name", "result", "only"];
+/// The file a check writes in its folder once it holds the GPU lock: its time limit runs from then.
+pub const GPU_TURN_MARKER: &str = "gpu-turn";
+
+const KEYS: [&str; 6] = ["exercise", "file", "name", "result", "only", "gpu-lock"];
 
 impl ChildCommand {
     /// The arguments that start this command: its name, then one `--key=VALUE` per value.
@@ -68,12 +74,15 @@ impl ChildCommand {
         if self.reference_only {
             args.push(crate::check::PROFILE_REFERENCE_ONLY.into());
         }
+        if let Some(lock) = &self.gpu_lock {
+            args.push(pair("gpu-lock", lock.as_os_str()));
+        }
         args
     }
 
     /// Reads the values of `role`'s command back from `args` (what follows the command's name).
     pub fn parse(role: Role, args: &[OsString]) -> Result<ChildCommand, String> {
-        let mut values: [Option<OsString>; 5] = Default::default();
+        let mut values: [Option<OsString>; 6] = Default::default();
         for arg in args {
             let bytes = arg.as_bytes();
             let (key, value) = bytes
@@ -88,7 +97,8 @@ impl ChildCommand {
                 return Err(format!("{}: --{} given twice", role.command(), KEYS[slot]));
             }
         }
-        let [exercise, file, name, result, only] = values;
+        let [exercise, file, name, result, only, gpu_lock] = values;
+        let gpu_lock = gpu_lock.map(PathBuf::from);
         let reference_only = match only.as_deref().map(OsStr::as_bytes) {
             None => false,
             Some(b"reference") if role == Role::Profile => true,
@@ -113,12 +123,12 @@ impl ChildCommand {
         if role == Role::Check && result.is_none() {
             return Err(format!("{}: --result=... names where the outcome goes", role.command()));
         }
-        Ok(ChildCommand { role, exercise, file, name, result, reference_only })
+        Ok(ChildCommand { role, exercise, file, name, result, reference_only, gpu_lock })
     }
 
     /// The profiling command a check starts under Nsight Compute: the same file and name.
     pub fn profile(&self) -> ChildCommand {
-        ChildCommand { role: Role::Profile, result: None, reference_only: false, ..self.clone() }
+        ChildCommand { role: Role::Profile, result: None, reference_only: false, gpu_lock: None, ..self.clone() }
     }
 
     /// This command as a restart of the running program.
@@ -141,6 +151,7 @@ mod tests {
                 name: name.into(),
                 result: Some("/tmp/x/result.json".into()),
                 reference_only: false,
+                gpu_lock: Some("/tmp/grades/.gpu-lock".into()),
             };
             let args = command.args();
             assert_eq!(args[0], "__check-submission");
@@ -163,7 +174,7 @@ mod tests {
         assert_eq!(parse(&["--exercise", "x"]), "__check-submission: expected --KEY=VALUE, got \"--exercise\"");
         assert_eq!(
             parse(&["--colour=x"]),
-            "__check-submission: unknown key in \"--colour=x\" (known: exercise, file, name, result, only)"
+            "__check-submission: unknown key in \"--colour=x\" (known: exercise, file, name, result, only, gpu-lock)"
         );
         assert_eq!(parse(&["--name=a", "--name=b"]), "__check-submission: --name given twice");
         assert_eq!(

@@ -6,7 +6,8 @@
 //! submissions) cannot be opened, whatever the compiled code or the compiler tries.
 //!
 //! Where the kernel has no Landlock, the check runs unconfined and [`Status`] says so.
-//! `BCM_SANDBOX=off` turns it off (to find out whether it is what stops a check on a new machine).
+//! `BCM_SANDBOX=off` turns it off (to find out whether it is what stops a check on a new machine);
+//! `BCM_SANDBOX_READ` and `BCM_SANDBOX_WRITE` add folders (`:`-separated) to its allowance.
 
 use std::{
     env, fmt,
@@ -21,6 +22,11 @@ use landlock::{
 pub const SANDBOX_VAR: &str = "BCM_SANDBOX";
 /// More folders the sandbox may read, separated by `:` (a CUDA installation in an odd place).
 pub const SANDBOX_READ_VAR: &str = "BCM_SANDBOX_READ";
+/// More folders or files the sandbox may write, separated by `:`.
+pub const SANDBOX_WRITE_VAR: &str = "BCM_SANDBOX_WRITE";
+/// The lock Nsight Compute takes so that two profiles do not run at once, where it already exists
+/// (ncu puts it in the temporary folder, which for a check is its own folder).
+const NCU_LOCK: &str = "/tmp/nsight-compute-lock";
 
 /// Folders too broad to allow as a whole, however a variable names them.
 const BROAD: [&str; 6] = ["/", "/etc", "/tmp", "/home", "/root", "/var"];
@@ -89,7 +95,8 @@ impl Allowance {
             // ncu's installation: its folder's parent holds its libraries.
             read.extend(Path::new(&ncu).ancestors().nth(2).map(Path::to_path_buf));
         }
-        let mut read_write = vec![work.to_path_buf(), PathBuf::from("/dev/shm")];
+        let mut read_write = vec![work.to_path_buf(), PathBuf::from("/dev/shm"), PathBuf::from(NCU_LOCK)];
+        read_write.extend(listed(SANDBOX_WRITE_VAR));
         if let Ok(devices) = std::fs::read_dir("/dev") {
             read_write.extend(
                 devices
@@ -101,7 +108,11 @@ impl Allowance {
         if let Some(home) = env::var_os("HOME") {
             read_write.push(Path::new(&home).join(".config/NVIDIA Corporation"));
             read_write.push(Path::new(&home).join(".nsight-compute"));
+            // CUDA's cache of kernels compiled for the device, shared by every check.
+            read_write.push(Path::new(&home).join(".nv"));
         }
+        read_write.extend(env::var_os("CUDA_CACHE_PATH").map(PathBuf::from));
+        read_write.retain(|path| path.is_absolute() && !BROAD.iter().any(|broad| path == Path::new(broad)));
         Allowance { read, read_write }
     }
 }

@@ -42,7 +42,7 @@ impl Captured {
 
 const POLL: Duration = Duration::from_millis(20);
 /// How often the group's memory is read (a walk over `/proc`).
-const MEMORY_POLL: Duration = Duration::from_millis(100);
+const MEMORY_POLL: Duration = Duration::from_millis(250);
 
 /// Resident bytes of every process in group `group`, from `/proc`.
 pub fn group_resident_bytes(group: libc::pid_t) -> u64 {
@@ -65,20 +65,34 @@ pub fn group_resident_bytes(group: libc::pid_t) -> u64 {
         .sum()
 }
 
-/// Runs `command` in a new process group; kills the group at `limit`, or once its resident
-/// memory passes `memory` bytes.
-pub fn run(command: &mut Command, limit: Duration, cap: usize, memory: u64) -> io::Result<Finished> {
+/// When the time limit starts: at once, or once the child has waited its turn for a shared
+/// resource (the GPU) and written `marker`; it may wait `wait` at most.
+#[derive(Clone, Debug, Default)]
+pub struct Turn {
+    pub marker: Option<std::path::PathBuf>,
+    pub wait: Duration,
+}
+
+/// Runs `command` in a new process group; kills the group at `limit` (counted from its turn, see
+/// [`Turn`]), or once its resident memory passes `memory` bytes.
+pub fn run(command: &mut Command, limit: Duration, cap: usize, memory: u64, turn: &Turn) -> io::Result<Finished> {
     let mut child =
         command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0).spawn()?;
     let group = child.id() as libc::pid_t;
     let stdout = child.stdout.take().expect("piped");
     let stderr = child.stderr.take().expect("piped");
     let readers = [thread::spawn(move || capture(stdout, cap)), thread::spawn(move || capture(stderr, cap))];
-    let deadline = Instant::now() + limit;
+    let start = Instant::now();
+    let mut deadline = start + limit + if turn.marker.is_some() { turn.wait } else { Duration::ZERO };
+    let mut turn_seen = turn.marker.is_none();
     let (mut memory_exceeded, mut next_memory_read) = (None, Instant::now());
     let status = loop {
         if let Some(status) = child.try_wait()? {
             break Some(status);
+        }
+        if !turn_seen && turn.marker.as_ref().is_some_and(|m| m.exists()) {
+            turn_seen = true;
+            deadline = Instant::now() + limit;
         }
         if Instant::now() >= deadline {
             break None;
@@ -115,6 +129,20 @@ fn capture(mut stream: impl Read, cap: usize) -> io::Result<Captured> {
     Ok(Captured { text: String::from_utf8_lossy(&kept).into_owned(), dropped })
 }
 
+/// In a supervised child: waits for the exclusive lock on `lock` (held until the returned file is
+/// dropped, or the process ends), then writes `marker`, which starts the child's time limit (see
+/// [`Turn`]).
+pub fn take_turn(lock: &std::path::Path, marker: &std::path::Path) -> io::Result<std::fs::File> {
+    use std::os::fd::AsRawFd;
+    let file = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(false).open(lock)?;
+    // SAFETY: flock on a file descriptor this function owns; blocks until the lock is free.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    std::fs::write(marker, b"")?;
+    Ok(file)
+}
+
 /// In a supervised child: if the supervisor goes away (killed, interrupted), kill this process
 /// group too, so that no check goes on running unseen. Does nothing unless this process leads
 /// its own group, as [`run`] makes it.
@@ -144,7 +172,8 @@ mod tests {
         let script = format!("sleep 600 & echo $! > {}; wait", pid_file.display());
         let start = Instant::now();
         let finished =
-            run(Command::new("sh").args(["-c", &script]), Duration::from_millis(500), 1024, u64::MAX).unwrap();
+            run(Command::new("sh").args(["-c", &script]), Duration::from_millis(500), 1024, u64::MAX, &Turn::default())
+                .unwrap();
         assert!(finished.status.is_none(), "killed, not exited");
         assert!(start.elapsed() < Duration::from_secs(30), "the pipes closed once the group was killed");
         let grandchild = std::fs::read_to_string(&pid_file).unwrap();
@@ -161,7 +190,9 @@ mod tests {
     #[test]
     fn output_is_capped_and_drained_and_the_status_kept() {
         let script = "head -c 1000000 /dev/zero | tr '\\0' x; echo oops >&2; exit 3";
-        let finished = run(Command::new("sh").args(["-c", script]), Duration::from_secs(60), 100, u64::MAX).unwrap();
+        let finished =
+            run(Command::new("sh").args(["-c", script]), Duration::from_secs(60), 100, u64::MAX, &Turn::default())
+                .unwrap();
         assert_eq!(finished.status.and_then(|s| s.code()), Some(3));
         assert_eq!(finished.stdout.text, "x".repeat(100));
         assert_eq!(finished.stdout.dropped, 1_000_000 - 100);
@@ -170,11 +201,46 @@ mod tests {
     }
 
     #[test]
+    fn the_time_limit_runs_from_the_turn_when_there_is_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("turn");
+        // Waits 1.5 s for its turn, then works 0.5 s: within a 1 s limit counted from the turn.
+        let script = format!("sleep 1.5; touch {}; sleep 0.5", marker.display());
+        let turn = Turn { marker: Some(marker.clone()), wait: Duration::from_secs(30) };
+        let finished =
+            run(Command::new("sh").args(["-c", &script]), Duration::from_secs(1), 1024, u64::MAX, &turn).unwrap();
+        assert!(finished.status.is_some_and(|s| s.success()), "{finished:?}");
+        // Never given its turn: killed after the wait and the limit.
+        let turn = Turn { marker: Some(dir.path().join("never")), wait: Duration::from_millis(500) };
+        let start = Instant::now();
+        let finished =
+            run(Command::new("sh").args(["-c", "sleep 600"]), Duration::from_millis(500), 1024, u64::MAX, &turn)
+                .unwrap();
+        assert!(finished.status.is_none() && start.elapsed() < Duration::from_secs(30));
+    }
+
+    #[test]
+    fn turns_are_taken_one_at_a_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let lock = dir.path().join("gpu-lock");
+        let first = take_turn(&lock, &dir.path().join("a")).unwrap();
+        let (lock2, marker) = (lock.clone(), dir.path().join("b"));
+        let waiting = thread::spawn(move || take_turn(&lock2, &marker).map(drop));
+        thread::sleep(Duration::from_millis(300));
+        assert!(!dir.path().join("b").exists(), "the second waits while the first holds the turn");
+        drop(first);
+        waiting.join().unwrap().unwrap();
+        assert!(dir.path().join("b").exists());
+    }
+
+    #[test]
     fn a_group_that_takes_too_much_memory_is_killed_and_the_amount_told() {
         // A grandchild holds 400 MiB; the limit is 200 MiB.
         let script = "perl -e '$x = \"a\" x (400 * 1024 * 1024); sleep 60' & wait";
         let start = Instant::now();
-        let finished = run(Command::new("sh").args(["-c", script]), Duration::from_secs(60), 1024, 200 << 20).unwrap();
+        let finished =
+            run(Command::new("sh").args(["-c", script]), Duration::from_secs(60), 1024, 200 << 20, &Turn::default())
+                .unwrap();
         assert!(finished.status.is_none(), "killed");
         assert!(finished.memory_exceeded.is_some_and(|bytes| bytes > 200 << 20), "{:?}", finished.memory_exceeded);
         assert!(start.elapsed() < Duration::from_secs(30), "killed well before the time limit");
