@@ -17,7 +17,10 @@ use lesson_kit::{
     bank_table::add_bank_grid,
     cells::{counter_cells, grouped},
     styled,
-    words_kernel::{Launch, fill_tile_access, loaded_value, random_words, repeated_sum, words_kernel},
+    words_kernel::{
+        Launch, WordsLaunch, WordsRun, fill_tile_access, loaded_value, prepare_words, random_words, repeated_sum,
+        words_runs,
+    },
 };
 
 /// The kernels' source file in `kernels/`.
@@ -157,6 +160,53 @@ pub enum Spec {
 }
 
 impl Spec {
+    fn launch(&self) -> Launch {
+        match *self {
+            Spec::Wide { launch, .. } | Spec::Column { launch, .. } | Spec::Chunk { launch, .. } => launch,
+        }
+    }
+
+    /// Bytes the lanes load or store in the timed loop of one launch.
+    pub fn bytes_moved(&self) -> f64 {
+        let per_thread_iteration = match *self {
+            Spec::Wide { width, .. } => ROWS * width.bytes(),
+            Spec::Column { width, .. } => width.bytes(),
+            Spec::Chunk { chunk, .. } => ROWS * chunk,
+        };
+        let Launch { blocks, threads, iterations } = self.launch();
+        blocks as f64 * threads as f64 * iterations as f64 * per_thread_iteration as f64
+    }
+
+    /// The kernels' first argument: the stride of `wide_*`, the share of `group_*`, the pitch of
+    /// `tile_column_*`; the chunk kernels take none.
+    fn first_argument(&self) -> u32 {
+        match *self {
+            Spec::Wide { share: 1, stride, .. } => stride,
+            Spec::Wide { share, .. } => share,
+            Spec::Column { pitch, .. } => pitch,
+            Spec::Chunk { .. } => 0,
+        }
+    }
+
+    /// The table of the GPU summary that shows the run.
+    fn family(&self) -> &'static str {
+        match self {
+            Spec::Wide { .. } => "Wide loads and stores: many warps, 8 independent accesses per thread",
+            Spec::Column { .. } => "Columns of float tile[32][pitch], read as float, float2 and float4",
+            Spec::Chunk { .. } => "Each thread's own chunk, read in pieces",
+        }
+    }
+
+    /// The op of the timed loop's accesses.
+    fn op(&self) -> Op {
+        match *self {
+            Spec::Wide { op, .. } => op,
+            Spec::Column { .. } | Spec::Chunk { .. } => Op::Load,
+        }
+    }
+}
+
+impl WordsRun for Spec {
     fn kernel(&self) -> &'static str {
         match *self {
             Spec::Wide { op, width, share, .. } => match (op, width.bytes(), share == 1) {
@@ -192,34 +242,6 @@ impl Spec {
         }
     }
 
-    fn launch(&self) -> Launch {
-        match *self {
-            Spec::Wide { launch, .. } | Spec::Column { launch, .. } | Spec::Chunk { launch, .. } => launch,
-        }
-    }
-
-    /// Bytes the lanes load or store in the timed loop of one launch.
-    pub fn bytes_moved(&self) -> f64 {
-        let per_thread_iteration = match *self {
-            Spec::Wide { width, .. } => ROWS * width.bytes(),
-            Spec::Column { width, .. } => width.bytes(),
-            Spec::Chunk { chunk, .. } => ROWS * chunk,
-        };
-        let Launch { blocks, threads, iterations } = self.launch();
-        blocks as f64 * threads as f64 * iterations as f64 * per_thread_iteration as f64
-    }
-
-    /// The kernels' first argument: the stride of `wide_*`, the share of `group_*`, the pitch of
-    /// `tile_column_*`; the chunk kernels take none.
-    fn first_argument(&self) -> u32 {
-        match *self {
-            Spec::Wide { share: 1, stride, .. } => stride,
-            Spec::Wide { share, .. } => share,
-            Spec::Column { pitch, .. } => pitch,
-            Spec::Chunk { .. } => 0,
-        }
-    }
-
     fn label(&self) -> String {
         match *self {
             Spec::Wide { op, width, stride, share, .. } => {
@@ -243,7 +265,8 @@ impl Spec {
     }
 
     /// The CPU reference: what lane `lane` of warp `warp` writes, given the input words.
-    fn expected(&self, words: &[u32], lane: u32, warp: u32) -> u32 {
+    fn expected(&self, words: &[u32], thread: usize) -> u32 {
+        let (lane, warp) = (thread as u32 % 32, thread as u32 / 32);
         let iterations = self.launch().iterations;
         match *self {
             Spec::Wide { op: Op::Load, width, stride, share, .. } => {
@@ -266,23 +289,6 @@ impl Spec {
                 });
                 repeated_sum(parts.map(|byte| loaded_value(words, width, byte)), iterations)
             }
-        }
-    }
-
-    /// The table of the GPU summary that shows the run.
-    fn family(&self) -> &'static str {
-        match self {
-            Spec::Wide { .. } => "Wide loads and stores: many warps, 8 independent accesses per thread",
-            Spec::Column { .. } => "Columns of float tile[32][pitch], read as float, float2 and float4",
-            Spec::Chunk { .. } => "Each thread's own chunk, read in pieces",
-        }
-    }
-
-    /// The op of the timed loop's accesses.
-    fn op(&self) -> Op {
-        match *self {
-            Spec::Wide { op, .. } => op,
-            Spec::Column { .. } | Spec::Chunk { .. } => Op::Load,
         }
     }
 
@@ -337,6 +343,10 @@ impl Spec {
                 accesses
             }
         }
+    }
+
+    fn arguments(&self) -> WordsLaunch {
+        self.launch().with_first_argument(self.first_argument())
     }
 }
 
@@ -470,14 +480,7 @@ impl Lesson for VectorWidths {
             }
         }
         report.table(
-            [
-                "chunk per thread",
-                "read as",
-                "loads",
-                "wf/req",
-                "wavefronts per warp",
-                "bytes per wavefront",
-            ],
+            ["chunk per thread", "read as", "loads", "wf/req", "wavefronts per warp", "bytes per wavefront"],
             rows,
         );
         report.text(
@@ -519,18 +522,11 @@ impl Lesson for VectorWidths {
                 specs.push(Spec::Chunk { chunk: chunk_bytes, width, launch: launch(chunk) });
             }
         }
-        specs
-            .into_iter()
-            .map(|spec| KernelRun { label: spec.label(), kernel: Some(spec.kernel()), accesses: spec.accesses(), spec })
-            .collect()
+        words_runs(specs)
     }
 
     fn prepare<'g>(&self, gpu: &'g Gpu, run: &KernelRun<Spec>) -> Result<Box<dyn Prepared + 'g>, GpuError> {
-        let spec = run.spec.clone();
-        let launch = spec.launch().with_first_argument(spec.first_argument());
-        words_kernel(gpu, KERNEL_FILE, spec.kernel(), spec.input(), launch, move |words, thread| {
-            spec.expected(words, thread as u32 % 32, thread as u32 / 32)
-        })
+        prepare_words(gpu, KERNEL_FILE, &run.spec)
     }
 
     fn time_ratios(&self) -> &'static [TimeRatio] {
@@ -629,23 +625,23 @@ mod tests {
         let counting: Vec<u32> = (0..TILE_BYTES / 4).collect();
         // Word i holds i: lane 5 of float[(lane + 32 r) * 2] reads words 10, 74, ..., 458.
         let load = Spec::Wide { op: Op::Load, width: Width::W4, stride: 2, share: 1, launch };
-        assert_eq!(load.expected(&counting, 5, 0), 3 * (0..8).map(|r| 2 * (5 + 32 * r)).sum::<u32>());
+        assert_eq!(load.expected(&counting, 5), 3 * (0..8).map(|r| 2 * (5 + 32 * r)).sum::<u32>());
         // Lane 9 of st float4[(lane + 32 r) / 8] writes element 1: four words of 1 + 1.
         let store = Spec::Wide { op: Op::Store, width: Width::W16, stride: 1, share: 8, launch };
-        assert_eq!(store.expected(&[], 9, 0), 4 * 2);
+        assert_eq!(store.expected(&[], 9), 4 * 2);
         // Warp 20 reads float2 column 20 % 16 = 4 of float tile[32][34]: element 17 l + 4, words
         // 34 l + 8 and 34 l + 9.
         let column = Spec::Column { width: Width::W8, pitch: 34, launch };
-        assert_eq!(column.expected(&counting, 2, 20), 3 * (76 + 77));
+        assert_eq!(column.expected(&counting, 32 * 20 + 2), 3 * (76 + 77));
         // Words below 256 have one non-zero byte: every width of a chunk sums the same.
         let small: Vec<u32> = counting.iter().map(|word| word % 251).collect();
         for (chunk, widths) in CHUNK_WIDTHS {
             let sums: Vec<u32> =
-                widths.iter().map(|&width| Spec::Chunk { chunk, width, launch }.expected(&small, 7, 0)).collect();
+                widths.iter().map(|&width| Spec::Chunk { chunk, width, launch }.expected(&small, 7)).collect();
             assert!(sums.iter().all(|&sum| sum == sums[0]), "{chunk}-byte chunks: {sums:?}");
         }
         let four_chars = Spec::Chunk { chunk: 4, width: Width::W1, launch };
-        assert_eq!(four_chars.expected(&small, 7, 0), 3 * (0..8).map(|r| small[7 + 32 * r]).sum::<u32>());
+        assert_eq!(four_chars.expected(&small, 7), 3 * (0..8).map(|r| small[7 + 32 * r]).sum::<u32>());
     }
 
     #[test]

@@ -15,7 +15,10 @@ use lesson_kit::{
     bank_table::add_bank_grid,
     cells::{counter_cells, format_ratio, grouped},
     styled,
-    words_kernel::{Launch, fill_tile_access, loaded_value, random_words, repeated_sum, words_kernel},
+    words_kernel::{
+        Launch, WordsLaunch, WordsRun, fill_tile_access, loaded_value, prepare_words, random_words, repeated_sum,
+        words_runs,
+    },
 };
 
 /// The kernels' source file in `kernels/`.
@@ -240,6 +243,46 @@ pub enum Spec {
 }
 
 impl Spec {
+    /// The launch, and the kernel's first `unsigned` argument.
+    fn launch(&self) -> (Launch, u32) {
+        match *self {
+            Spec::Multicast { distinct, launch, .. } => (launch, distinct),
+            Spec::Lookup { entries, launch, .. } => (launch, entries),
+            Spec::OneAddress { launch, .. } | Spec::Spread { launch, .. } => (launch, 0),
+            Spec::Chain { steps, .. } => (Launch { blocks: 1, threads: 32, iterations: steps }, 0),
+        }
+    }
+
+    /// Entries of the lookup table: `entries` in shared memory, 32 for the shuffle's registers.
+    fn table_entries(&self) -> u32 {
+        match *self {
+            Spec::Lookup { shuffle: true, .. } => WARP_SIZE as u32,
+            Spec::Lookup { entries, .. } => entries,
+            _ => 0,
+        }
+    }
+
+    /// The table of the GPU summary that shows the run.
+    fn family(&self) -> &'static str {
+        match self {
+            Spec::Multicast { .. } => "Multicast: many warps, 8 independent loads per thread",
+            Spec::OneAddress { .. } => "One address, every lane: many warps, 8 accesses per thread",
+            Spec::Spread { .. } => "A vector of 32 words to every lane: many warps",
+            Spec::Chain { .. } => "One warp's dependent chain",
+            Spec::Lookup { .. } => "Random lookups: many warps, 8 per thread",
+        }
+    }
+
+    /// The op of the timed loop's shared accesses.
+    fn op(&self) -> Op {
+        match *self {
+            Spec::OneAddress { op, .. } => op,
+            _ => Op::Load,
+        }
+    }
+}
+
+impl WordsRun for Spec {
     fn kernel(&self) -> &'static str {
         match *self {
             Spec::Multicast { one_bank: true, .. } => "multicast_one_bank",
@@ -257,25 +300,6 @@ impl Spec {
             Spec::Chain { way, .. } => way.chain_kernel(),
             Spec::Lookup { shuffle: false, .. } => "lookup_shared",
             Spec::Lookup { shuffle: true, .. } => "lookup_shuffle",
-        }
-    }
-
-    /// The launch, and the kernel's first `unsigned` argument.
-    fn launch(&self) -> (Launch, u32) {
-        match *self {
-            Spec::Multicast { distinct, launch, .. } => (launch, distinct),
-            Spec::Lookup { entries, launch, .. } => (launch, entries),
-            Spec::OneAddress { launch, .. } | Spec::Spread { launch, .. } => (launch, 0),
-            Spec::Chain { steps, .. } => (Launch { blocks: 1, threads: 32, iterations: steps }, 0),
-        }
-    }
-
-    /// Entries of the lookup table: `entries` in shared memory, 32 for the shuffle's registers.
-    fn table_entries(&self) -> u32 {
-        match *self {
-            Spec::Lookup { shuffle: true, .. } => WARP_SIZE as u32,
-            Spec::Lookup { entries, .. } => entries,
-            _ => 0,
         }
     }
 
@@ -299,7 +323,8 @@ impl Spec {
     }
 
     /// The CPU reference: what lane `lane` writes, given the input words.
-    fn expected(&self, words: &[u32], lane: u32) -> u32 {
+    fn expected(&self, words: &[u32], thread: usize) -> u32 {
+        let lane = (thread % WARP_SIZE) as u32;
         let (launch, _) = self.launch();
         let iterations = launch.iterations;
         match *self {
@@ -318,25 +343,6 @@ impl Spec {
                 let table = self.table_entries();
                 repeated_sum((0..ROWS).map(|row| words[lookup_index(row, lane, table) as usize]), iterations)
             }
-        }
-    }
-
-    /// The table of the GPU summary that shows the run.
-    fn family(&self) -> &'static str {
-        match self {
-            Spec::Multicast { .. } => "Multicast: many warps, 8 independent loads per thread",
-            Spec::OneAddress { .. } => "One address, every lane: many warps, 8 accesses per thread",
-            Spec::Spread { .. } => "A vector of 32 words to every lane: many warps",
-            Spec::Chain { .. } => "One warp's dependent chain",
-            Spec::Lookup { .. } => "Random lookups: many warps, 8 per thread",
-        }
-    }
-
-    /// The op of the timed loop's shared accesses.
-    fn op(&self) -> Op {
-        match *self {
-            Spec::OneAddress { op, .. } => op,
-            _ => Op::Load,
         }
     }
 
@@ -417,6 +423,11 @@ impl Spec {
                 accesses
             }
         }
+    }
+
+    fn arguments(&self) -> WordsLaunch {
+        let (launch, first) = self.launch();
+        launch.with_first_argument(first)
     }
 }
 
@@ -555,19 +566,11 @@ impl Lesson for Broadcast {
         specs.extend(Way::ALL.map(|way| Spec::Chain { way, steps }));
         specs.extend(LOOKUP_ENTRIES.map(|entries| Spec::Lookup { entries, shuffle: false, launch }));
         specs.push(Spec::Lookup { entries: WARP_SIZE as u32, shuffle: true, launch });
-        specs
-            .into_iter()
-            .map(|spec| KernelRun { label: spec.label(), kernel: Some(spec.kernel()), accesses: spec.accesses(), spec })
-            .collect()
+        words_runs(specs)
     }
 
     fn prepare<'g>(&self, gpu: &'g Gpu, run: &KernelRun<Spec>) -> Result<Box<dyn Prepared + 'g>, GpuError> {
-        let spec = run.spec.clone();
-        let (launch, first) = spec.launch();
-        let arguments = launch.with_first_argument(first);
-        words_kernel(gpu, KERNEL_FILE, spec.kernel(), spec.input(), arguments, move |words, thread| {
-            spec.expected(words, (thread % WARP_SIZE) as u32)
-        })
+        prepare_words(gpu, KERNEL_FILE, &run.spec)
     }
 
     fn time_ratios(&self) -> &'static [TimeRatio] {

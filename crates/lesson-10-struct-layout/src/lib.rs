@@ -14,7 +14,10 @@ use lesson_kit::{
     bank_table::add_bank_grid,
     cells::{counter_cells, format_ratio, grouped},
     styled,
-    words_kernel::{Launch, fill_tile_access, loaded_value, random_words, repeated_sum, words_kernel},
+    words_kernel::{
+        Launch, WordsLaunch, WordsRun, fill_tile_access, loaded_value, prepare_words, random_words, repeated_sum,
+        words_runs,
+    },
 };
 
 /// The kernels' source file in `kernels/`.
@@ -216,6 +219,32 @@ impl Spec {
         }
     }
 
+    /// Fields of data the threads read in one launch.
+    fn fields_read(&self) -> f64 {
+        let Launch { blocks, threads, iterations } = self.launch;
+        blocks as f64 * threads as f64 * iterations as f64 * self.read.fields() as f64
+    }
+}
+
+/// The model's wavefronts of the two runs a figure divides, as a ratio.
+fn wavefront_ratio(ratio: &TimeRatio) -> Option<f64> {
+    let wavefronts = |label| RUN_READS.iter().find(|read| read.label() == label).map(|read| read.wavefronts());
+    Some(wavefronts(ratio.numerator)? as f64 / wavefronts(ratio.denominator)? as f64)
+}
+
+impl WordsRun for Spec {
+    fn label(&self) -> String {
+        self.read.label()
+    }
+
+    fn kernel(&self) -> &'static str {
+        self.read.kernel()
+    }
+
+    fn arguments(&self) -> WordsLaunch {
+        self.launch.with_first_argument(0)
+    }
+
     /// The tile the block fills: one element per thread, padding words 0.
     fn input(&self) -> Vec<u32> {
         let (fields, words) = (self.read.fields(), self.read.words());
@@ -250,18 +279,6 @@ impl Spec {
         accesses.push(fill_tile_access(self.launch.blocks, THREADS * self.read.words()));
         accesses
     }
-
-    /// Fields of data the threads read in one launch.
-    fn fields_read(&self) -> f64 {
-        let Launch { blocks, threads, iterations } = self.launch;
-        blocks as f64 * threads as f64 * iterations as f64 * self.read.fields() as f64
-    }
-}
-
-/// The model's wavefronts of the two runs a figure divides, as a ratio.
-fn wavefront_ratio(ratio: &TimeRatio) -> Option<f64> {
-    let wavefronts = |label| RUN_READS.iter().find(|read| read.label() == label).map(|read| read.wavefronts());
-    Some(wavefronts(ratio.numerator)? as f64 / wavefronts(ratio.denominator)? as f64)
 }
 
 impl Lesson for StructLayout {
@@ -404,21 +421,11 @@ impl Lesson for StructLayout {
             RunSize::Timed => (2 * gpu.multiprocessors, 2048),
         };
         let launch = Launch { blocks, threads: THREADS, iterations };
-        RUN_READS
-            .into_iter()
-            .map(|read| {
-                let spec = Spec { read, launch };
-                KernelRun { label: read.label(), kernel: Some(read.kernel()), accesses: spec.accesses(), spec }
-            })
-            .collect()
+        words_runs(RUN_READS.map(|read| Spec { read, launch }))
     }
 
     fn prepare<'g>(&self, gpu: &'g Gpu, run: &KernelRun<Spec>) -> Result<Box<dyn Prepared + 'g>, GpuError> {
-        let spec = run.spec.clone();
-        let launch = spec.launch.with_first_argument(0);
-        words_kernel(gpu, KERNEL_FILE, spec.read.kernel(), spec.input(), launch, move |words, thread| {
-            spec.expected(words, thread)
-        })
+        prepare_words(gpu, KERNEL_FILE, &run.spec)
     }
 
     fn time_ratios(&self) -> &'static [TimeRatio] {

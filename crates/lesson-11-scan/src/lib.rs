@@ -382,10 +382,7 @@ impl Lesson for Scan {
                 ]
             })
             .collect();
-        report.table(
-            ["layout", "ld model", "ld ncu", "st model", "st ncu", "median ms", "spread", "Gwords/s"],
-            rows,
-        );
+        report.table(["layout", "ld model", "ld ncu", "st model", "st ncu", "median ms", "spread", "Gwords/s"], rows);
         for figure in self.figures(gpu, results) {
             report.text(format!("{}: {:.2}x", figure.label, figure.value));
         }

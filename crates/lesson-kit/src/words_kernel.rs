@@ -8,7 +8,7 @@ use cuda_kernels::{CudaFunction, CudaSlice, Gpu, GpuError, LaunchConfig, PushKer
 
 use std::cell::Cell;
 
-use crate::{DeclaredAccess, OutputCheck, Prepared};
+use crate::{DeclaredAccess, KernelRun, OutputCheck, Prepared};
 
 thread_local! {
     /// The next seed while [`with_fixed_inputs`] runs on this thread.
@@ -100,6 +100,43 @@ impl Launch {
     pub fn with_first_argument(self, first: u32) -> WordsLaunch {
         WordsLaunch { blocks: self.blocks, threads: self.threads, args: [first, self.iterations] }
     }
+}
+
+/// A run of a `(words, out, a, b)` kernel that its spec alone describes. A lesson whose runs are
+/// all such specs builds its runs with [`words_runs`] and prepares them with [`prepare_words`].
+pub trait WordsRun: Clone {
+    /// The run's label in tables.
+    fn label(&self) -> String;
+    /// The `extern "C"` kernel.
+    fn kernel(&self) -> &'static str;
+    /// Every shared-memory instruction of the run.
+    fn accesses(&self) -> Vec<DeclaredAccess>;
+    /// The words the kernel reads.
+    fn input(&self) -> Vec<u32>;
+    /// The launch shape and the kernel's two `unsigned` arguments.
+    fn arguments(&self) -> WordsLaunch;
+    /// The CPU reference: what thread `thread` writes, given the input words.
+    fn expected(&self, words: &[u32], thread: usize) -> u32;
+}
+
+/// One kernel run per spec, in order.
+pub fn words_runs<S: WordsRun>(specs: impl IntoIterator<Item = S>) -> Vec<KernelRun<S>> {
+    specs
+        .into_iter()
+        .map(|spec| KernelRun { label: spec.label(), kernel: Some(spec.kernel()), accesses: spec.accesses(), spec })
+        .collect()
+}
+
+/// `spec`'s kernel from `file`, ready to launch and check against `spec.expected`.
+pub fn prepare_words<'g, S: WordsRun + 'g>(
+    gpu: &'g Gpu,
+    file: &str,
+    spec: &S,
+) -> Result<Box<dyn Prepared + 'g>, GpuError> {
+    let spec = spec.clone();
+    words_kernel(gpu, file, spec.kernel(), spec.input(), spec.arguments(), move |words, thread| {
+        spec.expected(words, thread)
+    })
 }
 
 /// Prepares `kernel` from `file` with `words` as input; `expected(words, thread)` is the CPU
