@@ -12,7 +12,7 @@ use std::{
 use course_tests::{files_under, root, xtask};
 use exercises::{
     Manifest,
-    check::{CounterPair, Measurements, Outcome},
+    check::{CheckOutcome, CounterPair, SubmissionMeasurements},
     grading::{self, Row},
     learner_file,
     manifest::Input,
@@ -267,14 +267,14 @@ fn bad_folders_are_named_and_end_with_status_2() {
     assert!(!inside.exists());
 }
 
-fn measurements(load_per_request: u64) -> Measurements {
+fn measurements(load_per_request: u64) -> SubmissionMeasurements {
     let counters = |load| cuda_kernels::ncu::SharedCounters {
         load_wavefronts: 256 * load,
         load_instructions: 256,
         store_wavefronts: 256,
         store_instructions: 256,
     };
-    Measurements {
+    SubmissionMeasurements {
         counters: Ok(CounterPair { submission: counters(load_per_request), reference: counters(1) }),
         profile_failed: None,
         submission_ms: 2.0,
@@ -287,7 +287,7 @@ fn measurements(load_per_request: u64) -> Measurements {
 #[test]
 fn reports_have_a_row_per_submission_and_every_lost_point() {
     let exercise = manifest().exercise("transpose-swizzle").unwrap().clone();
-    let row = |name: &str, outcome: Option<Outcome>, not_graded: Option<&str>| Row {
+    let row = |name: &str, outcome: Option<CheckOutcome>, not_graded: Option<&str>| Row {
         submission: name.into(),
         file: outcome.as_ref().map(|_| format!("{name}/exercise.cu")),
         sha256: None,
@@ -295,14 +295,14 @@ fn reports_have_a_row_per_submission_and_every_lost_point() {
         verdict: outcome.map(|o| judge(&exercise, &o)),
     };
     let rows = [
-        row("alice", Some(Outcome::Correct(measurements(1))), None),
-        row("bob", Some(Outcome::Correct(measurements(2))), None),
+        row("alice", Some(CheckOutcome::Correct(measurements(1))), None),
+        row("bob", Some(CheckOutcome::Correct(measurements(2))), None),
         row(
             "carol",
-            Some(Outcome::CompileError { messages: vec!["carol/exercise.cu:20: error: expected a \";\"".into()] }),
+            Some(CheckOutcome::CompileError { messages: vec!["carol/exercise.cu:20: error: expected a \";\"".into()] }),
             None,
         ),
-        row("dave", Some(Outcome::TimedOut { seconds: 60 }), None),
+        row("dave", Some(CheckOutcome::TimedOut { seconds: 60 }), None),
         row("..eve", None, Some("refused: the name `..eve` contains `..`")),
     ];
     insta::assert_snapshot!("grades_csv", grading::csv(&rows).unwrap());

@@ -393,7 +393,7 @@ pub fn grade(args: &GradeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> 
         checkers.push(checker);
     }
     let check = |file: &LearnerFile, shown: &str, worker: usize| match &gpu {
-        Err(_) => check::Outcome::CouldNotCheck { reason: "the file is valid; grading it needs a GPU".into() },
+        Err(_) => check::CheckOutcome::CouldNotCheck { reason: "the file is valid; grading it needs a GPU".into() },
         Ok(()) => checkers[worker % checkers.len()].check(exercise, file, shown),
     };
     let bar = ProgressBar::new(entries.len() as u64)
@@ -498,14 +498,14 @@ pub fn check_submission(args: &ChildArgs) -> anyhow::Result<ExitCode> {
     let (manifest, exercise, file) = child_file(&command)?;
     let profile_with = command.profile().self_command().context("cannot find this program to profile it")?;
     let result = command.result.as_ref().expect("parse requires it of a check");
-    let write = |outcome: &check::Outcome| -> anyhow::Result<()> {
+    let write = |outcome: &check::CheckOutcome| -> anyhow::Result<()> {
         // Written whole, then renamed: the supervisor never reads half a result.
         let partial = result.with_extension("partial");
         fs::write(&partial, serde_json::to_string(outcome)?)
             .and_then(|()| fs::rename(&partial, result))
             .with_context(|| format!("cannot write {}", result.display()))
     };
-    let provisional = |outcome: &check::Outcome| {
+    let provisional = |outcome: &check::CheckOutcome| {
         if let Err(error) = write(outcome) {
             eprintln!("{error:#}");
         }

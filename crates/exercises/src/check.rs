@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::{
     diagnostics,
-    harness::{HostInput, Run, Size, Verifier, compare},
+    harness::{CheckSize, HostInput, Run, Verifier, compare},
     learner_file::LearnerFile,
     manifest::{Exercise, Input, Manifest},
 };
@@ -23,7 +23,7 @@ use crate::{
 /// How a check ended.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(tag = "outcome", rename_all = "kebab-case")]
-pub enum Outcome {
+pub enum CheckOutcome {
     /// NVRTC's messages, each `file:line: error: ...` in the learner's file.
     CompileError {
         messages: Vec<String>,
@@ -40,7 +40,7 @@ pub enum Outcome {
         input: Input,
         detail: String,
     },
-    Correct(Measurements),
+    Correct(SubmissionMeasurements),
     /// Correct on every input, but stopped (at the time limit, or the process died) before its
     /// counters and times were measured: the correctness points are kept.
     CorrectUnmeasured {
@@ -54,7 +54,7 @@ pub enum Outcome {
 
 /// What was measured of a correct kernel.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-pub struct Measurements {
+pub struct SubmissionMeasurements {
     /// Submission and reference, launched once each at the check size under Nsight Compute.
     /// `Err` only where the reference's counters could not be read either: the clock stands in.
     pub counters: Result<CounterPair, String>,
@@ -99,12 +99,12 @@ fn compile(
     exercise: &Exercise,
     file: &LearnerFile,
     shown: &str,
-) -> Result<Kernels, Box<Outcome>> {
+) -> Result<Kernels, Box<CheckOutcome>> {
     let reference = compile_file(gpu, manifest, &exercise.solution, &exercise.entry).map_err(|e| {
-        Box::new(Outcome::CouldNotCheck { reason: diagnostics::scrub(&format!("the reference solution: {e}")) })
+        Box::new(CheckOutcome::CouldNotCheck { reason: diagnostics::scrub(&format!("the reference solution: {e}")) })
     })?;
     let submission = compile_text(gpu, PROGRAM_NAME, &file.text, &exercise.entry).map_err(|error| {
-        Box::new(Outcome::CompileError {
+        Box::new(CheckOutcome::CompileError {
             messages: match error {
                 GpuError::Compile { log, .. } => diagnostics::errors(&log, PROGRAM_NAME, shown),
                 GpuError::MissingKernel { kernel, .. } => {
@@ -147,7 +147,7 @@ fn compile_text(gpu: &Gpu, shown: &str, text: &str, entry: &str) -> Result<CudaF
 
 /// Checks `file` (shown as `shown` in messages). `profile_with` restarts this program so that
 /// it runs [`profile_target`] under Nsight Compute. `provisional` is told the outcome to stand if
-/// the check goes no further: [`Outcome::CorrectUnmeasured`] once the output is right.
+/// the check goes no further: [`CheckOutcome::CorrectUnmeasured`] once the output is right.
 /// `gpu_turn` waits for this check's turn on the GPU, after compiling and before the first launch.
 pub fn check(
     manifest: &Manifest,
@@ -155,12 +155,12 @@ pub fn check(
     file: &LearnerFile,
     shown: &str,
     profile_with: &SelfCommand,
-    provisional: &dyn Fn(&Outcome),
+    provisional: &dyn Fn(&CheckOutcome),
     gpu_turn: &dyn Fn() -> Result<(), String>,
-) -> Outcome {
+) -> CheckOutcome {
     let gpu = match Gpu::open() {
         Ok(gpu) => gpu,
-        Err(why) => return Outcome::CouldNotCheck { reason: why.to_string() },
+        Err(why) => return CheckOutcome::CouldNotCheck { reason: why.to_string() },
     };
     let kernels = match compile(&gpu, manifest, exercise, file, shown) {
         Ok(kernels) => kernels,
@@ -168,26 +168,28 @@ pub fn check(
     };
     // Compiled while other checks used the GPU: from here on, this check has it alone.
     if let Err(why) = gpu_turn() {
-        return Outcome::CouldNotCheck { reason: format!("cannot take the GPU in turn: {why}") };
+        return CheckOutcome::CouldNotCheck { reason: format!("cannot take the GPU in turn: {why}") };
     }
     let harness = &exercise.harness;
     for &input in &exercise.inputs {
-        let data = harness.input(input, Size::Check);
-        let result = Run::new(&gpu, &kernels.submission, harness, Size::Check, &data).and_then(|mut run| {
+        let data = harness.input(input, CheckSize::Check);
+        let result = Run::new(&gpu, &kernels.submission, harness, CheckSize::Check, &data).and_then(|mut run| {
             run.launch()?;
             run.checked_output()
         });
         match result {
-            Err(error) => return Outcome::Crashed { detail: format!("on the {input} input: {error}") },
-            Ok(Err(detail)) => return Outcome::Incorrect { input, detail },
+            Err(error) => return CheckOutcome::Crashed { detail: format!("on the {input} input: {error}") },
+            Ok(Err(detail)) => return CheckOutcome::Incorrect { input, detail },
             Ok(Ok(output)) => {
-                if let Err(detail) = compare(&output, &harness.expected(&data, Size::Check), exercise.tolerance) {
-                    return Outcome::Incorrect { input, detail };
+                if let Err(detail) = compare(&output, &harness.expected(&data, CheckSize::Check), exercise.tolerance) {
+                    return CheckOutcome::Incorrect { input, detail };
                 }
             }
         }
     }
-    provisional(&Outcome::CorrectUnmeasured { detail: "the check stopped before profiling and timing ended".into() });
+    provisional(&CheckOutcome::CorrectUnmeasured {
+        detail: "the check stopped before profiling and timing ended".into(),
+    });
     let counted = exercise.requirements.iter().any(|r| r.measure.needs_counters());
     // ncu's messages name this program's path: scrubbed before they reach a report.
     let (counters, profile_failed) = match counters(exercise, profile_with).map_err(|why| diagnostics::scrub(&why)) {
@@ -196,7 +198,7 @@ pub fn check(
         Err(why) => (Err(why), None),
     };
     match measure(&gpu, manifest, exercise, &kernels) {
-        Ok((submission_ms, reference_ms, starter_ms, shared_bytes)) => Outcome::Correct(Measurements {
+        Ok((submission_ms, reference_ms, starter_ms, shared_bytes)) => CheckOutcome::Correct(SubmissionMeasurements {
             counters,
             profile_failed,
             submission_ms,
@@ -204,10 +206,10 @@ pub fn check(
             starter_ms,
             shared_bytes,
         }),
-        Err(TimingError::Incorrect(detail)) => Outcome::Incorrect { input: Input::Random, detail },
-        Err(TimingError::Reference(reason)) => Outcome::CouldNotCheck { reason },
+        Err(TimingError::Incorrect(detail)) => CheckOutcome::Incorrect { input: Input::Random, detail },
+        Err(TimingError::Reference(reason)) => CheckOutcome::CouldNotCheck { reason },
         Err(TimingError::Gpu(error)) => {
-            Outcome::Crashed { detail: diagnostics::scrub(&format!("at the timed size: {error}")) }
+            CheckOutcome::Crashed { detail: diagnostics::scrub(&format!("at the timed size: {error}")) }
         }
     }
 }
@@ -257,13 +259,14 @@ pub fn profile_target(
 ) -> Result<(), String> {
     let gpu = Gpu::open().map_err(|e| e.to_string())?;
     let kernels = compile(&gpu, manifest, exercise, file, shown).map_err(|outcome| format!("{outcome:?}"))?;
-    let data = exercise.harness.input(Input::Random, Size::Check);
+    let data = exercise.harness.input(Input::Random, CheckSize::Check);
     let functions = match reference_only {
         true => vec![&kernels.reference],
         false => vec![&kernels.reference, &kernels.submission],
     };
     for function in functions {
-        let mut run = Run::new(&gpu, function, &exercise.harness, Size::Check, &data).map_err(|e| e.to_string())?;
+        let mut run =
+            Run::new(&gpu, function, &exercise.harness, CheckSize::Check, &data).map_err(|e| e.to_string())?;
         run.launch().map_err(|e| e.to_string())?;
         gpu.synchronize().map_err(|e| e.to_string())?;
     }
@@ -303,11 +306,11 @@ fn measure(
 ) -> Result<(f64, f64, f64, u32), TimingError> {
     let harness = &exercise.harness;
     let starter = compile_file(gpu, manifest, &exercise.starter, &exercise.entry)?;
-    let data: HostInput = harness.input(Input::Random, Size::Timed);
-    let mut verifier = Verifier::new(gpu, harness, &data, Size::Timed, exercise.tolerance)?;
+    let data: HostInput = harness.input(Input::Random, CheckSize::Timed);
+    let mut verifier = Verifier::new(gpu, harness, &data, CheckSize::Timed, exercise.tolerance)?;
     let mut runs = [&kernels.submission, &kernels.reference, &starter]
         .into_iter()
-        .map(|function| Run::new(gpu, function, harness, Size::Timed, &data))
+        .map(|function| Run::new(gpu, function, harness, CheckSize::Timed, &data))
         .collect::<Result<Vec<_>, _>>()?;
     let start = Instant::now();
     while start.elapsed().as_secs_f64() < WARM_UP_SECONDS {

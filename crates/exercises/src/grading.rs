@@ -12,7 +12,7 @@ use std::{
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    check::Outcome,
+    check::CheckOutcome,
     learner_file::{self, LearnerFile},
     manifest::{Exercise, MAX_SCORE},
     protocol::{ChildCommand, Role},
@@ -72,14 +72,14 @@ pub struct Checker {
 
 impl Checker {
     /// Checks `file` (shown as `shown`) in a child process killed at the time limit.
-    pub fn check(&self, exercise: &Exercise, file: &LearnerFile, shown: &str) -> Outcome {
+    pub fn check(&self, exercise: &Exercise, file: &LearnerFile, shown: &str) -> CheckOutcome {
         match self.try_check(exercise, file, shown) {
             Ok(outcome) => outcome,
-            Err(error) => Outcome::CouldNotCheck { reason: format!("cannot run the check process: {error}") },
+            Err(error) => CheckOutcome::CouldNotCheck { reason: format!("cannot run the check process: {error}") },
         }
     }
 
-    fn try_check(&self, exercise: &Exercise, file: &LearnerFile, shown: &str) -> io::Result<Outcome> {
+    fn try_check(&self, exercise: &Exercise, file: &LearnerFile, shown: &str) -> io::Result<CheckOutcome> {
         let work = tempfile::tempdir()?;
         let copy = work.path().join("submission.cu");
         fs::write(&copy, &file.text)?;
@@ -109,7 +109,7 @@ impl Checker {
         };
         let finished = supervise::run(&mut command, self.time_limit, OUTPUT_CAP, self.memory_limit, &turn)?;
         if let Some(bytes) = finished.memory_exceeded {
-            return Ok(Outcome::Crashed {
+            return Ok(CheckOutcome::Crashed {
                 detail: format!(
                     "the check used {} MiB of memory, more than the limit of {} MiB, and was stopped \
                      (an include of a device file, or a runaway allocation?)",
@@ -122,25 +122,25 @@ impl Checker {
         if let Ok(file) = fs::File::open(&result) {
             io::Read::read_to_string(&mut io::Read::take(file, RESULT_CAP), &mut text)?;
         }
-        let written: Option<Outcome> = serde_json::from_str(&text).ok();
+        let written: Option<CheckOutcome> = serde_json::from_str(&text).ok();
         let Some(status) = finished.status else {
             let seconds = self.time_limit.as_secs();
             return Ok(match written {
-                Some(Outcome::CorrectUnmeasured { .. }) => Outcome::CorrectUnmeasured {
+                Some(CheckOutcome::CorrectUnmeasured { .. }) => CheckOutcome::CorrectUnmeasured {
                     detail: format!("stopped at the time limit ({seconds} s) while profiling and timing"),
                 },
-                _ => Outcome::TimedOut { seconds },
+                _ => CheckOutcome::TimedOut { seconds },
             });
         };
-        if let (false, Some(Outcome::CorrectUnmeasured { .. })) = (status.success(), &written) {
-            return Ok(Outcome::CorrectUnmeasured {
+        if let (false, Some(CheckOutcome::CorrectUnmeasured { .. })) = (status.success(), &written) {
+            return Ok(CheckOutcome::CorrectUnmeasured {
                 detail: format!("the check process ended ({status}) while profiling and timing"),
             });
         }
         Ok(written.unwrap_or_else(|| {
             let stderr = finished.stderr.shown();
             let tail: Vec<&str> = stderr.lines().rev().take(12).collect::<Vec<_>>().into_iter().rev().collect();
-            Outcome::Crashed {
+            CheckOutcome::Crashed {
                 detail: format!("the check process ended ({status}) without a result:\n{}", tail.join("\n")),
             }
         }))
@@ -283,7 +283,7 @@ pub fn grade(
     starter: &str,
     entries: &[Entry],
     out_dir: &Path,
-    check: &(dyn Fn(&LearnerFile, &str, usize) -> Outcome + Sync),
+    check: &(dyn Fn(&LearnerFile, &str, usize) -> CheckOutcome + Sync),
     progress: &(dyn Fn(&str, usize, usize) + Sync),
     jobs: usize,
 ) -> io::Result<Graded> {
@@ -342,7 +342,7 @@ pub fn grade(
         }
         drop(send);
         for (index, mut row, outcome) in receive {
-            if let Outcome::CouldNotCheck { reason } = &outcome {
+            if let CheckOutcome::CouldNotCheck { reason } = &outcome {
                 row.not_graded = Some(format!("not checked: {reason}"));
             }
             row.verdict = Some(judge(exercise, &outcome));
@@ -538,7 +538,7 @@ mod tests {
             let entries = scan(self.submissions.path(), "exercise.cu").unwrap();
             let check = |_: &LearnerFile, _: &str, _: usize| {
                 calls.fetch_add(1, Ordering::SeqCst);
-                Outcome::Correct(measured(1, 1, 1.0))
+                CheckOutcome::Correct(measured(1, 1, 1.0))
             };
             grade(&self.exercise, &self.starter, &entries, self.out.path(), &check, &|_, _, _| {}, 1).unwrap()
         }
@@ -595,19 +595,24 @@ mod tests {
             echo '{"outcome":"incorrect","input":"random","detail":"out[3] is 1"}' > "$r""#;
         assert_eq!(
             shell_checker(write_result, 60).check(&exercise, &file, "a.cu"),
-            Outcome::Incorrect { input: crate::manifest::Input::Random, detail: "out[3] is 1".into() }
+            CheckOutcome::Incorrect { input: crate::manifest::Input::Random, detail: "out[3] is 1".into() }
         );
-        assert_eq!(shell_checker("sleep 600", 1).check(&exercise, &file, "a.cu"), Outcome::TimedOut { seconds: 1 });
+        assert_eq!(
+            shell_checker("sleep 600", 1).check(&exercise, &file, "a.cu"),
+            CheckOutcome::TimedOut { seconds: 1 }
+        );
         let correct_then_slow = r#"while [ $# -gt 0 ]; do case $1 in --result=*) r=${1#--result=};; esac; shift; done
             echo '{"outcome":"correct-unmeasured","detail":"x"}' > "$r"; sleep 600"#;
         assert_eq!(
             shell_checker(correct_then_slow, 1).check(&exercise, &file, "a.cu"),
-            Outcome::CorrectUnmeasured { detail: "stopped at the time limit (1 s) while profiling and timing".into() },
+            CheckOutcome::CorrectUnmeasured {
+                detail: "stopped at the time limit (1 s) while profiling and timing".into()
+            },
             "a correct kernel too slow to time keeps what it showed"
         );
         let died =
             shell_checker("echo 'CUDA_ERROR_ILLEGAL_ADDRESS' >&2; kill -SEGV $$", 60).check(&exercise, &file, "a.cu");
-        let Outcome::Crashed { detail } = died else { panic!("{died:?}") };
+        let CheckOutcome::Crashed { detail } = died else { panic!("{died:?}") };
         assert!(detail.starts_with("the check process ended (signal: 11"), "{detail}");
         assert!(detail.ends_with("without a result:\nCUDA_ERROR_ILLEGAL_ADDRESS"), "{detail}");
     }
@@ -655,7 +660,7 @@ mod tests {
                 .unwrap();
         }
         let entries = scan(setup.submissions.path(), "exercise.cu").unwrap();
-        let check = |_: &LearnerFile, _: &str, _: usize| Outcome::Correct(measured(1, 1, 1.0));
+        let check = |_: &LearnerFile, _: &str, _: usize| CheckOutcome::Correct(measured(1, 1, 1.0));
         let whole =
             grade(&setup.exercise, &setup.starter, &entries, setup.out.path(), &check, &|_, _, _| {}, 1).unwrap();
         let parts: Vec<tempfile::TempDir> = (1..=2)
@@ -702,7 +707,7 @@ mod tests {
             // Later entries end first.
             std::thread::sleep(Duration::from_millis(if shown < "c" { 300 } else { 50 }));
             running.fetch_sub(1, Ordering::SeqCst);
-            Outcome::Correct(measured(if shown.starts_with('b') { 2 } else { 1 }, 1, 1.0))
+            CheckOutcome::Correct(measured(if shown.starts_with('b') { 2 } else { 1 }, 1, 1.0))
         };
         let parallel =
             grade(&setup.exercise, &setup.starter, &entries, setup.out.path(), &check, &|_, _, _| {}, 3).unwrap();

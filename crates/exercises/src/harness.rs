@@ -12,7 +12,7 @@ const TILE_ROWS: usize = 32;
 
 /// Which size to run: small for correctness and the counters, large for the clock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Size {
+pub enum CheckSize {
     Check,
     Timed,
 }
@@ -56,26 +56,26 @@ impl Harness {
     }
 
     /// Blocks (word kernels, scans) or the matrix side (transpose, GEMM) at `size`.
-    fn extent(&self, size: Size) -> u32 {
+    fn extent(&self, size: CheckSize) -> u32 {
         match (*self, size) {
             (
                 Harness::RowSums { check_blocks, .. }
                 | Harness::ColumnSums { check_blocks, .. }
                 | Harness::Scan { check_blocks, .. },
-                Size::Check,
+                CheckSize::Check,
             ) => check_blocks,
             (
                 Harness::RowSums { timed_blocks, .. }
                 | Harness::ColumnSums { timed_blocks, .. }
                 | Harness::Scan { timed_blocks, .. },
-                Size::Timed,
+                CheckSize::Timed,
             ) => timed_blocks,
-            (Harness::Transpose { check_n, .. } | Harness::Gemm { check_n, .. }, Size::Check) => check_n,
-            (Harness::Transpose { timed_n, .. } | Harness::Gemm { timed_n, .. }, Size::Timed) => timed_n,
+            (Harness::Transpose { check_n, .. } | Harness::Gemm { check_n, .. }, CheckSize::Check) => check_n,
+            (Harness::Transpose { timed_n, .. } | Harness::Gemm { timed_n, .. }, CheckSize::Timed) => timed_n,
         }
     }
 
-    pub fn launch_config(&self, size: Size) -> LaunchConfig {
+    pub fn launch_config(&self, size: CheckSize) -> LaunchConfig {
         let [x, y] = self.block();
         let extent = self.extent(size);
         let grid_dim = match self {
@@ -87,7 +87,7 @@ impl Harness {
     }
 
     /// Input words (or floats per matrix) at `size`.
-    fn input_len(&self, size: Size) -> usize {
+    fn input_len(&self, size: CheckSize) -> usize {
         let extent = self.extent(size) as usize;
         match *self {
             Harness::RowSums { row_words, .. } => extent * self.block_threads() as usize * row_words as usize,
@@ -99,7 +99,7 @@ impl Harness {
         }
     }
 
-    fn output_len(&self, size: Size) -> usize {
+    fn output_len(&self, size: CheckSize) -> usize {
         match self {
             Harness::RowSums { .. } | Harness::ColumnSums { .. } => {
                 self.extent(size) as usize * self.block_threads() as usize
@@ -109,7 +109,7 @@ impl Harness {
     }
 
     /// Input data of kind `input` at `size`.
-    pub fn input(&self, input: Input, size: Size) -> HostInput {
+    pub fn input(&self, input: Input, size: CheckSize) -> HostInput {
         let len = self.input_len(size);
         match (self, input) {
             (Harness::Gemm { .. }, Input::Index) => {
@@ -130,7 +130,7 @@ impl Harness {
     }
 
     /// The CPU's answer for `input` at `size`.
-    pub fn expected(&self, input: &HostInput, size: Size) -> Expected {
+    pub fn expected(&self, input: &HostInput, size: CheckSize) -> Expected {
         match (*self, input) {
             (Harness::RowSums { row_words, iterations, .. }, HostInput::Words(words)) => Expected::Words(
                 words
@@ -213,7 +213,7 @@ pub fn sampled_rows(n: usize) -> Vec<usize> {
 impl Harness {
     /// What the output at `size` is compared with after a timed launch: the whole answer for words,
     /// the [`sampled_rows`] of a GEMM (the CPU's product of the whole matrix would take seconds).
-    pub fn expected_sample(&self, input: &HostInput, size: Size) -> (Expected, Option<Vec<usize>>) {
+    pub fn expected_sample(&self, input: &HostInput, size: CheckSize) -> (Expected, Option<Vec<usize>>) {
         match (self, input) {
             (Harness::Gemm { .. }, HostInput::Matrices(a, b)) => {
                 let n = self.extent(size) as usize;
@@ -281,7 +281,7 @@ impl<'g> Verifier<'g> {
         gpu: &'g Gpu,
         harness: &Harness,
         input: &HostInput,
-        size: Size,
+        size: CheckSize,
         tolerance: f64,
     ) -> Result<Verifier<'g>, GpuError> {
         let check = match harness.expected_sample(input, size) {
@@ -367,7 +367,7 @@ impl<'g> Run<'g> {
         gpu: &'g Gpu,
         function: &CudaFunction,
         harness: &Harness,
-        size: Size,
+        size: CheckSize,
         input: &HostInput,
     ) -> Result<Run<'g>, GpuError> {
         let out_len = harness.output_len(size);
@@ -448,17 +448,20 @@ mod tests {
     fn row_sums_add_each_row_iterations_times() {
         let harness =
             Harness::RowSums { block: [2, 1], row_words: 32, check_blocks: 1, timed_blocks: 1, iterations: 3 };
-        assert_eq!(harness.input_len(Size::Check), 64);
-        let HostInput::Words(words) = harness.input(Input::Index, Size::Check) else { panic!("words") };
+        assert_eq!(harness.input_len(CheckSize::Check), 64);
+        let HostInput::Words(words) = harness.input(Input::Index, CheckSize::Check) else { panic!("words") };
         let row0: u32 = (0..32).sum();
         let row1: u32 = (32..64).sum();
-        assert_eq!(harness.expected(&HostInput::Words(words), Size::Check), Expected::Words(vec![3 * row0, 3 * row1]));
-        assert_eq!(harness.launch_config(Size::Timed).grid_dim, (1, 1, 1));
+        assert_eq!(
+            harness.expected(&HostInput::Words(words), CheckSize::Check),
+            Expected::Words(vec![3 * row0, 3 * row1])
+        );
+        assert_eq!(harness.launch_config(CheckSize::Timed).grid_dim, (1, 1, 1));
         // Rows of 4 words: a 16-byte struct per thread.
         let harness = Harness::RowSums { block: [2, 1], row_words: 4, check_blocks: 2, timed_blocks: 1, iterations: 1 };
-        assert_eq!(harness.input_len(Size::Check), 16);
+        assert_eq!(harness.input_len(CheckSize::Check), 16);
         let input = HostInput::Words((0..16).collect());
-        assert_eq!(harness.expected(&input, Size::Check), Expected::Words(vec![6, 22, 38, 54]));
+        assert_eq!(harness.expected(&input, CheckSize::Check), Expected::Words(vec![6, 22, 38, 54]));
     }
 
     #[test]
@@ -471,11 +474,11 @@ mod tests {
             timed_blocks: 1,
             iterations: 1,
         };
-        let input = harness.input(Input::Index, Size::Check);
+        let input = harness.input(Input::Index, CheckSize::Check);
         let HostInput::Words(words) = &input else { panic!("words") };
         assert_eq!(words.len(), 32 * 64 / 4);
         assert_eq!(words[1], u32::from_le_bytes([4, 5, 6, 7]));
-        let Expected::Words(out) = harness.expected(&input, Size::Check) else { panic!("words") };
+        let Expected::Words(out) = harness.expected(&input, CheckSize::Check) else { panic!("words") };
         // Lane 1 of warp 0 reads row 1, columns 0 and 32: elements 64 and 96.
         assert_eq!(out[1], 64 + 96);
         // Lane 5 of warp 1 reads row 5, columns 1 and 33: elements 321 and 353, mod 256.
@@ -492,10 +495,10 @@ mod tests {
             timed_blocks: 1,
             iterations: 2,
         };
-        let input = harness.input(Input::Index, Size::Check);
+        let input = harness.input(Input::Index, CheckSize::Check);
         let HostInput::Words(words) = &input else { panic!("words") };
         assert_eq!(words.len(), 32 * 2 * 4);
-        let Expected::Words(out) = harness.expected(&input, Size::Check) else { panic!("words") };
+        let Expected::Words(out) = harness.expected(&input, CheckSize::Check) else { panic!("words") };
         // Lane 3 of warp 1 reads row 3, column 1: element 7, words 28 to 31.
         assert_eq!(out[32 + 3], 2 * (28 + 29 + 30 + 31));
         assert_eq!(out[0], 2 * (1 + 2 + 3));
@@ -504,24 +507,25 @@ mod tests {
     #[test]
     fn scans_start_again_at_every_block_and_wrap() {
         let harness = Harness::Scan { block: [2, 1], check_blocks: 2, timed_blocks: 3 };
-        assert_eq!(harness.input_len(Size::Check), 8);
-        assert_eq!(harness.launch_config(Size::Timed).grid_dim, (3, 1, 1));
+        assert_eq!(harness.input_len(CheckSize::Check), 8);
+        assert_eq!(harness.launch_config(CheckSize::Timed).grid_dim, (3, 1, 1));
         let input = HostInput::Words(vec![1, 2, 3, 4, 5, 6, u32::MAX, 8]);
-        assert_eq!(harness.expected(&input, Size::Check), Expected::Words(vec![0, 1, 3, 6, 0, 5, 11, 10]));
+        assert_eq!(harness.expected(&input, CheckSize::Check), Expected::Words(vec![0, 1, 3, 6, 0, 5, 11, 10]));
     }
 
     #[test]
     fn transpose_and_gemm_answers() {
         let harness = Harness::Transpose { block: [2, 1], check_n: 4, timed_n: 8 };
-        assert_eq!(harness.launch_config(Size::Timed).grid_dim, (4, 4, 1));
-        let Expected::Words(out) = harness.expected(&harness.input(Input::Index, Size::Check), Size::Check) else {
+        assert_eq!(harness.launch_config(CheckSize::Timed).grid_dim, (4, 4, 1));
+        let Expected::Words(out) = harness.expected(&harness.input(Input::Index, CheckSize::Check), CheckSize::Check)
+        else {
             panic!("words")
         };
         assert_eq!(out[1], 4, "out(0, 1) = in(1, 0)");
         let gemm = Harness::Gemm { block: [2, 2], check_n: 2, timed_n: 2 };
         let input = HostInput::Matrices(vec![1.0, 2.0, 3.0, 4.0], vec![1.0, 0.0, 0.0, 1.0]);
-        assert_eq!(gemm.expected(&input, Size::Check), Expected::Floats(vec![1.0, 2.0, 3.0, 4.0]));
-        let HostInput::Matrices(a, _) = gemm.input(Input::Index, Size::Check) else { panic!("matrices") };
+        assert_eq!(gemm.expected(&input, CheckSize::Check), Expected::Floats(vec![1.0, 2.0, 3.0, 4.0]));
+        let HostInput::Matrices(a, _) = gemm.input(Input::Index, CheckSize::Check) else { panic!("matrices") };
         assert_eq!(a, vec![-8.0, -7.0, -6.0, -5.0]);
     }
 
@@ -535,9 +539,9 @@ mod tests {
         assert_eq!(rows.len(), 64);
         assert!(rows.iter().enumerate().all(|(band, &row)| row / 32 == band), "one row in each band of 32");
         let gemm = Harness::Gemm { block: [2, 2], check_n: 2, timed_n: 64 };
-        let input = gemm.input(Input::Index, Size::Timed);
-        let (expected, rows) = gemm.expected_sample(&input, Size::Timed);
-        let Expected::Floats(full) = gemm.expected(&input, Size::Timed) else { panic!("floats") };
+        let input = gemm.input(Input::Index, CheckSize::Timed);
+        let (expected, rows) = gemm.expected_sample(&input, CheckSize::Timed);
+        let Expected::Floats(full) = gemm.expected(&input, CheckSize::Timed) else { panic!("floats") };
         let output = Output::Floats(full.iter().map(|&v| v as f32).collect());
         assert_eq!(compare_sample(&output, &expected, rows.as_deref(), 0.0), Ok(()));
         let mut skipped = full.iter().map(|&v| v as f32).collect::<Vec<_>>();

@@ -1,10 +1,10 @@
 //! From what a check measured to a score, the reason for every lost point, and what to fix next.
-//! Needs no GPU: it only reads an [`Outcome`].
+//! Needs no GPU: it only reads an [`CheckOutcome`].
 
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    check::{Measurements, Outcome},
+    check::{CheckOutcome, SubmissionMeasurements},
     manifest::{Exercise, MAX_SCORE, Measure},
 };
 
@@ -44,7 +44,7 @@ pub struct Verdict {
     pub next: String,
 }
 
-pub fn judge(exercise: &Exercise, outcome: &Outcome) -> Verdict {
+pub fn judge(exercise: &Exercise, outcome: &CheckOutcome) -> Verdict {
     let kind = serde_json::to_value(outcome).ok().and_then(|v| v["outcome"].as_str().map(str::to_owned));
     let mut verdict = Verdict {
         outcome: kind.expect("every outcome has a name"),
@@ -62,12 +62,12 @@ pub fn judge(exercise: &Exercise, outcome: &Outcome) -> Verdict {
         next: String::new(),
     };
     let (failure, next) = match outcome {
-        Outcome::Correct(measurements) => {
+        CheckOutcome::Correct(measurements) => {
             verdict.correct = Some(true);
             judge_measurements(exercise, measurements, &mut verdict);
             return verdict;
         }
-        Outcome::CorrectUnmeasured { detail } => {
+        CheckOutcome::CorrectUnmeasured { detail } => {
             verdict.correct = Some(true);
             verdict.items.push(Item {
                 what: "correct output".into(),
@@ -94,22 +94,22 @@ pub fn judge(exercise: &Exercise, outcome: &Outcome) -> Verdict {
                 format!("Correct, but not measured: {detail}. Look for a loop that runs far longer at the timed size.");
             return verdict;
         }
-        Outcome::CouldNotCheck { reason } => {
+        CheckOutcome::CouldNotCheck { reason } => {
             verdict.score = None;
             verdict.compiled = None;
             verdict.next = format!("Not checked: {reason}.");
             return verdict;
         }
-        Outcome::CompileError { messages } => {
+        CheckOutcome::CompileError { messages } => {
             verdict.compiled = Some(false);
             let first = messages.first().map_or("", String::as_str);
             (format!("does not compile: {first}"), format!("Fix the compile error first: {first}"))
         }
-        Outcome::Crashed { detail } => (
+        CheckOutcome::Crashed { detail } => (
             format!("crashed: {detail}"),
             "The kernel crashed on the GPU: look for an index outside the arrays (or a __trap).".to_owned(),
         ),
-        Outcome::TimedOut { seconds } => {
+        CheckOutcome::TimedOut { seconds } => {
             // Killed while compiling or while running: which, the time limit does not tell.
             verdict.compiled = None;
             (
@@ -117,7 +117,7 @@ pub fn judge(exercise: &Exercise, outcome: &Outcome) -> Verdict {
                 format!("It did not finish within {seconds} s: look for a loop that never ends."),
             )
         }
-        Outcome::Incorrect { input, detail } => {
+        CheckOutcome::Incorrect { input, detail } => {
             verdict.correct = Some(false);
             (
                 format!("wrong output on the {input} input: {detail}"),
@@ -155,7 +155,7 @@ pub fn judge(exercise: &Exercise, outcome: &Outcome) -> Verdict {
     verdict
 }
 
-fn judge_measurements(exercise: &Exercise, m: &Measurements, verdict: &mut Verdict) {
+fn judge_measurements(exercise: &Exercise, m: &SubmissionMeasurements, verdict: &mut Verdict) {
     verdict.items.push(Item {
         what: "correct output".into(),
         measured: Some(exercise.inputs.iter().map(|i| format!("yes ({i})")).collect::<Vec<_>>().join(", ")),
@@ -247,7 +247,7 @@ fn judge_measurements(exercise: &Exercise, m: &Measurements, verdict: &mut Verdi
 }
 
 /// Whether the reference made the shared accesses `measure` counts: `Some` when it did.
-fn reference_value(measure: Measure, m: &Measurements) -> Option<u64> {
+fn reference_value(measure: Measure, m: &SubmissionMeasurements) -> Option<u64> {
     let reference = m.counters.as_ref().ok()?.reference;
     let count = match measure {
         Measure::StoreWavefrontsPerRequest => reference.store_instructions,
@@ -257,7 +257,7 @@ fn reference_value(measure: Measure, m: &Measurements) -> Option<u64> {
 }
 
 /// A requirement's value, `None` when the kernel made no shared access of that kind.
-fn value(measure: Measure, m: &Measurements) -> Option<f64> {
+fn value(measure: Measure, m: &SubmissionMeasurements) -> Option<f64> {
     let counters = m.counters.as_ref().ok();
     let ratio = |a: u64, b: u64| (b > 0).then(|| a as f64 / b as f64);
     match measure {
@@ -293,14 +293,14 @@ pub(crate) mod tests {
     }
 
     /// Per warp: 32 loads and 32 stores of `load` and `store` wavefronts each.
-    pub fn measured(load: u64, store: u64, submission_ms: f64) -> Measurements {
+    pub fn measured(load: u64, store: u64, submission_ms: f64) -> SubmissionMeasurements {
         let counters = |load, store| SharedCounters {
             load_wavefronts: 32 * load,
             load_instructions: 32,
             store_wavefronts: 32 * store,
             store_instructions: 32,
         };
-        Measurements {
+        SubmissionMeasurements {
             counters: Ok(CounterPair { submission: counters(load, store), reference: counters(1, 1) }),
             profile_failed: None,
             submission_ms,
@@ -315,7 +315,7 @@ pub(crate) mod tests {
         let mut none = measured(1, 1, 1.0);
         let pair = none.counters.as_mut().unwrap();
         (pair.submission.load_wavefronts, pair.submission.load_instructions) = (0, 0);
-        let verdict = judge(&transpose(), &Outcome::Correct(none));
+        let verdict = judge(&transpose(), &CheckOutcome::Correct(none));
         assert_eq!(verdict.score, Some(70), "{:?}", verdict.lost);
         assert_eq!(
             verdict.lost,
@@ -330,7 +330,7 @@ pub(crate) mod tests {
         let mut trapped = measured(1, 1, 1.0);
         trapped.counters = Err("exit status 1".into());
         trapped.profile_failed = Some("exit status 1".into());
-        let verdict = judge(&transpose(), &Outcome::Correct(trapped));
+        let verdict = judge(&transpose(), &CheckOutcome::Correct(trapped));
         assert_eq!(verdict.score, Some(60), "not judged by the clock: {:?}", verdict.lost);
         assert!(verdict.notes.is_empty(), "{:?}", verdict.notes);
         assert!(
@@ -343,7 +343,7 @@ pub(crate) mod tests {
     #[test]
     fn a_correct_kernel_stopped_while_timed_keeps_its_correctness_points() {
         let detail = "stopped at the time limit (60 s) while profiling and timing".to_owned();
-        let verdict = judge(&transpose(), &Outcome::CorrectUnmeasured { detail });
+        let verdict = judge(&transpose(), &CheckOutcome::CorrectUnmeasured { detail });
         assert_eq!(
             (verdict.score, verdict.correct, verdict.outcome.as_str()),
             (Some(40), Some(true), "correct-unmeasured")
@@ -356,7 +356,7 @@ pub(crate) mod tests {
 
     #[test]
     fn a_conflict_free_kernel_gets_every_point() {
-        let verdict = judge(&transpose(), &Outcome::Correct(measured(1, 1, 1.0)));
+        let verdict = judge(&transpose(), &CheckOutcome::Correct(measured(1, 1, 1.0)));
         assert_eq!((verdict.score, verdict.correct, verdict.compiled), (Some(100), Some(true), Some(true)));
         assert_eq!((verdict.load_wavefronts_per_request, verdict.store_wavefronts_per_request), (Some(1.0), Some(1.0)));
         assert!(verdict.lost.is_empty() && verdict.notes.is_empty(), "{verdict:?}");
@@ -367,7 +367,7 @@ pub(crate) mod tests {
     fn a_conflicted_kernel_loses_the_conflict_points_and_is_told_what_to_fix() {
         let mut conflicted = measured(2, 1, 1.0);
         conflicted.shared_bytes = 4224;
-        let verdict = judge(&transpose(), &Outcome::Correct(conflicted));
+        let verdict = judge(&transpose(), &CheckOutcome::Correct(conflicted));
         assert_eq!(verdict.score, Some(60));
         assert_eq!(
             verdict.lost,
@@ -387,7 +387,7 @@ pub(crate) mod tests {
     fn without_counters_conflicts_are_judged_by_the_clock_and_the_verdict_says_so() {
         let mut slow = measured(1, 1, 1.5);
         slow.counters = Err("ncu not found".into());
-        let verdict = judge(&transpose(), &Outcome::Correct(slow));
+        let verdict = judge(&transpose(), &CheckOutcome::Correct(slow));
         assert_eq!(verdict.load_wavefronts_per_request, None);
         assert_eq!(
             verdict.lost[0],
@@ -407,13 +407,13 @@ pub(crate) mod tests {
         );
         let mut fast = measured(1, 1, 1.0);
         fast.counters = Err("ncu not found".into());
-        assert_eq!(judge(&transpose(), &Outcome::Correct(fast)).score, Some(100));
+        assert_eq!(judge(&transpose(), &CheckOutcome::Correct(fast)).score, Some(100));
     }
 
     #[test]
     fn failures_before_measuring_cost_everything_with_one_reason_each() {
         let error = "does-not-compile/exercise.cu:20: error: identifier \"colum\" is undefined".to_owned();
-        let verdict = judge(&transpose(), &Outcome::CompileError { messages: vec![error.clone()] });
+        let verdict = judge(&transpose(), &CheckOutcome::CompileError { messages: vec![error.clone()] });
         assert_eq!(
             (verdict.score, verdict.compiled, verdict.outcome.as_str()),
             (Some(0), Some(false), "compile-error")
@@ -430,17 +430,19 @@ pub(crate) mod tests {
 
         let wrong = judge(
             &transpose(),
-            &Outcome::Incorrect { input: Input::Index, detail: "out[1] is 0, the CPU's answer is 256".into() },
+            &CheckOutcome::Incorrect { input: Input::Index, detail: "out[1] is 0, the CPU's answer is 256".into() },
         );
         assert_eq!((wrong.score, wrong.correct), (Some(0), Some(false)));
         assert_eq!(wrong.lost[0], "-40 wrong output on the index-encoded input: out[1] is 0, the CPU's answer is 256");
-        let hung = judge(&transpose(), &Outcome::TimedOut { seconds: 30 });
+        let hung = judge(&transpose(), &CheckOutcome::TimedOut { seconds: 30 });
         assert_eq!((hung.score, hung.outcome.as_str()), (Some(0), "timed-out"));
         assert_eq!(hung.lost[0], "-40 killed after 30 s without finishing");
-        let crashed =
-            judge(&transpose(), &Outcome::Crashed { detail: "on the index-encoded input: CUDA driver error".into() });
+        let crashed = judge(
+            &transpose(),
+            &CheckOutcome::Crashed { detail: "on the index-encoded input: CUDA driver error".into() },
+        );
         assert_eq!(crashed.lost[0], "-40 crashed: on the index-encoded input: CUDA driver error");
-        let unchecked = judge(&transpose(), &Outcome::CouldNotCheck { reason: "no GPU".into() });
+        let unchecked = judge(&transpose(), &CheckOutcome::CouldNotCheck { reason: "no GPU".into() });
         assert_eq!((unchecked.score, unchecked.compiled), (None, None));
     }
 }
