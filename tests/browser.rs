@@ -241,6 +241,28 @@ fn shown(chromium: &mut Chromium) -> (String, String, String) {
     (state.as_str().unwrap_or_default().to_owned(), wavefronts, error)
 }
 
+/// What does not fit the page's text column, as lines naming the element.
+const MISFITS: &str = r#"(() => {
+  const main = document.querySelector('main'), right = main.getBoundingClientRect().right, found = [];
+  const name = el => el.tagName.toLowerCase() + ' "' + el.textContent.trim().slice(0, 40).replace(/\s+/g, ' ') + '"';
+  if (document.documentElement.scrollWidth > document.documentElement.clientWidth + 1) found.push('the page scrolls sideways');
+  for (const el of main.querySelectorAll('table, pre, img, .katex-display, .bank-grid, .bank-playground')) {
+    let scroller = el;
+    while (scroller !== main && !(['auto', 'scroll'].includes(getComputedStyle(scroller).overflowX)
+        && scroller.scrollWidth > scroller.clientWidth + 1)) scroller = scroller.parentElement;
+    if (scroller !== main) {
+      if (el.tagName === 'TABLE') found.push('a table scrolls: ' + name(el));
+    } else if (el.getBoundingClientRect().right > right + 2) {
+      found.push('wider than the column: ' + name(el));
+    }
+  }
+  for (const label of main.querySelectorAll('.bp-bank > *, .bp-lane > *')) {
+    const size = parseFloat(getComputedStyle(label).fontSize);
+    if (label.textContent.length < 9 && label.getBoundingClientRect().height > 2.2 * size) found.push('a label breaks: ' + name(label));
+  }
+  return found;
+})()"#;
+
 fn wavefronts(request: Request) -> String {
     request.analyze().wavefronts.to_string()
 }
@@ -258,7 +280,7 @@ fn the_book_works_in_a_browser_and_stays_on_localhost() {
     let site = artifacts().join("book");
     xtask::book::render(&site).expect("the book builds");
     let missing = Missing::default();
-    let base = serve(site, missing.clone());
+    let base = serve(site.clone(), missing.clone());
     let mut chromium = Chromium::launch(&path);
     let answered = "document.querySelector('.bank-playground').dataset.state === 'answered'";
 
@@ -324,6 +346,30 @@ fn the_book_works_in_a_browser_and_stays_on_localhost() {
     assert_eq!(state, "error");
     assert_eq!(shown_error, CuteSwizzle::new(3, 0, 1).unwrap_err().to_string());
     chromium.screenshot(".bank-playground", &artifacts().join("playground-ch09.png"));
+
+    // Every page fits a desktop and a phone: nothing wider than the text column, no table that
+    // hides columns behind a scroll bar, no playground label broken inside a word. Wide display
+    // math may scroll (it is never clipped).
+    let pages: Vec<String> = fs::read_dir(&site)
+        .unwrap()
+        .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
+        .filter(|name| name.ends_with(".html") && !["print.html", "toc.html", "404.html"].contains(&name.as_str()))
+        .collect();
+    assert!(pages.len() >= 15, "{pages:?}");
+    let mut misfits = Vec::new();
+    for width in [1280, 400] {
+        let metrics = json!({ "width": width, "height": 900, "deviceScaleFactor": 1, "mobile": width < 600 });
+        chromium.call("Emulation.setDeviceMetricsOverride", metrics);
+        for page in &pages {
+            chromium.open(&format!("{base}{page}"));
+            chromium.eval("document.fonts.ready.then(() => true)");
+            for misfit in chromium.eval(MISFITS).as_array().unwrap() {
+                misfits.push(format!("{page} at {width} px: {}", misfit.as_str().unwrap()));
+            }
+        }
+    }
+    chromium.call("Emulation.clearDeviceMetricsOverride", json!({}));
+    assert!(misfits.is_empty(), "{misfits:#?}");
 
     let requests = &chromium.requests;
     for part in ["ch01-banks.html", "bank-playground-wasm.js", ".woff2", "searchindex"] {
