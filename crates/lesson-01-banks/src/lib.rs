@@ -91,8 +91,7 @@ impl Lesson for Banks {
 
     fn model(&self, report: &mut Report) {
         report.text(
-            "Shared memory has 32 banks, each 4 bytes wide: the word at byte address a sits in bank (a / 4) mod 32.\n\
-             One wavefront serves at most one distinct word per bank. Lane i reads element i * stride.",
+            "Lane i reads element i * stride; chapter 1 of the book explains banks, wavefronts and these counts.",
         );
         report.heading("Predicted wavefronts per warp load, tile[lane * stride]");
         let header = ["stride", "gcd(stride,32)"]
@@ -111,13 +110,7 @@ impl Lesson for Banks {
             })
             .collect();
         report.table(header, rows);
-        report.text(
-            "For 4-byte elements the conflict degree is gcd(stride, 32): odd strides are conflict-free, stride 32 puts\n\
-             all 32 lanes in bank 0. Stride 0 is a broadcast: one word, one wavefront, whatever the width.\n\
-             The gcd rule breaks for other widths. A 1- or 2-byte lane shares its word with neighbours, so char\n\
-             stride 4 costs 1 wavefront, not 4. An 8- or 16-byte lane spans 2 or 4 banks and the warp moves 256\n\
-             or 512 bytes, so even stride 1 needs 2 or 4 wavefronts (the ideal, not a conflict).",
-        );
+        report.text("The gcd column is the rule for 4-byte elements only; chapter 1 explains the other widths.");
         report.heading("Bank by bank (cell: bank, distinct words w, lanes L)");
         let examples = [
             (Op::Load, Width::W4, 1),
@@ -138,9 +131,7 @@ impl Lesson for Banks {
             add_bank_grid(report, &request, &request.analyze());
         }
         report.text(
-            "Broadcast is not free for every width: a 16-byte load of one address takes 2 wavefronts (a\n\
-             broadcast wavefront delivers at most 256 bytes, 16 lanes of 16 bytes), and a 16-byte store of one\n\
-             address takes 4 (stores are served quarter-warp by quarter-warp).",
+            "The last two grids: one address loaded and stored 16 bytes wide, a broadcast that is not one wavefront.",
         );
     }
 

@@ -102,10 +102,7 @@ impl Lesson for Padding {
     const KERNEL_FILES: &'static [&'static str] = &[KERNEL_FILE];
 
     fn model(&self, report: &mut Report) {
-        report.text(
-            "A warp reads one column of T tile[32][32 + P]: lane l reads tile[l][c], byte address (l * (32 + P) + c) * sizeof(T).\n\
-             Padding each row by P elements shifts row l by l * P elements, moving rows into different banks.",
-        );
+        report.text("Lane l reads tile[l][c] of T tile[32][32 + P]; chapter 2 of the book explains the counts.");
         report.heading("Wavefronts for the worst column of T tile[32][32 + P] (ideal in brackets)");
         let header = ["P", "extra memory"]
             .into_iter()
@@ -143,11 +140,7 @@ impl Lesson for Padding {
             .collect();
         report.table(["type", "P", "row length", "extra for 32 rows", "extra %"], rows);
         report.text(
-            "The rule behind the table: a column read is conflict-free when a row is an odd, whole number of units,\n\
-             a unit being the larger of a 4-byte word and the element. Then the rows that share a pass start in\n\
-             different banks. For 4-, 8- and 16-byte elements one element of padding does it (33 elements); a half\n\
-             needs 2 (34 halves are 17 words) and a char needs 4 (36 chars are 9 words): for narrow types one\n\
-             element of padding is not one bank.",
+            "Each row is an odd, whole number of units (the larger of a word and the element): chapter 2's rule.",
         );
 
         report.heading("Index remapping is padding");
@@ -156,21 +149,12 @@ impl Lesson for Padding {
             remapped(index) == row * (ROWS + 1) + column
         });
         report.text(format!(
-            "Storing element i of an unpadded tile at phi(i) = i + floor(i / 32) puts element (row, column) at\n\
-             row * 33 + column: the address of tile[row][column] in a tile[32][33]. Checked for all 1024 elements: {}.\n\
-             So the remapped tile has the padded tile's banks and conflicts, and its memory cost (less one\n\
-             element: the last row's padding is never addressed).",
+            "phi(i) = i + floor(i / 32) against tile[i / 32][i % 32] of a tile[32][33], all 1024 elements: {}.",
             if identical { "identical" } else { "DIFFERENT" }
         ));
 
         report.heading("char tile[32][129] is not conflict-free");
-        report.text(
-            "Popular notes pad every tile by one element. For char that is one byte, and the compiler does not round\n\
-             a row up to 132 bytes: C arrays are laid out exactly as declared. Row l starts at byte 129 * l = 128 * l + l.\n\
-             The 128 * l part is a whole turn of the 32 banks; the extra l bytes reach the next bank only every 4\n\
-             rows. So rows 0-3 start in bank 0, in four different words, and so on: a 4-way conflict. Rows of\n\
-             132 bytes (33 words, odd) are conflict-free.",
-        );
+        report.text("Column 0 of a char tile padded by one byte, and by one word (chapter 2 explains the difference):");
         for pitch in NOTED_CHAR_PITCHES {
             let request = Request::column(Width::W1, pitch, 0);
             report.text(format!("char tile[32][{pitch}], column 0:"));

@@ -263,8 +263,7 @@ impl Lesson for Gemm {
 
     fn model(&self, report: &mut Report) {
         report.text(
-            "C = A * B with row-major floats. Shared tiles turn each thread's K reads of A and B from global memory\n\
-             into one global read per tile; the question is how the tiles are read.",
+            "C = A * B with row-major floats, tiled in shared memory; chapter 4 of the book explains the counts.",
         );
         report.heading("Shared tiles T x T: wavefronts per warp request (every warp, every k)");
         let rows = [16u32, 32, 64]
@@ -288,13 +287,7 @@ impl Lesson for Gemm {
             })
             .collect();
         report.table(["tile", "B layout", "As[ty][k] (4 B)", "B read (4 B)"], rows);
-        report.text(
-            "As[ty][k] is one address for a whole row of threads: a broadcast, conflict-free at any tile size.\n\
-             Bs[k][tx] is consecutive words: conflict-free. Stored transposed and read as Bs[tx][k], lanes are T\n\
-             words apart: T = 32 or 64 puts the warp in one bank, a 32-way conflict. For T = 16 the warp spans two\n\
-             rows of threads reading the same 16 words, in banks k and k + 16: 8 wavefronts. (As written these are\n\
-             4-byte reads; the compiler turns As[ty][k..k+4] into one 16-byte read, as the counters show below.)",
-        );
+        report.text("Reads as the source writes them, 4 bytes each; chapter 4 shows which become 16-byte loads.");
         report.heading("Register tiles: the 16-byte shared accesses of one warp (warp 0, k = 0)");
         let rows = [0u32, 4]
             .into_iter()
@@ -316,11 +309,7 @@ impl Lesson for Gemm {
             })
             .collect();
         report.table(["A tile", "access", "op", "wavefronts", "ideal"], rows);
-        report.text(
-            "Storing a row of A down a column of the transposed tile puts the two halves of a warp (k and k + 4)\n\
-             128 floats apart: the same banks, 2 wavefronts per store. Padding each row by one 16-byte vector\n\
-             (As[8][132]) moves them 16 banks apart, and rows stay 16-byte aligned for the float4 loads.",
-        );
+        report.text("As[8][132] pads each row of the transposed A tile by one 16-byte vector.");
     }
 
     fn runs(&self, _gpu: &GpuInfo, size: RunSize) -> Vec<KernelRun<Spec>> {

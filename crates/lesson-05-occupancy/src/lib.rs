@@ -74,9 +74,7 @@ impl Lesson for OccupancyTradeoff {
 
     fn model(&self, report: &mut Report) {
         report.text(
-            "Lesson 4's tiled GEMM with the A tile As[T][T + P]. Each thread reads its row As[ty][k] for k = 0..T:\n\
-             a broadcast, one address for the threads of a row. The compiler reads four consecutive k as one\n\
-             16-byte load when every row starts 16-byte aligned, that is when (T + P) * 4 is a multiple of 16.",
+            "Lesson 4's tiled GEMM with As[T][T + P], read 16 bytes at a time where its rows are 16-byte aligned.",
         );
         report.heading("Per warp and K step: shared loads and wavefronts (model), shared memory per block");
         let rows = TILES
@@ -97,13 +95,7 @@ impl Lesson for OccupancyTradeoff {
             })
             .collect();
         report.table(["A tile", "row", "16-byte aligned", "loads", "wavefronts", "shared per block"], rows);
-        report.text(
-            "Padding by one float adds no conflict and removes none: the reads of A were broadcasts. It breaks the\n\
-             rows' 16-byte alignment, so each 16-byte load of A becomes four 4-byte loads: more instructions and more\n\
-             wavefronts for the same bytes. Padding by one 16-byte vector (P = 4) keeps the alignment. Shared memory\n\
-             grows with P, but at 1024 threads per block an SM holds at most 2 blocks anyway: the occupancy table\n\
-             measured on the GPU below shows what limits it.",
-        );
+        report.text("Chapter 5 of the book explains what one float of padding costs, and what limits occupancy.");
     }
 
     fn runs(&self, _gpu: &GpuInfo, size: RunSize) -> Vec<KernelRun<Spec>> {

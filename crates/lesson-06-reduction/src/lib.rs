@@ -140,8 +140,7 @@ impl Lesson for Reduction {
 
     fn model(&self, report: &mut Report) {
         report.text(format!(
-            "A block of {BLOCK} threads sums {BLOCK} words in shared memory with a tree of {} steps. Each step, the\n\
-             active threads read two words and write their sum; the block waits at __syncthreads() between steps.",
+            "A block of {BLOCK} threads sums {BLOCK} words in {} steps; chapter 6 of the book explains the conflicts.",
             BLOCK.trailing_zeros()
         ));
         report.heading("Predicted wavefronts per warp read, step by step");
@@ -178,9 +177,7 @@ impl Lesson for Reduction {
         let analysis = request.analyze();
         add_bank_grid(report, &request, &analysis);
         report.text(format!(
-            "Lanes 8 words apart use only 4 banks, 8 lanes in each: {} wavefronts. A conflict needs two lanes of\n\
-             one warp's request: threads 0 and 32 are lane 0 of warps 0 and 1, two separate requests, and never\n\
-             conflict with each other whatever words they read.",
+            "{} wavefronts, all between lanes of warp 0: threads 0 and 32 are in different requests.",
             analysis.wavefronts
         ));
     }

@@ -358,12 +358,7 @@ impl Lesson for VectorWidths {
     const KERNEL_FILES: &'static [&'static str] = &[KERNEL_FILE];
 
     fn model(&self, report: &mut Report) {
-        report.text(
-            "A wavefront moves at most 128 bytes: one 4-byte word from each of the 32 banks. A warp request of\n\
-             w-byte accesses moves 32 * w bytes, so its ideal is 1 wavefront up to 4 bytes, 2 for 8 bytes and 4\n\
-             for 16 bytes. The H100 serves 8-byte accesses by half-warps (16 lanes, 128 bytes) and 16-byte\n\
-             accesses by quarter-warps (8 lanes, 128 bytes), one group after the other.",
-        );
+        report.text("Wide accesses are served in pass groups of 128 bytes; chapter 7 of the book derives each count.");
         report.heading("Loads and stores of tile[lane * stride]: wavefronts per warp request");
         let mut rows = Vec::new();
         for width in WIDE_WIDTHS {
@@ -395,12 +390,6 @@ impl Lesson for VectorWidths {
             ],
             rows,
         );
-        report.text(
-            "Loads and stores cost the same here, and a conflict-free request of any width moves 128 bytes per\n\
-             wavefront: a float4 load does the work of four float loads in one instruction, not in fewer\n\
-             wavefronts. A stride of s = 1, 2 or 4 elements costs s times the ideal at every width: within a pass\n\
-             group, elements s apart repeat banks as 4-byte words s apart do in a warp (chapter 1's gcd rule).",
-        );
         let request = wide_request(Op::Load, Width::W16, 0, 2, 1);
         report.text("ld float4[lane * 2], four quarter-warp passes:");
         add_bank_grid(report, &request, &request.analyze());
@@ -423,11 +412,7 @@ impl Lesson for VectorWidths {
             rows,
         );
         report.text(
-            "Stores follow the half-/quarter-warp rule exactly: every pass group costs the most distinct words one\n\
-             bank must take from it, and the groups add up. Loads merge groups where their lanes pair up (each lane\n\
-             reads what lane n^1, or n^2, reads) and no bank holds two words: an 8-byte load is then one wavefront\n\
-             for the whole warp, a 16-byte load one per half-warp. A wavefront reads at most 128 bytes from the\n\
-             banks, but delivers up to 256 to the lanes. The appendix The rules, measured gives every case.",
+            "Loads merge pass groups where lanes pair up; stores never do (the book's appendix The rules, measured).",
         );
 
         report.heading("One float tile, three views: columns of float tile[32][pitch] read as float, float2, float4");
@@ -447,13 +432,7 @@ impl Lesson for VectorWidths {
             })
             .collect();
         report.table(["pitch", "row", "float (4 B)", "float2 (8 B)", "float4 (16 B)"], rows);
-        report.text(
-            "Worst column, ideal in brackets. A view reads a column conflict-free exactly when a row is an odd\n\
-             number of its elements (chapter 2's rule): float needs an odd pitch, float2 a pitch of 2 * odd\n\
-             floats, float4 a pitch of 4 * odd floats, and a float4 view needs the pitch to be a multiple of 4 at\n\
-             all. No pitch serves two views: float tile[32][36], the padding a float4 column needs (it is\n\
-             float4 tile[32][9]), reads float columns with a 4-way conflict.",
-        );
+        report.text("Worst column, ideal in brackets; no pitch serves two views (chapter 7).");
         for width in [Width::W16, Width::W4] {
             let request = view_request(width, 36, 0).expect("36 floats fit every view");
             report.text(format!("{} column 0 of float tile[32][36]:", vector_type(width)));
@@ -483,14 +462,8 @@ impl Lesson for VectorWidths {
             ["chunk per thread", "read as", "loads", "wf/req", "wavefronts per warp", "bytes per wavefront"],
             rows,
         );
-        report.text(
-            "Lane l owns bytes c * l to c * l + c - 1. Whatever the load width, lanes sit c bytes apart, so every\n\
-             load costs c / 4 wavefronts, what the whole warp's chunks would cost in one read. Reading the chunk\n\
-             in c / w pieces multiplies that: 16 chars read one by one cost 64 wavefronts per warp, one float4\n\
-             load 4. Packing narrow types (char4, half2, 16 chars in a uint4) and loading the package whole is\n\
-             what keeps 128 bytes in every wavefront. (A float load of a 16-byte chunk has lanes 4 words apart,\n\
-             the banks of the float column of float tile[32][36] in the grid above.)",
-        );
+        report
+            .text("Lane l owns bytes c * l to c * l + c - 1; packed narrow types, loaded whole, fill each wavefront.");
     }
 
     fn runs(&self, gpu: &GpuInfo, size: RunSize) -> Vec<KernelRun<Spec>> {

@@ -440,8 +440,7 @@ impl Lesson for Broadcast {
 
     fn model(&self, report: &mut Report) {
         report.text(
-            "In one wavefront a bank delivers one distinct word, to as many lanes as ask for it. A request costs the\n\
-             most distinct words any one bank must deliver: lanes that share a word never add to it.",
+            "Only distinct words per bank count; chapter 8 of the book explains broadcast, multicast and shuffle.",
         );
         report.heading("Multicast: 32 lanes read d distinct words, lane l reading word l mod d");
         let rows = MODEL_DISTINCT
@@ -455,10 +454,7 @@ impl Lesson for Broadcast {
             })
             .collect();
         report.table(["d", "lanes per word", "words in one bank", "words in d banks"], rows);
-        report.text(
-            "d = 1 is a broadcast: 1 wavefront. Words in d different banks are a multicast, 1 wavefront for any d.\n\
-             Words in one bank cost d wavefronts however many lanes read each: d = 32 is chapter 1's stride 32.",
-        );
+        report.text("Four words read by eight lanes each, in one bank and in four banks:");
         for one_bank in [true, false] {
             let request = multicast_request(4, one_bank, 0);
             report.text(format!("tile[lane % 4 * {}]:", if one_bank { 32 } else { 1 }));
@@ -484,12 +480,8 @@ impl Lesson for Broadcast {
             let request = one_address_request(op, Width::W16, 0);
             report.text(summary(&request, &request.analyze()));
         }
-        report.text(
-            "A broadcast load's wavefront reads at most 128 bytes from the banks but can deliver up to 256 bytes to\n\
-             the lanes, so a 16-byte load of one address takes 2 wavefronts for its 512 bytes, fewer than the 4 of a\n\
-             conflict-free 16-byte load. Stores are served quarter-warp by quarter-warp (half-warps for 8 bytes) and never merge\n\
-             across them: 4 wavefronts, although every lane writes the same 16 bytes.",
-        );
+        report
+            .text("Loads of one address merge pass groups; stores never do (the book's appendix The rules, measured).");
 
         report.heading("Random lookups into a table of T words");
         let rows = MODEL_ENTRIES
@@ -510,12 +502,7 @@ impl Lesson for Broadcast {
             ["T", "words per bank", format!("mean of {MODEL_SAMPLES} requests").as_str(), "most", "the run's 8 rows"],
             rows,
         );
-        report.text(
-            "Each lane picks an entry at random. A table of 32 words has one word per bank, so any lookup is 1\n\
-             wavefront: lanes on one entry share it, lanes on different entries use different banks. A larger\n\
-             table puts T / 32 words in each bank, and a request costs the most distinct entries that its lanes\n\
-             pick within one bank: the fuller the banks, the closer to the cost of 32 random addresses.",
-        );
+        report.text("Each lane picks an entry at random; T / 32 words share each bank.");
         let request = lookup_request(0, 1024);
         report.text("Row 0 of the 1024-entry lookup run:");
         add_bank_grid(report, &request, &request.analyze());
@@ -537,14 +524,7 @@ impl Lesson for Broadcast {
             })
             .collect();
         report.table(["way", "shared loads", "lanes per load", "wavefronts", "shuffles"], rows);
-        report.text(
-            "Per warp, for the 32 words. A shuffle moves registers between the lanes of a warp without a\n\
-             shared-memory instruction, so the lesson declares no access for it, and the GPU run checks that\n\
-             against the counters. Lane 0 loading alone costs a broadcast's wavefront and adds a shuffle to every\n\
-             word. One lane per value loads the whole vector in 1 wavefront and 32 shuffles instead of 32\n\
-             broadcast loads: what that is worth is a question for the clock, in a loop of many warps and in one\n\
-             warp's dependent chain.",
-        );
+        report.text("Per warp, for the 32 words; shuffles use no shared memory, so the clock decides (chapter 8).");
     }
 
     fn runs(&self, gpu: &GpuInfo, size: RunSize) -> Vec<KernelRun<Spec>> {

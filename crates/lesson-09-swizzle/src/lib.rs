@@ -329,30 +329,14 @@ impl Lesson for Swizzling {
 
     fn model(&self, report: &mut Report) {
         report.text(
-            "A block writes a tile by rows and reads it by columns, both in 16-byte vectors. Thread t stores vector\n\
-             t % 8 of row t / 8 (a quarter-warp writes one row); lane l of warp w then loads vector w of row l (a\n\
-             quarter-warp reads one vector of 8 rows). 16-byte requests are served by quarter-warps: the ideal is\n\
-             4 wavefronts. CuTe's Swizzle<B, M, S> stores element offset o at\n\
-             o ^ ((o & (((1 << B) - 1) << (M + S))) >> S): the B bits from bit M + S up are XORed into the B bits\n\
-             from bit M up, and the low M bits, a vector of 2^M elements, never move.",
+            "A block writes a tile by rows and reads it by columns, in 16-byte vectors; Swizzle<B, M, S> is CuTe's.\n\
+             Chapter 9 of the book explains the swizzle and how to choose B, M and S.",
         );
         report.heading("float tile[32][32] read by columns of float4: most wavefronts per warp request");
         layout_table(report, &float_layouts());
-        report.text(
-            "Unswizzled, the 8 lanes of a quarter-warp read the same 16 bytes of 8 rows 128 bytes apart: 4 banks,\n\
-             8 words each. One float of padding misaligns the vectors of three rows in four; a float4 of padding\n\
-             works and costs 12.5%. Swizzle<B, 2, 3> moves vector v of row r to v ^ (r mod 2^B): 2^B different\n\
-             vectors per quarter-warp, 32 / 2^B wavefronts, and B = 3 reaches the ideal with no extra memory.\n\
-             Swizzle<3, 2, 4> takes the XOR from row bits 1-3, which pairs rows up (2-way). Chapter 3's\n\
-             Swizzle<5, 0, 5> moves single floats: in three rows of four, a vector's floats come out reordered.",
-        );
         report.heading("half tile[32][64] read in 16-byte chunks (8 halves): most wavefronts per warp request");
         layout_table(report, &half_layouts());
-        report.text(
-            "The same 128-byte rows in 2-byte elements: a chunk is 8 halves, so M = 3, and the row starts at\n\
-             bit 6 = M + S, so S = 3. Swizzle<3, 3, 3> is conflict-free. Padding by one half misaligns the\n\
-             chunks; padding by 8 halves works and costs 12.5%.",
-        );
+        report.text("For halves M = 3 and S = 3: Swizzle<3, 3, 3> (chapter 9, The same bytes as half).");
         for layout in
             [Layout::padded(Width::W4, 32, 0), Layout::swizzled(Width::W4, 32, swizzle(2, 2, 3)), float_swizzled()]
         {
@@ -360,11 +344,6 @@ impl Lesson for Swizzling {
             let request = layout.column_read(0).expect("the layout keeps vectors whole");
             add_bank_grid(report, &request, &request.analyze());
         }
-        report.text(
-            "Unswizzled, each quarter-warp takes its 8 words of bank 0 (and of banks 1-3) one per wavefront. With\n\
-             Swizzle<2, 2, 3> it reaches 4 different vectors, two rows in each: 2 wavefronts per quarter-warp.\n\
-             With Swizzle<3, 2, 3> lane l's vector is l mod 8, so each quarter-warp covers all 32 banks once.",
-        );
     }
 
     fn runs(&self, gpu: &GpuInfo, size: RunSize) -> Vec<KernelRun<Spec>> {

@@ -290,10 +290,7 @@ impl Lesson for StructLayout {
 
     fn model(&self, report: &mut Report) {
         report.text(
-            "Elements of k 4-byte fields, one per thread: lane l of a warp reads element l. In an array of\n\
-             structs (AoS), field f of element e is word k*e + f, so a warp reading one field has its lanes k\n\
-             words apart. In a struct of arrays (SoA), one array per field, it is word f*n + e of n elements:\n\
-             the lanes read consecutive words.",
+            "Elements of k 4-byte fields, one per lane, as AoS and SoA; chapter 10 of the book explains the counts.",
         );
         report.heading("Reading every field of an element: wavefronts per warp");
         let rows = MODEL_FIELDS
@@ -336,16 +333,6 @@ impl Lesson for StructLayout {
             ],
             rows,
         );
-        report.text(
-            "One AoS field read costs gcd(k, 32) wavefronts: every odd k, the 12-byte float3 among them, is\n\
-             conflict-free, and k = 2, 4, 8, 16 are 2-, 4-, 8- and 16-way conflicts. SoA costs 1 wavefront per\n\
-             field whatever k. Read whole with the widest loads that divide it (8 or 16 bytes, the struct aligned\n\
-             to them; an odd k has none), an AoS element takes the ideal k wavefronts per warp, as SoA does: the\n\
-             4 wavefronts of a 16-byte load are its 512 bytes, not a conflict. The exception is a warp whose\n\
-             loads sit an even number of their widths apart (lesson 7's rule), as they do for every multiple of\n\
-             8 words: a 32-byte struct read as two 16-byte loads has lanes two uint4 apart, a 2-way conflict in\n\
-             every quarter-warp.",
-        );
 
         report.heading("A 3-field struct, padded to 16 bytes for one 16-byte load");
         let rows =
@@ -365,10 +352,6 @@ impl Lesson for StructLayout {
             ["read", "bytes per element", "loads per element", "wavefronts per warp", "field bytes per wavefront"],
             rows,
         );
-        report.text(
-            "Padding trades three loads for one at a third more memory and a third more wavefronts: the padding\n\
-             word is loaded with the fields. Unpadded, the 12-byte struct is conflict-free field by field.",
-        );
 
         report.heading("The runs: one element per thread, every load, wavefronts per warp");
         let rows = RUN_READS
@@ -385,31 +368,21 @@ impl Lesson for StructLayout {
             })
             .to_vec();
         report.table(["run", "kernel", "loads", "wf/req", "wavefronts, all loads", "excess"], rows);
-        report.text(format!(
-            "Blocks of {THREADS} threads; each thread reads its element in every iteration of a loop and writes\n\
-             the sum, which is checked against the CPU. Within a family of fields every run reads the same bytes\n\
-             per element, except the padded one, which also reads its padding word.",
-        ));
+        report.text(format!("Blocks of {THREADS} threads, each thread reading its element in every iteration."));
 
         let field = Read::AosFields { fields: 4 };
         report.heading(format!("AoS of 4 fields: warp 0 reads field 1, {}", field.access_name(1)));
         let request = field.request(0, 1);
         let analysis = request.analyze();
         add_bank_grid(report, &request, &analysis);
-        report.text(format!(
-            "Lanes 4 words apart: lanes l, l + 8, l + 16 and l + 24 share a bank, 8 banks take 4 words each, {}\n\
-             wavefronts for 128 bytes. The other 24 banks hold the other fields and idle.",
-            analysis.wavefronts
-        ));
+        report.text(format!("{} wavefronts for {} bytes.", analysis.wavefronts, WARP_SIZE as u32 * 4));
         let whole = Read::AosWhole { fields: 4, words: 4 };
         report.heading(format!("AoS of 4 fields read whole: {}", whole.access_name(0)));
         let request = whole.request(0, 0);
         let analysis = request.analyze();
         add_bank_grid(report, &request, &analysis);
         report.text(format!(
-            "Every bank holds 4 words, one for each quarter-warp, and each quarter-warp reads its {WAVEFRONT_BYTES}\n\
-             contiguous bytes in one wavefront: {} wavefronts, the ideal for {} bytes, none in excess. The same\n\
-             bytes as SoA's four field loads, in one instruction instead of four.",
+            "{} wavefronts for {} bytes, the ideal: each quarter-warp reads {WAVEFRONT_BYTES} contiguous bytes.",
             analysis.wavefronts,
             WARP_SIZE as u32 * whole.width().bytes(),
         ));

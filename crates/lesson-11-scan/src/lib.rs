@@ -233,12 +233,9 @@ impl Lesson for Scan {
     fn model(&self, report: &mut Report) {
         let levels = WORDS.trailing_zeros();
         report.text(format!(
-            "A block of {THREADS} threads computes the exclusive prefix sum of {WORDS} words in shared memory, two\n\
-             words per thread, in {levels} levels up a tree and {levels} back down. Up-sweep: at offset o, thread\n\
-             t < {WORDS} / 2o adds word a = o(2t + 1) - 1 into word b = o(2t + 2) - 1. Down-sweep: the last word\n\
-             is set to 0, then the same pairs come in reverse, b handing its value to a and adding a's. The block\n\
-             waits at __syncthreads() between levels. Word i is kept at tile[at(i)]: the layouts differ only\n\
-             in at(i)."
+            "A block of {THREADS} threads scans {WORDS} words in {levels} levels up a tree and {levels} back down;\n\
+             at offset o thread t works on words a = o(2t + 1) - 1 and b = a + o, kept at tile[at(a)] and tile[at(b)].\n\
+             Chapter 11 of the book explains the scan and each layout's at(i)."
         ));
         report.heading("Predicted wavefronts per warp access, level by level");
         let rows = offsets(WORDS)
@@ -261,12 +258,7 @@ impl Lesson for Scan {
             .collect();
         let header = ["offset o", "up-sweep step", "down-sweep step", "threads", "warps"];
         report.table(header.into_iter().chain(Layout::ALL.map(Layout::label)), rows);
-        report.text(
-            "Each cell is the worst warp access to a or b at that level (they cost the same). The up-sweep reads a\n\
-             and b and writes b, the down-sweep reads and writes both (and starts with thread 0 clearing the\n\
-             root). Copying the words in and the scan out, each warp touches 32 consecutive words of the scan,\n\
-             and every layout keeps them in 32 banks.",
-        );
+        report.text("Each cell is the worst warp access to a or b at that level.");
         report.heading("Per block");
         let rows = Layout::ALL
             .into_iter()
@@ -301,8 +293,7 @@ impl Lesson for Scan {
         let worst_small = offsets(ONE_LEVEL_WORDS).map(|o| Layout::Offset.level_cost(ONE_LEVEL_WORDS, o).0).max();
         report.text(format!(
             "i + (i >> 5) leaves {}-way conflicts at offsets {}, one warp each.\n\
-             At {ONE_LEVEL_WORDS} words ({} threads) its worst access at any level takes {} wavefront, and i >> 10 is 0\n\
-             for every word there: the two-level form is the same layout.",
+             At {ONE_LEVEL_WORDS} words ({} threads) its worst access at any level takes {} wavefront.",
             conflicted.iter().map(|&(_, worst)| worst).max().unwrap_or(1),
             listed.join(", "),
             ONE_LEVEL_WORDS / 2,
@@ -320,13 +311,7 @@ impl Lesson for Scan {
             report.text(format!("{}:", layout.label()));
             add_bank_grid(report, &request, &request.analyze());
         }
-        report.text(format!(
-            "Without an offset, lanes {} words apart all fall in one bank. One word of padding per 32 moves lane t\n\
-             {} banks on: 16 banks, lanes t and t + 16 in the same one. The second term adds one more word from\n\
-             word 1024 on, where lanes 16 to 31 read: one bank further, onto the 16 banks the others left free.",
-            second - first,
-            (second - first) / 32,
-        ));
+        report.text(format!("Lanes {} words apart; chapter 11 explains where each layout puts them.", second - first));
     }
 
     fn runs(&self, gpu: &GpuInfo, size: RunSize) -> Vec<KernelRun<Spec>> {
