@@ -114,6 +114,27 @@ fn every_chapter_links_its_exercises_and_ends_with_what_to_remember() {
 /// The glossary defines the words the chapters lean on, and the book's contents list it and the
 /// getting-started page.
 #[test]
+fn chapters_say_a_time_ratio_one_way() {
+    // A slowdown is "took 3.9x as long"; a speed-up "3.3x faster" (the glossary's "slowdown").
+    for (number, _, text) in chapters() {
+        for (index, line) in text.lines().enumerate() {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            for pair in words.windows(3) {
+                let ratio = pair[0].strip_suffix('x').unwrap_or(pair[0]);
+                let is_number = !ratio.is_empty() && ratio.chars().all(|c| c.is_ascii_digit() || c == '.');
+                let other_form = (pair[0].ends_with('x') && pair[1].starts_with("slower"))
+                    || (pair[1] == "times" && pair[2] == "as");
+                assert!(
+                    !(is_number && other_form),
+                    "chapter {number}, line {}: say \"Nx as long\" for a slowdown: {line}",
+                    index + 1
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn the_glossary_defines_the_course_words() {
     let glossary = std::fs::read_to_string(root().join("book/src/glossary.md")).unwrap();
     for term in [
