@@ -84,3 +84,44 @@ fn no_lesson_kit_file_is_over_450_lines() {
     }
     assert!(Path::new(&root().join("crates/course/Cargo.toml")).is_file());
 }
+
+/// The modules each lesson-kit module names through `crate::` (its `use` lines and paths).
+fn lesson_kit_imports() -> BTreeMap<String, Vec<String>> {
+    let src = root().join("crates/lesson-kit/src");
+    let modules: Vec<String> = fs::read_dir(&src)
+        .unwrap()
+        .filter_map(|entry| entry.unwrap().file_name().to_str()?.strip_suffix(".rs").map(str::to_owned))
+        .filter(|name| name != "lib")
+        .collect();
+    let mut imports = BTreeMap::new();
+    for module in &modules {
+        let text = fs::read_to_string(src.join(format!("{module}.rs"))).unwrap();
+        // Tests may reach anywhere; the module's own code may not go round in a circle.
+        let code = text.split("#[cfg(test)]").next().unwrap();
+        let named = modules.iter().filter(|other| *other != module).filter(|other| {
+            ["crate::", "    ", "{", ", "].iter().any(|before| code.contains(&format!("{before}{other}::")))
+        });
+        imports.insert(module.clone(), named.cloned().collect());
+    }
+    imports
+}
+
+#[test]
+fn lesson_kit_has_no_import_circle() {
+    let imports = lesson_kit_imports();
+    assert!(imports["runner"].contains(&"lesson".to_owned()), "the scan sees imports: {imports:?}");
+    // Depth-first: a module reached again while on the path closes a circle.
+    fn visit(module: &str, imports: &BTreeMap<String, Vec<String>>, path: &mut Vec<String>) {
+        if let Some(start) = path.iter().position(|m| m == module) {
+            panic!("import circle: {} -> {module}", path[start..].join(" -> "));
+        }
+        path.push(module.to_owned());
+        for next in &imports[module] {
+            visit(next, imports, path);
+        }
+        path.pop();
+    }
+    for module in imports.keys() {
+        visit(module, &imports, &mut Vec::new());
+    }
+}

@@ -4,7 +4,7 @@
 //! and the access. Every lesson of the course's list runs, and all failures are reported together.
 
 use course_tests::{counters_required, gpu_suite_runs, xtask_program};
-use lesson_kit::{AnyLesson, reconcile::mismatch_table};
+use lesson_kit::{AnyLesson, mismatch::mismatch_table};
 
 /// Lesson `lesson` on the GPU; `Err` says what failed.
 fn lesson_on_the_gpu(lesson: &dyn AnyLesson) -> Result<(), String> {

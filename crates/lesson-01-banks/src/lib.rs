@@ -10,7 +10,7 @@ use cuda_kernels::{Gpu, GpuError, GpuInfo};
 use lesson_kit::{
     Chart, DeclaredAccess, Figure, KernelRun, Lesson, Point, Prepared, Report, RunSize, Series, TimedRun, Tone,
     bank_table::add_bank_grid,
-    cells::counter_cells,
+    cells::{counter_cells, median_cell, spread_cell},
     styled,
     words_kernel::{WordsLaunch, fill_tile_access, loaded_value, random_words, words_kernel},
 };
@@ -283,8 +283,8 @@ impl Lesson for Banks {
                 stride.into(),
                 predicted,
                 measured,
-                format!("{:.3}", m.timing.median_ms).into(),
-                format!("{:.0}%", 100.0 * m.timing.spread()).into(),
+                median_cell(&m.timing),
+                spread_cell(&m.timing),
                 baseline(width).map_or("-".into(), |b| format!("{:.1}x", m.timing.median_ms / b)).into(),
                 format!("{:.1}", per_second / 1e12).into(),
                 format!("{:.0}%", 100.0 * per_second / gpu.shared_peak_bytes_per_s()).into(),

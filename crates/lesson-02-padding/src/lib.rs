@@ -10,7 +10,7 @@ use cuda_kernels::{Gpu, GpuError, GpuInfo};
 use lesson_kit::{
     KernelRun, Lesson, Prepared, Report, RunSize, TimeRatio, TimedRun, Tone,
     bank_table::add_bank_grid,
-    cells::counter_cells,
+    cells::{counter_cells, median_cell, spread_cell},
     styled,
     words_kernel::{WordsLaunch, fill_tile_access, loaded_value, random_words, words_kernel},
 };
@@ -237,8 +237,8 @@ impl Lesson for Padding {
                     pitch.into(),
                     predicted,
                     measured,
-                    format!("{:.3}", m.timing.median_ms).into(),
-                    format!("{:.0}%", 100.0 * m.timing.spread()).into(),
+                    median_cell(&m.timing),
+                    spread_cell(&m.timing),
                     unpadded(&m.run.spec).map_or("-".into(), |t| format!("{:.1}x", t / m.timing.median_ms)).into(),
                 ]
             })

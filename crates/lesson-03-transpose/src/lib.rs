@@ -9,7 +9,11 @@ use bank_model::{Op, Request, Width};
 use cuda_kernels::{CudaFunction, CudaSlice, Gpu, GpuError, GpuInfo, LaunchConfig, PushKernelArg};
 use lesson_kit::{
     Chart, DeclaredAccess, Figure, KernelRun, Lesson, OutputCheck, Point, Prepared, Report, RunSize, Series, TimedRun,
-    Tone, bank_table::add_bank_grid, cells::counter_cells, styled, words_kernel::random_words,
+    Tone,
+    bank_table::add_bank_grid,
+    cells::{counter_cells, median_cell, spread_cell},
+    styled,
+    words_kernel::random_words,
 };
 
 /// The kernels' source file in `kernels/`.
@@ -247,8 +251,8 @@ impl Lesson for Transpose {
                     store_ncu,
                     load_model,
                     load_ncu,
-                    format!("{:.3}", m.timing.median_ms).into(),
-                    format!("{:.0}%", 100.0 * m.timing.spread()).into(),
+                    median_cell(&m.timing),
+                    spread_cell(&m.timing),
                     format!("{gbs:.0}").into(),
                     copy.map_or("-".into(), |c| format!("{:.1}%", 100.0 * bandwidth(m) / c)).into(),
                 ]

@@ -9,7 +9,10 @@ use bank_model::{Op, Request, Width};
 use cuda_kernels::{CudaFunction, CudaSlice, Gpu, GpuError, GpuInfo, LaunchConfig, PushKernelArg, blas::Blas};
 use lesson_kit::{
     Chart, DeclaredAccess, Figure, KernelRun, Lesson, OutputCheck, Point, Prepared, Report, RunSize, Series, TimedRun,
-    Tone, cells::counter_cells, styled, words_kernel::random_words,
+    Tone,
+    cells::{counter_cells, median_cell, spread_cell},
+    styled,
+    words_kernel::random_words,
 };
 
 /// The kernels' source file in `kernels/`.
@@ -374,8 +377,8 @@ impl Lesson for Gemm {
                     ld_ncu,
                     st_model,
                     st_ncu,
-                    format!("{:.3}", m.timing.median_ms).into(),
-                    format!("{:.0}%", 100.0 * m.timing.spread()).into(),
+                    median_cell(&m.timing),
+                    spread_cell(&m.timing),
                     format!("{:.0}", gflops(m)).into(),
                     cublas.map_or("-".into(), |c| format!("{:.1}%", 100.0 * gflops(m) / c)).into(),
                 ]

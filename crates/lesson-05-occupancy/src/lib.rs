@@ -12,7 +12,8 @@ use cuda_kernels::{Gpu, GpuError, GpuInfo};
 use lesson_04_gemm::{Kernel, PROFILED_N, TIMED_N, prepare_gemm};
 use lesson_kit::{
     Chart, KernelRun, Lesson, Point, Prepared, Report, RunSize, Series, TimeRatio, TimedRun, Tone, cells,
-    cells::counter_cells, styled,
+    cells::{counter_cells, median_cell},
+    styled,
 };
 
 /// Tile sizes and A-tile paddings the lesson compares.
@@ -180,7 +181,7 @@ impl Lesson for OccupancyTradeoff {
                     loads.into(),
                     ld_model,
                     ld_ncu,
-                    format!("{:.3}", m.timing.median_ms).into(),
+                    median_cell(&m.timing),
                     unpadded(m.run.spec.tile).map_or("-".into(), |t| format!("{:.2}x", m.timing.median_ms / t)).into(),
                 ]
             })

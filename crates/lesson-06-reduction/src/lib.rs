@@ -11,7 +11,7 @@ use cuda_kernels::{Gpu, GpuError, GpuInfo};
 use lesson_kit::{
     DeclaredAccess, KernelRun, Lesson, Prepared, Report, RunSize, TimeRatio, TimedRun, Tone,
     bank_table::add_bank_grid,
-    cells::counter_cells,
+    cells::{counter_cells, median_cell, spread_cell},
     styled,
     words_kernel::{WordsLaunch, fill_tile_access, random_words, words_kernel},
 };
@@ -228,8 +228,8 @@ impl Lesson for Reduction {
                     m.run.label.as_str().into(),
                     predicted,
                     measured,
-                    format!("{:.3}", m.timing.median_ms).into(),
-                    format!("{:.0}%", 100.0 * m.timing.spread()).into(),
+                    median_cell(&m.timing),
+                    spread_cell(&m.timing),
                     format!("{:.0}", words / (m.timing.median_ms * 1e-3) / 1e9).into(),
                 ]
             })

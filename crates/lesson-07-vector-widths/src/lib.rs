@@ -15,7 +15,7 @@ use cuda_kernels::{Gpu, GpuError, GpuInfo};
 use lesson_kit::{
     DeclaredAccess, KernelRun, Lesson, Prepared, Report, RunSize, TimeRatio, TimedRun, Tone,
     bank_table::add_bank_grid,
-    cells::{counter_cells, grouped},
+    cells::{counter_cells, grouped, median_cell, spread_cell},
     styled,
     words_kernel::{
         Launch, WordsLaunch, WordsRun, fill_tile_access, loaded_value, prepare_words, random_words, repeated_sum,
@@ -517,8 +517,8 @@ impl Lesson for VectorWidths {
                         m.run.label.as_str().into(),
                         predicted,
                         measured,
-                        format!("{:.3}", m.timing.median_ms).into(),
-                        format!("{:.0}%", 100.0 * m.timing.spread()).into(),
+                        median_cell(&m.timing),
+                        spread_cell(&m.timing),
                         format!("{gigabytes:.0}").into(),
                     ]
                 })

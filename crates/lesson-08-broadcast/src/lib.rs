@@ -13,7 +13,7 @@ use cuda_kernels::{Gpu, GpuError, GpuInfo};
 use lesson_kit::{
     DeclaredAccess, KernelRun, Lesson, Prepared, Report, RunSize, Styled, TimeRatio, TimedRun, Tone,
     bank_table::add_bank_grid,
-    cells::{counter_cells, format_ratio, grouped},
+    cells::{counter_cells, format_ratio, grouped, median_cell},
     styled,
     words_kernel::{
         Launch, WordsLaunch, WordsRun, fill_tile_access, loaded_value, prepare_words, random_words, repeated_sum,
@@ -568,7 +568,7 @@ impl Lesson for Broadcast {
                     let [predicted, measured] = counter_cells(m, m.run.spec.op());
                     let time: Styled = match m.run.spec {
                         Spec::Chain { steps, .. } => format!("{:.1}", m.timing.median_ms * 1e6 / steps as f64).into(),
-                        _ => format!("{:.3}", m.timing.median_ms).into(),
+                        _ => median_cell(&m.timing),
                     };
                     vec![
                         m.run.label.as_str().into(),

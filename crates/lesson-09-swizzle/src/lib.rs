@@ -14,7 +14,7 @@ use cuda_kernels::{Gpu, GpuError, GpuInfo};
 use lesson_kit::{
     Chart, DeclaredAccess, KernelRun, Lesson, Point, Prepared, Report, RunSize, Series, TimeRatio, TimedRun, Tone,
     bank_table::add_bank_grid,
-    cells::counter_cells,
+    cells::{counter_cells, median_cell, spread_cell},
     styled,
     words_kernel::{Launch, loaded_value, random_words, repeated_sum, words_kernel},
 };
@@ -417,8 +417,8 @@ impl Lesson for Swizzling {
                     store_ncu,
                     load_model,
                     load_ncu,
-                    format!("{:.3}", m.timing.median_ms).into(),
-                    format!("{:.0}%", 100.0 * m.timing.spread()).into(),
+                    median_cell(&m.timing),
+                    spread_cell(&m.timing),
                     format!("{gigabytes:.0}").into(),
                 ]
             })

@@ -12,7 +12,7 @@ use cuda_kernels::{Gpu, GpuError, GpuInfo};
 use lesson_kit::{
     DeclaredAccess, KernelRun, Lesson, Prepared, Report, RunSize, TimeRatio, TimedRun, Tone,
     bank_table::add_bank_grid,
-    cells::{counter_cells, format_ratio, grouped},
+    cells::{counter_cells, format_ratio, grouped, median_cell, spread_cell},
     styled,
     words_kernel::{
         Launch, WordsLaunch, WordsRun, fill_tile_access, loaded_value, prepare_words, random_words, repeated_sum,
@@ -417,8 +417,8 @@ impl Lesson for StructLayout {
                         predicted,
                         measured,
                         m.run.spec.read.wavefronts().into(),
-                        format!("{:.3}", m.timing.median_ms).into(),
-                        format!("{:.0}%", 100.0 * m.timing.spread()).into(),
+                        median_cell(&m.timing),
+                        spread_cell(&m.timing),
                         format!("{fields:.0}").into(),
                     ]
                 })

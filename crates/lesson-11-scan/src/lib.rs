@@ -12,7 +12,10 @@ use bank_model::{Op, Request, WARP_SIZE, Width};
 use cuda_kernels::{CudaFunction, CudaSlice, Gpu, GpuError, GpuInfo, LaunchConfig, PushKernelArg};
 use lesson_kit::{
     DeclaredAccess, KernelRun, Lesson, OutputCheck, Prepared, Report, RunSize, TimeRatio, TimedRun, Tone,
-    bank_table::add_bank_grid, cells::counter_cells, styled, words_kernel::random_words,
+    bank_table::add_bank_grid,
+    cells::{counter_cells, median_cell, spread_cell},
+    styled,
+    words_kernel::random_words,
 };
 
 /// The kernels' source file in `kernels/`.
@@ -361,8 +364,8 @@ impl Lesson for Scan {
                     load_ncu,
                     store_model,
                     store_ncu,
-                    format!("{:.3}", m.timing.median_ms).into(),
-                    format!("{:.0}%", 100.0 * m.timing.spread()).into(),
+                    median_cell(&m.timing),
+                    spread_cell(&m.timing),
                     format!("{:.0}", words / (m.timing.median_ms * 1e-3) / 1e9).into(),
                 ]
             })

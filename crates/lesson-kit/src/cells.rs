@@ -1,6 +1,7 @@
 //! Table cells and groupings the lessons' summaries share.
 
 use bank_model::Op;
+use cuda_kernels::timing::Timing;
 
 use crate::{
     lesson::{CounterCheck, TimedRun},
@@ -42,6 +43,16 @@ pub fn counter_cells<S>(measured: &TimedRun<S>, op: Op) -> [Styled; 2] {
         }
     };
     [format(predicted).into(), measured_cell]
+}
+
+/// A run's median time in milliseconds, as every lesson's tables show it.
+pub fn median_cell(timing: &Timing) -> Styled {
+    format!("{:.3}", timing.median_ms).into()
+}
+
+/// How far a run's repetitions spread around the median, as a percentage.
+pub fn spread_cell(timing: &Timing) -> Styled {
+    format!("{:.0}%", 100.0 * timing.spread()).into()
 }
 
 /// The median time of the first run whose spec `matches`.

@@ -13,7 +13,7 @@ use cuda_kernels::{
 };
 use serde::Serialize;
 
-use crate::{chart::Chart, figures::Figure, figures::Series, reconcile::Mismatch, report::Report};
+use crate::{chart::Chart, figures::Figure, figures::Series, mismatch::Mismatch, report::Report};
 
 /// A headline figure that divides the median times of two runs, named by their labels.
 #[derive(Clone, Copy, Debug)]

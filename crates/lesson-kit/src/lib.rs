@@ -9,6 +9,7 @@ pub mod chart;
 pub mod declarations;
 pub mod figures;
 pub mod lesson;
+pub mod mismatch;
 pub mod reconcile;
 pub mod report;
 pub mod runner;

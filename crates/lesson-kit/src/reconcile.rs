@@ -6,9 +6,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use bank_model::{Op, describe};
 use cuda_kernels::ncu::{SharedCounters, SharedInstruction};
-use serde::Serialize;
 
-use crate::{lesson::KernelRun, report::Report};
+use crate::{lesson::KernelRun, mismatch::Mismatch};
 
 impl<S> KernelRun<S> {
     /// Compares what the run declared with what ncu measured: the kernel's totals, then each
@@ -162,40 +161,15 @@ impl std::fmt::Display for Cost {
     }
 }
 
-/// One difference between a run's declared accesses and ncu's counts.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Mismatch {
-    pub run: String,
-    /// The declared accesses concerned, as the source writes them.
-    pub access: String,
-    pub declared: String,
-    pub measured: String,
-}
-
-/// The mismatches as a plain table, for error messages.
-pub fn mismatch_table(mismatches: &[Mismatch]) -> String {
-    let mut report = Report::default();
-    let rows = mismatches
-        .iter()
-        .map(|m| {
-            vec![
-                m.run.as_str().into(),
-                m.access.as_str().into(),
-                m.declared.as_str().into(),
-                m.measured.as_str().into(),
-            ]
-        })
-        .collect();
-    report.table(["kernel run", "access", "declared", "ncu measured"], rows);
-    report.render(false)
-}
-
 #[cfg(test)]
 mod tests {
     use bank_model::{Request, Width};
 
     use super::*;
-    use crate::lesson::{DeclaredAccess, tests::transpose_like};
+    use crate::{
+        lesson::{DeclaredAccess, tests::transpose_like},
+        mismatch::mismatch_table,
+    };
 
     fn instruction(sass: &str, executed: u64, wavefronts: u64) -> SharedInstruction {
         SharedInstruction { sass: sass.into(), executed, wavefronts }

@@ -15,7 +15,8 @@ use crate::{
     chart::Plot,
     figures::{Figure, Series},
     lesson::{CounterCheck, KernelRun, Lesson, OutputCheck, Prepared, RunSize, TimedRun},
-    reconcile::{Mismatch, by_cost, mismatch_table},
+    mismatch::{Mismatch, mismatch_table},
+    reconcile::by_cost,
     report::Report,
     words_kernel::with_fixed_inputs,
 };
