@@ -76,7 +76,7 @@ pub struct CounterPair {
     pub reference: SharedCounters,
 }
 
-/// The three kernels of a check, compiled.
+/// The submission's and the reference's kernels, compiled (the starter is timed apart).
 struct Kernels {
     submission: CudaFunction,
     reference: CudaFunction,

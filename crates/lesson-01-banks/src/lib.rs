@@ -295,7 +295,9 @@ impl Lesson for Banks {
             rows,
         );
         report.text(format!(
-            "Peak: 32 banks x 4 B x {} SMs x {} MHz = {:.1} TB/s.",
+            "Peak: 32 banks x 4 B x {} SMs x {} MHz = {:.1} TB/s read from the banks. TB/s counts the bytes\n\
+             delivered to the lanes: a broadcast (stride 0) reads one word and delivers it to many lanes, so\n\
+             its bytes delivered can pass the banks' peak.",
             gpu.multiprocessors,
             gpu.clock_mhz,
             gpu.shared_peak_bytes_per_s() / 1e12
