@@ -262,11 +262,15 @@ impl Request {
         Ok(Request { op, width, lanes })
     }
 
+    /// Every lane active, lane `l` at byte address `address(l)`.
+    pub fn bytes(op: Op, width: Width, address: impl Fn(u32) -> u32) -> Result<Self, RequestError> {
+        Request::new(op, width, std::array::from_fn(|lane| Some(address(lane as u32))))
+    }
+
     /// Every lane active, lane `l` accessing element `element(l)` of an array of `width`-byte
     /// elements. Element indices are always aligned, so this cannot fail.
     pub fn elements(op: Op, width: Width, element: impl Fn(u32) -> u32) -> Self {
-        let lanes = std::array::from_fn(|lane| Some(element(lane as u32) * width.bytes()));
-        Request::new(op, width, lanes).expect("element addresses are aligned")
+        Request::bytes(op, width, |lane| element(lane) * width.bytes()).expect("element addresses are aligned")
     }
 
     /// Lane `i` accesses element `i * stride` of an array of `width`-byte elements.

@@ -23,8 +23,8 @@ pub struct Claim {
 
 /// Lane `lane` reads 16-byte vector `column` of row `lane` of `float tile[32][32]` under `swizzle`.
 fn swizzled_float4_column(swizzle: Swizzle, column: u32) -> Request {
-    let lanes = std::array::from_fn(|lane| Some(swizzle.apply(lane as u32 * 32 + 4 * column) * 4));
-    Request::new(Op::Load, Width::W16, lanes).expect("vectors stay 16-byte aligned")
+    Request::bytes(Op::Load, Width::W16, |lane| swizzle.apply(lane * 32 + 4 * column) * 4)
+        .expect("vectors stay 16-byte aligned")
 }
 
 /// The Blelloch scan's up-sweep at offset 32 on 2048 words: threads 0-31 (warp 0) read word

@@ -84,11 +84,9 @@ impl Variant {
         if !matches!(self, Variant::Tile32 | Variant::Padded | Variant::Swizzled) {
             return None;
         }
-        let store = std::array::from_fn(|lane| Some(address(row, lane as u32)));
-        let load = std::array::from_fn(|lane| Some(address(lane as u32, row)));
         Some([
-            Request::new(Op::Store, Width::W4, store).expect("aligned"),
-            Request::new(Op::Load, Width::W4, load).expect("aligned"),
+            Request::bytes(Op::Store, Width::W4, |lane| address(row, lane)).expect("aligned"),
+            Request::bytes(Op::Load, Width::W4, |lane| address(lane, row)).expect("aligned"),
         ])
     }
 

@@ -131,8 +131,8 @@ pub fn worst_view_column(width: Width, pitch: u32) -> Option<Analysis> {
 
 /// Lane `lane` reads part `part` (of `width` bytes) of its chunk of `chunk` bytes in row `row`.
 pub fn chunk_request(chunk: u32, width: Width, row: u32, part: u32) -> Request {
-    let lanes = std::array::from_fn(|lane| Some(chunk * (lane as u32 + 32 * row) + part * width.bytes()));
-    Request::new(Op::Load, width, lanes).expect("parts are aligned to their width")
+    Request::bytes(Op::Load, width, |lane| chunk * (lane + 32 * row) + part * width.bytes())
+        .expect("parts are aligned to their width")
 }
 
 /// `(lane + 32 r) * 2` or `(lane + 32 r) / 16`: the element a wide kernel's lane touches.

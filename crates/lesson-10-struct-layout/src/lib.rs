@@ -144,8 +144,8 @@ impl Read {
 
     /// Load `load` of warp `warp`, whose lane `l` reads element `32 * warp + l`.
     pub fn request(self, warp: u32, load: u32) -> Request {
-        let lanes = std::array::from_fn(|lane| Some(self.byte(WARP_SIZE as u32 * warp + lane as u32, load)));
-        Request::new(Op::Load, self.width(), lanes).expect("elements and their parts are aligned to the load")
+        Request::bytes(Op::Load, self.width(), |lane| self.byte(WARP_SIZE as u32 * warp + lane, load))
+            .expect("elements and their parts are aligned to the load")
     }
 
     /// Wavefronts of one warp reading its 32 elements, every load.
