@@ -8,7 +8,8 @@
 use bank_model::{Op, Request, Width, gcd};
 use cuda_kernels::{Gpu, GpuError, GpuInfo};
 use lesson_kit::{
-    Chart, DeclaredAccess, Figure, KernelRun, Lesson, Point, Prepared, Report, RunSize, Series, TimedRun, Tone,
+    Chart, DeclaredAccess, Figure, KernelRun, Lesson, Point, Prepared, Report, RunSize, Series, TimeRatio, TimedRun,
+    Tone,
     bank_table::add_bank_grid,
     cells::{counter_cells, median_cell, spread_cell},
     styled,
@@ -231,21 +232,25 @@ impl Lesson for Banks {
                 unit: "%",
             });
         }
-        if let Some((throughput, chain)) = stride32_slowdowns(results) {
-            figures.push(Figure {
-                key: "stride32_slowdown_throughput",
-                label: "stride 32 vs stride 1, throughput-bound".into(),
-                value: throughput,
-                unit: "x",
-            });
-            figures.push(Figure {
-                key: "stride32_slowdown_latency",
-                label: "stride 32 vs stride 1, one warp's dependent chain".into(),
-                value: chain,
-                unit: "x",
-            });
-        }
+        figures.extend(self.time_ratios().iter().filter_map(|ratio| ratio.figure(results)));
         figures
+    }
+
+    fn time_ratios(&self) -> &'static [TimeRatio] {
+        &[
+            TimeRatio {
+                key: "stride32_slowdown_throughput",
+                label: "stride 32 vs stride 1, throughput-bound",
+                numerator: "stride_read_4 stride=32",
+                denominator: "stride_read_4 stride=1",
+            },
+            TimeRatio {
+                key: "stride32_slowdown_latency",
+                label: "stride 32 vs stride 1, one warp's dependent chain",
+                numerator: "stride_chain stride=32",
+                denominator: "stride_chain stride=1",
+            },
+        ]
     }
 
     fn series(&self, _gpu: &GpuInfo, results: &[TimedRun<Spec>]) -> Vec<Series> {
@@ -319,7 +324,8 @@ impl Lesson for Banks {
             ]);
         }
         report.table(["stride", "model wf/req", "ncu wf/req", "ns per load", "vs stride 1"], rows);
-        if let Some((throughput, chain)) = stride32_slowdowns(results) {
+        let ratio = |index: usize| self.time_ratios()[index].figure(results).map(|figure| figure.value);
+        if let (Some(throughput), Some(chain)) = (ratio(0), ratio(1)) {
             report.text(format!(
                 "Stride 32 (32 wavefronts per request): {throughput:.1}x slower when the load/store unit is the\n\
                  bottleneck, but only {chain:.1}x slower in one warp's dependent chain, where most of each load's\n\
@@ -352,12 +358,6 @@ fn chain(spec: &Spec) -> bool {
     matches!(spec, Spec::Chain { .. })
 }
 
-/// How much slower stride 32 ran than stride 1: (throughput-bound 4-byte reads, one warp's chain).
-fn stride32_slowdowns(results: &[TimedRun<Spec>]) -> Option<(f64, f64)> {
-    let at_32 = |kernel| slowdowns(results, kernel).into_iter().find(|&(stride, _)| stride == 32).map(|(_, x)| x);
-    Some((at_32(float_throughput)?, at_32(chain)?))
-}
-
 #[cfg(test)]
 mod tests {
     use cuda_kernels::timing::Timing;
@@ -387,7 +387,9 @@ mod tests {
             THROUGHPUT_STRIDES[0].1.iter().map(|&s| (s.to_string(), if s == 0 { 1.0 } else { gcd(s, 32) as f64 }));
         assert_eq!(points(&series[0]), strides.collect::<Vec<_>>());
         assert_eq!(series[1].points.len(), CHAIN_STRIDES.len());
-        assert_eq!(stride32_slowdowns(&measured_by_wavefronts()), Some((32.0, 32.0)));
+        let ratios: Vec<f64> =
+            Banks.figures(&GpuInfo::h100(), &measured_by_wavefronts()).iter().skip(2).map(|f| f.value).collect();
+        assert_eq!(ratios, [32.0, 32.0], "stride 32 over stride 1, both kernels");
         let no_stride_1: Vec<_> = measured_by_wavefronts().into_iter().filter(|m| m.run.spec.stride() != 1).collect();
         assert!(Banks.series(&GpuInfo::h100(), &no_stride_1).is_empty(), "no baseline, no series");
     }
