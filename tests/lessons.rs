@@ -52,3 +52,22 @@ fn charts_need_a_gpu_run() {
     assert!(run.succeeded(), "{}", run.error());
     assert_eq!(std::fs::read_dir(&dir).map(|d| d.count()).unwrap_or(0), 0);
 }
+
+/// The GPU suite compares each lesson's declared accesses with ncu's counts on the H100 and keeps
+/// them as a snapshot; the declarations must still be those, access by access, without a GPU.
+#[test]
+fn declared_accesses_are_the_ones_the_gpu_suite_measured() {
+    for lesson in course::LESSONS {
+        let number = lesson.number();
+        let snapshot =
+            course_tests::root().join(format!("tests/gpu/snapshots/gpu__lessons__lesson_{number}_model.snap"));
+        let text = std::fs::read_to_string(&snapshot).unwrap();
+        let measured = text.splitn(3, "---\n").nth(2).expect("an insta snapshot");
+        let declared = lesson.declared_accesses(&cuda_kernels::GpuInfo::h100()).render(false);
+        assert_eq!(
+            declared.trim_end(),
+            measured.trim_end(),
+            "lesson {number}: the declarations changed since the GPU suite measured them"
+        );
+    }
+}

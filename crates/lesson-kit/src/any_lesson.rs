@@ -7,7 +7,7 @@ use cuda_kernels::{GpuInfo, ncu::SelfCommand};
 use crate::{
     chart::Chart,
     declarations,
-    lesson::Lesson,
+    lesson::{Lesson, RunSize},
     report::Report,
     runner::{self, LessonOutcome, Options, SuiteRecord},
 };
@@ -19,6 +19,8 @@ pub trait AnyLesson: Sync {
     /// The model's tables: everything that needs no GPU.
     fn model_report(&self) -> Report;
     fn charts(&self) -> &'static [Chart];
+    /// Every access the profile-size runs declare on a GPU of `gpu`'s shape, with the model's cost.
+    fn declared_accesses(&self, gpu: &GpuInfo) -> Report;
     fn run(&self, options: &Options) -> LessonOutcome;
     /// What is wrong with the lesson's declarations on a GPU of `gpu`'s shape; empty when none.
     fn declaration_problems(&self, gpu: &GpuInfo) -> Vec<String>;
@@ -41,6 +43,9 @@ impl<L: Lesson + Sync> AnyLesson for L {
     }
     fn charts(&self) -> &'static [Chart] {
         Lesson::charts(self)
+    }
+    fn declared_accesses(&self, gpu: &GpuInfo) -> Report {
+        runner::declared_accesses(&self.runs(gpu, RunSize::Profile))
     }
     fn run(&self, options: &Options) -> LessonOutcome {
         runner::run(self, options)

@@ -222,23 +222,7 @@ pub fn suite_record<L: Lesson>(lesson: &L, command: &SelfCommand) -> Result<Suit
     let mut outputs = Report::default();
     let rows = runs.iter().zip(&checked).map(|(run, check)| vec![run.label.as_str().into(), check.into()]).collect();
     outputs.table(["kernel run", "output"], rows);
-    let mut model = Report::default();
-    let rows = runs
-        .iter()
-        .flat_map(|run| {
-            run.accesses.iter().map(|access| {
-                let wavefronts = access.request.analyze().wavefronts;
-                vec![
-                    run.label.as_str().into(),
-                    access.name.as_str().into(),
-                    access.request.op.into(),
-                    access.executions.into(),
-                    wavefronts.into(),
-                ]
-            })
-        })
-        .collect();
-    model.table(["kernel run", "access", "op", "executions", "wavefronts per request"], rows);
+    let model = declared_accesses(&runs);
     let (counters, mismatches) = match counter_checks(lesson, gpu.info(), command) {
         Err(why) => (Err(why.to_string()), Vec::new()),
         Ok(checks) => {
@@ -259,6 +243,28 @@ pub fn suite_record<L: Lesson>(lesson: &L, command: &SelfCommand) -> Result<Suit
     };
     let accesses = runs.iter().map(|run| run.accesses.len()).sum();
     Ok(SuiteRecord { runs: runs.len(), accesses, outputs, model, counters, mismatches })
+}
+
+/// The model's cost of every access the runs declare, a row each (what the GPU suite compares
+/// with ncu's counts).
+pub fn declared_accesses<S>(runs: &[KernelRun<S>]) -> Report {
+    let rows = runs
+        .iter()
+        .flat_map(|run| {
+            run.accesses.iter().map(|access| {
+                vec![
+                    run.label.as_str().into(),
+                    access.name.as_str().into(),
+                    access.request.op.into(),
+                    access.executions.into(),
+                    access.request.analyze().wavefronts.into(),
+                ]
+            })
+        })
+        .collect();
+    let mut model = Report::default();
+    model.table(["kernel run", "access", "op", "executions", "wavefronts per request"], rows);
+    model
 }
 
 /// The profiled side of [`counter_checks`]: launches each profile-size kernel run once and checks
