@@ -40,6 +40,13 @@ pub struct ExerciseArgs {
     /// Show the exercise's hints.
     #[arg(long)]
     pub hint: bool,
+    #[command(flatten)]
+    pub check: CheckArgs,
+}
+
+/// Which file to check and how, for `exercise` and `watch` alike.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
     /// Check this file instead of your copy in my-exercises/.
     #[arg(long, value_name = "PATH")]
     pub file: Option<PathBuf>,
@@ -141,7 +148,7 @@ pub fn exercise(args: &ExerciseArgs, out: &mut dyn Write, color: bool) -> anyhow
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let path = match &args.file {
+    let path = match &args.check.file {
         Some(path) => path.clone(),
         None => {
             let (path, created) = exercises::learner_copy(&manifest, exercise)
@@ -158,7 +165,7 @@ pub fn exercise(args: &ExerciseArgs, out: &mut dyn Write, color: bool) -> anyhow
     };
     let shown = path.display().to_string();
     let bytes = fs::read(&path).map_err(|e| BadInput(format!("cannot read {shown}: {e}")))?;
-    Ok(match check_once(&manifest, exercise, &path, &bytes, args.no_gpu, args.time_limit, out, color)? {
+    Ok(match check_once(&manifest, exercise, &path, &bytes, &args.check, out, color)? {
         CheckResult::Invalid => ExitCode::FAILURE,
         CheckResult::NotChecked => ExitCode::from(2),
         CheckResult::Scored(score) if score == exercises::manifest::MAX_SCORE => ExitCode::SUCCESS,
@@ -182,8 +189,7 @@ fn check_once(
     exercise: &Exercise,
     path: &Path,
     bytes: &[u8],
-    no_gpu: bool,
-    time_limit: u64,
+    options: &CheckArgs,
     out: &mut dyn Write,
     color: bool,
 ) -> anyhow::Result<CheckResult> {
@@ -196,12 +202,12 @@ fn check_once(
         }
     };
     writeln!(out, "{shown}: valid (markers in place, the rest as in the starter).")?;
-    if let Err(why) = gpu_available(no_gpu) {
+    if let Err(why) = gpu_available(options.no_gpu) {
         writeln!(out, "Checking needs a GPU: {why}.")?;
         return Ok(CheckResult::NotChecked);
     }
     let verdict = with_spinner(&format!("checking {shown}"), || {
-        Ok(judge(exercise, &checker(time_limit)?.check(exercise, &file, &shown)))
+        Ok(judge(exercise, &checker(options.time_limit)?.check(exercise, &file, &shown)))
     })?;
     if path == exercises::learner_copy_path(manifest, exercise) {
         last_check::record(manifest, exercise, bytes, &verdict)
@@ -215,15 +221,8 @@ fn check_once(
 pub struct WatchArgs {
     /// The exercise, e.g. `row-sums`.
     pub id: String,
-    /// Watch this file instead of your copy in my-exercises/.
-    #[arg(long, value_name = "PATH")]
-    pub file: Option<PathBuf>,
-    /// Only validate the file on each save; do not run it on the GPU.
-    #[arg(long)]
-    pub no_gpu: bool,
-    /// Seconds a check may take before it is killed.
-    #[arg(long, default_value_t = 120, value_name = "SECONDS")]
-    pub time_limit: u64,
+    #[command(flatten)]
+    pub check: CheckArgs,
     /// Stop after this many checks (for tests).
     #[arg(long, hide = true)]
     pub max_checks: Option<usize>,
@@ -237,7 +236,7 @@ const WATCH_POLL: Duration = Duration::from_millis(300);
 pub fn watch(args: &WatchArgs, out: &mut dyn Write, color: bool) -> anyhow::Result<ExitCode> {
     let manifest = manifest()?;
     let exercise = manifest.exercise(&args.id)?;
-    let path = match &args.file {
+    let path = match &args.check.file {
         Some(path) => path.clone(),
         None => exercises::learner_copy(&manifest, exercise).context("cannot make your copy in my-exercises/")?.0,
     };
@@ -256,7 +255,7 @@ pub fn watch(args: &WatchArgs, out: &mut dyn Write, color: bool) -> anyhow::Resu
         };
         if last.as_ref() != Some(&bytes) {
             writeln!(out, "\n-- {shown} --")?;
-            let checked = check_once(&manifest, exercise, &path, &bytes, args.no_gpu, args.time_limit, out, color)?;
+            let checked = check_once(&manifest, exercise, &path, &bytes, &args.check, out, color)?;
             last = Some(bytes);
             checks += 1;
             if checked == CheckResult::Scored(exercises::manifest::MAX_SCORE) {
