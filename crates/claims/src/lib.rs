@@ -1,8 +1,10 @@
-//! The book's appendices. "Claims, checked": statements about bank conflicts often heard in notes and interviews, each
+//! The book's appendices, and the model's tables of "Which fix do I need?"
+//! ([`quick_reference`]). "Claims, checked": statements about bank conflicts often heard in notes and interviews, each
 //! put to the model as the warp instructions it is about. The book's appendix shows this table
 //! beside the H100 measurements of the lessons that test each claim. "The rules, measured"
 //! ([`rules_page`]): the model's rule classes against every instruction measured on the H100.
 
+pub mod quick_reference;
 mod rules_page;
 
 pub use rules_page::rules_page;
