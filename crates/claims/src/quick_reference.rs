@@ -80,8 +80,10 @@ pub fn least_swizzle(view: View, row: u32) -> Option<Swizzle> {
     let tile = ROWS * row;
     let min_base = view.vector().trailing_zeros();
     (1..=5)
-        .flat_map(|bits| (min_base..=min_base + 4).flat_map(move |base| (bits..=10).map(move |shift| (bits, base, shift))))
-        .filter(|&(bits, base, shift)| tile % (1 << (bits + base + shift)) == 0)
+        .flat_map(|bits| {
+            (min_base..=min_base + 4).flat_map(move |base| (bits..=10).map(move |shift| (bits, base, shift)))
+        })
+        .filter(|&(bits, base, shift)| tile.is_multiple_of(1 << (bits + base + shift)))
         .filter_map(|(bits, base, shift)| Swizzle::new(bits, base, shift).ok())
         .find(|&swizzle| {
             let (wavefronts, ideal) = worst_column(view, row, row, swizzle);
@@ -158,13 +160,16 @@ const HEADER: [&str; 7] =
     ["type", "row (elements)", "ideal", "unpadded", "least padding (elements)", "padded", "least swizzle"];
 
 /// The course's check, twin of `conflict_free_column_bytes` in `kernels/column_check.cuh`: the
-/// two lines below are the header's, word for word (a test compares them).
+/// two lines below are the header's, word for word (a test compares them), hence `%` as C++
+/// writes it.
+#[allow(clippy::manual_is_multiple_of)]
 pub fn conflict_free_column(row_bytes: u32, element_bytes: u32) -> bool {
     let unit = if element_bytes > 4 { element_bytes } else { 4 };
     row_bytes < 4 || (row_bytes % unit == 0 && (row_bytes / unit) % 2 == 1)
 }
 
-/// The common check, `static_assert((COLS + PAD) * sizeof(T) % 128 != 0)`.
+/// The common check, `static_assert((COLS + PAD) * sizeof(T) % 128 != 0)`, as the notes write it.
+#[allow(clippy::manual_is_multiple_of)]
 pub fn common_check(row_bytes: u32) -> bool {
     row_bytes % 128 != 0
 }
@@ -293,7 +298,13 @@ fn check_page() -> String {
         })
         .collect();
     report.table(
-        ["type", "conflict-free rows", "% 128 check passes a conflict", "refuses a conflict-free row", "conflict_free_column wrong"],
+        [
+            "type",
+            "conflict-free rows",
+            "% 128 check passes a conflict",
+            "refuses a conflict-free row",
+            "conflict_free_column wrong",
+        ],
         rows,
     );
     report.render_markdown()
@@ -389,7 +400,10 @@ mod tests {
         let formula = "row_bytes < 4 || (row_bytes % unit == 0 && (row_bytes / unit) % 2 == 1)";
         assert!(include_str!("quick_reference.rs").contains(&format!("    {formula}\n}}")));
         assert!(header.contains(&format!("return {formula};")), "the header's formula differs");
-        assert!(include_str!("quick_reference.rs").contains("let unit = if element_bytes > 4 { element_bytes } else { 4 };"));
+        assert!(
+            include_str!("quick_reference.rs")
+                .contains("let unit = if element_bytes > 4 { element_bytes } else { 4 };")
+        );
         assert!(header.contains("const unsigned unit = element_bytes > 4 ? element_bytes : 4;"));
         assert!(header.contains("ANCHOR: conflict_free_column") && header.contains("ANCHOR_END: conflict_free_column"));
     }
