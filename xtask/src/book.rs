@@ -77,6 +77,7 @@ pub fn generated_pages() -> anyhow::Result<Vec<(String, String)>> {
         .collect();
     pages.push(("claims-model.md".to_owned(), claims::model_page()));
     pages.push(("rules-measured.md".to_owned(), claims::rules_page()));
+    pages.extend(claims::quick_reference::pages());
     if let Some(results) = course::results::Results::read(&workspace_root().join(course::results::BOOK_FILE))? {
         pages.extend(course::results::render(&results)?);
     }

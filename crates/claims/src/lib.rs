@@ -1,8 +1,10 @@
-//! The book's appendices. "Claims, checked": statements about bank conflicts often heard in notes and interviews, each
+//! The book's appendices, and the model's tables of "Which fix do I need?"
+//! ([`quick_reference`]). "Claims, checked": statements about bank conflicts often heard in notes and interviews, each
 //! put to the model as the warp instructions it is about. The book's appendix shows this table
 //! beside the H100 measurements of the lessons that test each claim. "The rules, measured"
 //! ([`rules_page`]): the model's rule classes against every instruction measured on the H100.
 
+pub mod quick_reference;
 mod rules_page;
 
 pub use rules_page::rules_page;
@@ -146,6 +148,21 @@ pub fn claims() -> Vec<Claim> {
             verdict: "not above 1024 words: 2-way at five levels; the two-level offset removes them",
             measured_in: 11,
         },
+        Claim {
+            statement: "Stride-32 often maps cleanly.",
+            questions: vec![
+                question("float tile[lane * 32]", stride(32)),
+                question("float tile[lane * 33]", stride(33)),
+            ],
+            verdict: "false for 4-byte elements: every lane in one bank, 32-way; an odd stride is clean",
+            measured_in: 1,
+        },
+        Claim {
+            statement: "Shared-memory latency is about 20 cycles on V100, A100 and H100.",
+            questions: vec![question("one step of a dependent chain: float tile[lane]", stride(1))],
+            verdict: "1 wavefront; the model counts wavefronts, not cycles: the latency is the H100's to say",
+            measured_in: 1,
+        },
     ]
 }
 
@@ -196,10 +213,36 @@ mod tests {
         assert_eq!(wavefronts(7), [1]);
         assert_eq!(wavefronts(8), [1, 4, 4, 1], "3 words never conflict, 4 do unless read whole");
         assert_eq!(wavefronts(9), [32, 2, 1]);
+        assert_eq!(wavefronts(10), [32, 1], "stride 32 puts every lane in bank 0");
+        assert_eq!(wavefronts(11), [1], "the chain's step is conflict-free: its time is latency");
         for claim in claims() {
             let lesson = course::LESSONS.iter().find(|lesson| lesson.number() == claim.measured_in);
             assert!(lesson.is_some(), "{}: no lesson {}", claim.statement, claim.measured_in);
         }
+    }
+
+    /// Claims 10 and 11 quote lesson 1's H100 run; the numbers the appendix quotes are in it.
+    #[test]
+    fn claims_10_and_11_quote_lesson_1s_h100_run() {
+        let run = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../book/src/measured/lesson-01-h100.txt"),
+        )
+        .unwrap();
+        let row = |start: &str| {
+            let line = run.lines().find(|line| line.replace(' ', "").starts_with(start)).unwrap();
+            line.split('┆').map(|cell| cell.trim().trim_start_matches('│').trim().to_owned()).collect::<Vec<_>>()
+        };
+        // Throughput-bound, float: stride 32 and 64 at 32 wavefronts, 31.5x; stride 33 at 1, 1.0x.
+        for (stride, ncu, ratio) in [("32", "32 ✓", "31.5x"), ("64", "32 ✓", "31.5x"), ("33", "1 ✓", "1.0x")] {
+            let cells = row(&format!("│float┆{stride}┆"));
+            assert_eq!((cells[3].as_str(), cells[6].as_str()), (ncu, ratio), "float stride {stride}");
+        }
+        // The chain: 17.2 ns per load at stride 1, 48.5 at stride 32, at 1980 MHz.
+        assert!(run.contains("1980 MHz"));
+        let chain = |stride: &str| row(&format!("│{stride}┆")).get(3).unwrap().parse::<f64>().unwrap();
+        assert_eq!((chain("1"), chain("32")), (17.2, 48.5));
+        assert_eq!((17.2f64 * 1.98).round(), 34.0);
+        assert_eq!((48.5f64 * 1.98).round(), 96.0);
     }
 
     #[test]
