@@ -168,3 +168,19 @@ fn lesson_titles_are_the_same_in_the_readme_and_the_book() {
         assert!(summary.contains(&format!("[{title}]({name})")), "SUMMARY.md names {name} otherwise than \"{title}\"");
     }
 }
+
+/// The README's count of measured instructions is the model's evidence, whole.
+#[test]
+fn the_readme_counts_the_measured_instructions() {
+    let evidence = bank_model::measured::evidence();
+    let total: usize = evidence.iter().map(|class| class.measured).sum();
+    assert!(
+        evidence.iter().all(|class| class.agree == class.measured),
+        "the README says the model agrees with every one"
+    );
+    let digits = total.to_string();
+    let grouped: Vec<&str> =
+        digits.as_bytes().rchunks(3).rev().map(|chunk| std::str::from_utf8(chunk).unwrap()).collect();
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    assert!(readme.contains(&format!("every one of {} single instructions", grouped.join(","))), "README: {total}");
+}
