@@ -232,7 +232,6 @@ impl Lesson for Banks {
                 unit: "%",
             });
         }
-        figures.extend(self.time_ratios().iter().filter_map(|ratio| ratio.figure(results)));
         figures
     }
 
@@ -388,7 +387,7 @@ mod tests {
         assert_eq!(points(&series[0]), strides.collect::<Vec<_>>());
         assert_eq!(series[1].points.len(), CHAIN_STRIDES.len());
         let ratios: Vec<f64> =
-            Banks.figures(&GpuInfo::h100(), &measured_by_wavefronts()).iter().skip(2).map(|f| f.value).collect();
+            Banks.all_figures(&GpuInfo::h100(), &measured_by_wavefronts()).iter().skip(2).map(|f| f.value).collect();
         assert_eq!(ratios, [32.0, 32.0], "stride 32 over stride 1, both kernels");
         let no_stride_1: Vec<_> = measured_by_wavefronts().into_iter().filter(|m| m.run.spec.stride() != 1).collect();
         assert!(Banks.series(&GpuInfo::h100(), &no_stride_1).is_empty(), "no baseline, no series");

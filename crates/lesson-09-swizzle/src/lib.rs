@@ -428,7 +428,7 @@ impl Lesson for Swizzling {
             rows,
         );
         report.text("GB/s counts the bytes the column reads load, per second.");
-        for figure in self.figures(gpu, results) {
+        for figure in self.all_figures(gpu, results) {
             report.text(format!("{}: {:.2}x", figure.label, figure.value));
         }
     }

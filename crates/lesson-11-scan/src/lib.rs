@@ -371,7 +371,7 @@ impl Lesson for Scan {
             })
             .collect();
         report.table(["layout", "ld model", "ld ncu", "st model", "st ncu", "median ms", "spread", "Gwords/s"], rows);
-        for figure in self.figures(gpu, results) {
+        for figure in self.all_figures(gpu, results) {
             report.text(format!("{}: {:.2}x", figure.label, figure.value));
         }
     }

@@ -149,9 +149,15 @@ pub trait Lesson {
     fn time_ratios(&self) -> &'static [TimeRatio] {
         &[]
     }
-    /// The lesson's headline numbers from a GPU run (ratios measured side by side in one run).
-    fn figures(&self, _gpu: &GpuInfo, results: &[TimedRun<Self::Spec>]) -> Vec<Figure> {
-        self.time_ratios().iter().filter_map(|ratio| ratio.figure(results)).collect()
+    /// Headline numbers of a GPU run that are not time ratios (bandwidths, shares of a peak).
+    fn figures(&self, _gpu: &GpuInfo, _results: &[TimedRun<Self::Spec>]) -> Vec<Figure> {
+        Vec::new()
+    }
+    /// Every headline number of a GPU run: `figures`, then the time ratios of the runs measured
+    /// (each measured side by side in one run). Lessons override the parts, not this.
+    fn all_figures(&self, gpu: &GpuInfo, results: &[TimedRun<Self::Spec>]) -> Vec<Figure> {
+        let ratios = self.time_ratios().iter().filter_map(|ratio| ratio.figure(results));
+        self.figures(gpu, results).into_iter().chain(ratios).collect()
     }
     /// The lesson's measured series, for charts (each from one run, side by side).
     fn series(&self, _gpu: &GpuInfo, _results: &[TimedRun<Self::Spec>]) -> Vec<Series> {

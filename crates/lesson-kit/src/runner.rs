@@ -125,7 +125,7 @@ fn measure<L: Lesson>(lesson: &L, gpu: &Gpu, options: &Options, outcome: &mut Le
     }
     report.text(format!("Every kernel's output matched {}.", lesson.reference()));
     lesson.summarize(info, &timed, report);
-    outcome.figures = lesson.figures(info, &timed);
+    outcome.figures = lesson.all_figures(info, &timed);
     outcome.series = lesson.series(info, &timed);
     outcome.plots = lesson
         .charts()
