@@ -66,9 +66,11 @@ mod tests {
         report::Report,
     };
 
-    /// A lesson of one run, `transpose_like` plus `extra` accesses, and the given figures.
+    /// A lesson of one run, `transpose_like`, naming `ratios`; its profile run is changed by
+    /// `profile`.
     struct Declarations {
         ratios: &'static [TimeRatio],
+        profile: fn(&mut KernelRun<()>),
     }
 
     impl Lesson for Declarations {
@@ -77,8 +79,12 @@ mod tests {
         const TITLE: &'static str = "declarations";
         const KERNEL_FILES: &'static [&'static str] = &["transpose.cu"];
         fn model(&self, _report: &mut Report) {}
-        fn runs(&self, _gpu: &GpuInfo, _size: RunSize) -> Vec<KernelRun<()>> {
-            vec![transpose_like()]
+        fn runs(&self, _gpu: &GpuInfo, size: RunSize) -> Vec<KernelRun<()>> {
+            let mut run = transpose_like();
+            if size == RunSize::Profile {
+                (self.profile)(&mut run);
+            }
+            vec![run]
         }
         fn prepare<'g>(&self, _gpu: &'g Gpu, _run: &KernelRun<()>) -> Result<Box<dyn Prepared + 'g>, GpuError> {
             Err(GpuError::WrongResult("never launched".into()))
@@ -89,6 +95,11 @@ mod tests {
         fn summarize(&self, _gpu: &GpuInfo, _results: &[TimedRun<()>], _report: &mut Report) {}
     }
 
+    /// The lesson with its profile run changed by `profile` and no figures.
+    fn uneven(profile: fn(&mut KernelRun<()>)) -> Declarations {
+        Declarations { ratios: &[], profile }
+    }
+
     #[test]
     fn declaration_problems_name_figures_without_runs() {
         const RATIOS: [TimeRatio; 2] = [
@@ -96,40 +107,21 @@ mod tests {
             TimeRatio { key: "typo", label: "", numerator: "transpose n=32", denominator: "transpose n=64" },
         ];
         let gpu = GpuInfo::h100();
-        assert_eq!(declaration_problems(&Declarations { ratios: &RATIOS[..1] }, &gpu), Vec::<String>::new());
         assert_eq!(
-            declaration_problems(&Declarations { ratios: &RATIOS }, &gpu),
+            declaration_problems(&Declarations { ratios: &RATIOS[..1], profile: |_| {} }, &gpu),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            declaration_problems(&Declarations { ratios: &RATIOS, profile: |_| {} }, &gpu),
             ["figure `typo` names run `transpose n=64`, which the lesson does not have"]
         );
-    }
-
-    /// A lesson whose profile runs are `transpose_like` changed by `change`.
-    struct Uneven(fn(&mut KernelRun<()>));
-
-    impl Lesson for Uneven {
-        type Spec = ();
-        const NUMBER: u32 = 98;
-        const TITLE: &'static str = "uneven";
-        const KERNEL_FILES: &'static [&'static str] = &["transpose.cu"];
-        fn model(&self, _report: &mut Report) {}
-        fn runs(&self, _gpu: &GpuInfo, size: RunSize) -> Vec<KernelRun<()>> {
-            let mut run = transpose_like();
-            if size == RunSize::Profile {
-                (self.0)(&mut run);
-            }
-            vec![run]
-        }
-        fn prepare<'g>(&self, _gpu: &'g Gpu, _run: &KernelRun<()>) -> Result<Box<dyn Prepared + 'g>, GpuError> {
-            Err(GpuError::WrongResult("never launched".into()))
-        }
-        fn summarize(&self, _gpu: &GpuInfo, _results: &[TimedRun<()>], _report: &mut Report) {}
     }
 
     #[test]
     fn profile_and_timed_runs_must_share_labels_and_kernels() {
         let gpu = GpuInfo::h100();
-        assert_eq!(declaration_problems(&Uneven(|_| {}), &gpu), Vec::<String>::new());
-        let relabelled = declaration_problems(&Uneven(|run| run.label = "transpose n=16".into()), &gpu);
+        assert_eq!(declaration_problems(&uneven(|_| {}), &gpu), Vec::<String>::new());
+        let relabelled = declaration_problems(&uneven(|run| run.label = "transpose n=16".into()), &gpu);
         assert_eq!(
             relabelled,
             [
@@ -137,13 +129,13 @@ mod tests {
                 "profile run `transpose n=16` (Some(\"transpose_naive\")) has no timed run of that label and kernel",
             ]
         );
-        let other_kernel = declaration_problems(&Uneven(|run| run.kernel = Some("transpose_tile32")), &gpu);
+        let other_kernel = declaration_problems(&uneven(|run| run.kernel = Some("transpose_tile32")), &gpu);
         assert_eq!(other_kernel.len(), 2, "{other_kernel:?}");
     }
 
     #[test]
     fn kernels_must_exist_in_the_lesson_files() {
-        let problems = declaration_problems(&Uneven(|run| run.kernel = Some("transpose_typo")), &GpuInfo::h100());
+        let problems = declaration_problems(&uneven(|run| run.kernel = Some("transpose_typo")), &GpuInfo::h100());
         assert!(
             problems.contains(
                 &"run `transpose n=32` names kernel `transpose_typo`, which transpose.cu does not define".to_owned()
