@@ -10,7 +10,10 @@ use cudarc::{
 use serde::Serialize;
 use thiserror::Error;
 
-use crate::source;
+use crate::{
+    source,
+    static_shared::{self, STATIC_SHARED_LIMIT_BYTES, TooMuchStaticShared},
+};
 
 /// Set to any value to skip GPU runs even where a GPU exists.
 pub const NO_GPU_VAR: &str = "BCM_NO_GPU";
@@ -43,6 +46,9 @@ pub enum GpuError {
     Compile { file: String, arch: String, log: String },
     #[error("kernel `{kernel}` not found in {file}")]
     MissingKernel { file: String, kernel: String },
+    /// The driver refused the module, whose kernels declare more static shared memory than a block may have.
+    #[error("{file} {over}")]
+    TooMuchStaticShared { file: String, over: TooMuchStaticShared },
     #[error("{0}")]
     WrongResult(String),
     #[error("cuBLAS: {0}")]
@@ -198,7 +204,17 @@ impl Gpu {
                 other => other.to_string(),
             },
         })?;
-        Ok(self.context.load_module(ptx)?)
+        let declared_bytes = static_shared::declared_bytes(&ptx.to_src());
+        self.context.load_module(ptx).map_err(|error| match declared_bytes > STATIC_SHARED_LIMIT_BYTES {
+            true => GpuError::TooMuchStaticShared {
+                file: file.to_owned(),
+                over: TooMuchStaticShared {
+                    declared_bytes,
+                    dynamic_limit_bytes: self.info.shared_bytes_per_block_optin.into(),
+                },
+            },
+            false => error.into(),
+        })
     }
 
     pub fn upload<T: DeviceRepr>(&self, data: &[T]) -> Result<CudaSlice<T>, GpuError> {

@@ -11,6 +11,7 @@
 //! - [`source`]: finds kernel sources on disk (so edits take effect at once), or embedded.
 //! - [`blas`]: cuBLAS SGEMM, the reference for the GEMM lessons.
 //! - [`sass`]: the machine code's shared-memory instructions, where `nvcc` and `cuobjdump` exist.
+//! - [`static_shared`]: the static shared memory a module declares, when the driver refuses it.
 
 pub mod blas;
 mod gpu;
@@ -19,6 +20,7 @@ pub mod ncu;
 pub mod sanitizer;
 pub mod sass;
 pub mod source;
+pub mod static_shared;
 pub mod timing;
 
 pub use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg};

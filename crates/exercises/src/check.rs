@@ -87,9 +87,6 @@ struct Kernels {
 /// [`diagnostics::errors`].
 pub const PROGRAM_NAME: &str = "submission.cu";
 
-/// Static shared memory (`__shared__` arrays) a block may declare, in KiB, on every GPU since Volta.
-pub const STATIC_SHARED_LIMIT_KIB: u32 = 48;
-
 /// Compiles the reference, then the submission (shown as `shown`). Once the reference has compiled and
 /// loaded here, any failure to build or load the submission is the submission's own (a syntax
 /// error, an include that does not exist, more shared memory than a block may have).
@@ -114,12 +111,7 @@ fn compile(
                     "{shown}: `#include \"{}\"`: only the course's headers may be included",
                     diagnostics::scrub(&file)
                 )],
-                GpuError::Driver(error) => vec![diagnostics::scrub(&format!(
-                    "{shown}: the GPU's driver refused the compiled kernel ({error}); the usual cause is more \
-                     shared memory than a block may have: {STATIC_SHARED_LIMIT_KIB} KiB of `__shared__` arrays \
-                     (this GPU gives a block up to {} KiB only as dynamic shared memory)",
-                    gpu.info().shared_bytes_per_block_optin / 1024
-                ))],
+                GpuError::TooMuchStaticShared { over, .. } => vec![format!("{shown} {over}")],
                 other => vec![diagnostics::scrub(&format!("{shown}: {other}"))],
             },
         })
@@ -166,6 +158,11 @@ pub fn check(
         Ok(kernels) => kernels,
         Err(outcome) => return *outcome,
     };
+    // Timed beside the submission; compiled here, before this check's turn on the GPU.
+    let starter = match compile_file(&gpu, manifest, &exercise.starter, &exercise.entry) {
+        Ok(starter) => starter,
+        Err(e) => return CheckOutcome::CouldNotCheck { reason: diagnostics::scrub(&format!("the starter: {e}")) },
+    };
     // Compiled while other checks used the GPU: from here on, this check has it alone.
     if let Err(why) = gpu_turn() {
         return CheckOutcome::CouldNotCheck { reason: format!("cannot take the GPU in turn: {why}") };
@@ -197,7 +194,7 @@ pub fn check(
         Err(why) if counted && reference_profiles(exercise, profile_with) => (Err(why.clone()), Some(why)),
         Err(why) => (Err(why), None),
     };
-    match measure(&gpu, manifest, exercise, &kernels) {
+    match measure(&gpu, exercise, &kernels, &starter) {
         Ok((submission_ms, reference_ms, starter_ms, shared_bytes)) => CheckOutcome::Correct(SubmissionMeasurements {
             counters,
             profile_failed,
@@ -300,15 +297,14 @@ impl From<GpuError> for TimingError {
 /// when timed, or writes past `out`, is caught at the launch that did it.
 fn measure(
     gpu: &Gpu,
-    manifest: &Manifest,
     exercise: &Exercise,
     kernels: &Kernels,
+    starter: &CudaFunction,
 ) -> Result<(f64, f64, f64, u32), TimingError> {
     let harness = &exercise.harness;
-    let starter = compile_file(gpu, manifest, &exercise.starter, &exercise.entry)?;
     let data: HostInput = harness.input(Input::Random, CheckSize::Timed);
     let mut verifier = Verifier::new(gpu, harness, &data, CheckSize::Timed, exercise.tolerance)?;
-    let mut runs = [&kernels.submission, &kernels.reference, &starter]
+    let mut runs = [&kernels.submission, &kernels.reference, starter]
         .into_iter()
         .map(|function| Run::new(gpu, function, harness, CheckSize::Timed, &data))
         .collect::<Result<Vec<_>, _>>()?;

@@ -1,0 +1,137 @@
+//! How much static shared memory (`__shared__` arrays) a compiled module declares, read from its
+//! PTX: when the driver refuses a module, this says whether shared memory was the reason and by
+//! how much, which the driver's error code alone does not.
+
+use std::fmt;
+
+/// Static shared memory a block may declare, on every GPU since Volta; more is only available
+/// as dynamic shared memory, asked for at launch.
+pub const STATIC_SHARED_LIMIT_BYTES: u64 = 48 * 1024;
+
+/// The most static shared memory one kernel of the PTX declares: the `.shared` variables in its
+/// body (where NVRTC puts a kernel's `__shared__` arrays) and those at module scope, which any
+/// kernel may use. Dynamic `.extern .shared` arrays have no size here and are left out;
+/// `.shared .align 4 .b8 tile[4224];` declares 4224 bytes.
+pub fn declared_bytes(ptx: &str) -> u64 {
+    let (mut module, mut kernels, mut depth) = (0, vec![0], 0usize);
+    for line in ptx.lines() {
+        if let Some(bytes) = declaration_bytes(line) {
+            match depth {
+                0 => module += bytes,
+                _ => *kernels.last_mut().expect("one per body") += bytes,
+            }
+        }
+        for c in line.chars() {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        kernels.push(0);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    module + kernels.into_iter().max().unwrap_or(0)
+}
+
+fn declaration_bytes(line: &str) -> Option<u64> {
+    let tokens: Vec<&str> = line.split_whitespace().collect();
+    if !tokens.contains(&".shared") || tokens.contains(&".extern") {
+        return None;
+    }
+    let element_bits: u64 = tokens.iter().find_map(|token| {
+        let kind = token.strip_prefix('.')?;
+        let bits = kind.strip_prefix(['b', 'u', 's', 'f'])?;
+        bits.parse().ok().filter(|bits| [8, 16, 32, 64].contains(bits))
+    })?;
+    let name = tokens.last()?.trim_end_matches(';');
+    // `name[a][b]` holds a * b elements; a scalar, one.
+    let elements = name.split('[').skip(1).map(|dim| dim.trim_end_matches(']').parse::<u64>()).product::<Result<u64, _>>();
+    Some(elements.ok()? * element_bits / 8)
+}
+
+/// A module whose static shared memory is over [`STATIC_SHARED_LIMIT_BYTES`]: what it declares
+/// and what the GPU would give a block only as dynamic shared memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TooMuchStaticShared {
+    pub declared_bytes: u64,
+    pub dynamic_limit_bytes: u64,
+}
+
+impl fmt::Display for TooMuchStaticShared {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(
+            f,
+            "declares {} of static shared memory (`__shared__` arrays); a block may have at most {} of it \
+             (this GPU gives a block up to {} only as dynamic shared memory, asked for at launch)",
+            kib(self.declared_bytes),
+            kib(STATIC_SHARED_LIMIT_BYTES),
+            kib(self.dynamic_limit_bytes)
+        )
+    }
+}
+
+/// `49152` as `48 KiB`, `327808` as `320.1 KiB`.
+fn kib(bytes: u64) -> String {
+    match bytes % 1024 {
+        0 => format!("{} KiB", bytes / 1024),
+        _ => format!("{:.1} KiB", bytes as f64 / 1024.0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Declarations as NVRTC 13.0 writes them for sm_90: the dynamic array (no size) and a scalar
+    /// at module scope, each kernel's `__shared__` arrays in its body.
+    const PTX: &str = "\
+.version 9.0
+.target sm_90
+.address_size 64
+.extern .shared .align 16 .b8 dynamic_words[];
+.shared .align 4 .u32 counter;
+.visible .entry transpose(
+\t.param .u64 transpose_param_0
+)
+{
+\t.reg .b32 \t%r<3>;
+\t// demoted variable
+\t.shared .align 4 .b8 _ZZ9transposeE4tile[4224];
+\tld.shared.u32 \t%r1, [_ZZ9transposeE4tile];
+\tst.shared.u32 \t[counter], %r1;
+\tret;
+}
+.visible .entry pairs(
+\t.param .u64 pairs_param_0
+)
+{
+\t// demoted variable
+\t.shared .align 8 .f64 _ZZ5pairsE1p[4][8];
+\t// demoted variable
+\t.shared .align 8 .b64 _ZZ5pairsE1q[2];
+\tret;
+}
+";
+
+    #[test]
+    fn a_kernel_counts_its_arrays_by_element_size_and_dimensions_and_the_largest_kernel_is_reported() {
+        // The larger kernel's arrays, and the module's scalar any kernel may use.
+        assert_eq!(declared_bytes(PTX), 4224 + 4);
+        assert_eq!(declared_bytes(&PTX.replace("[4224]", "[16]")), 4 * 8 * 8 + 2 * 8 + 4);
+        assert_eq!(declared_bytes("\tld.shared.u32 \t%r1, [tile];"), 0, "an instruction is no declaration");
+    }
+
+    #[test]
+    fn the_message_gives_the_declared_size_the_static_limit_and_the_dynamic_one() {
+        let over = TooMuchStaticShared { declared_bytes: 32 * 2561 * 4, dynamic_limit_bytes: 232448 };
+        assert_eq!(
+            over.to_string(),
+            "declares 320.1 KiB of static shared memory (`__shared__` arrays); a block may have at most 48 KiB \
+             of it (this GPU gives a block up to 227 KiB only as dynamic shared memory, asked for at launch)"
+        );
+    }
+}
