@@ -3,17 +3,54 @@
 use std::{hint::black_box, io::Write, process::ExitCode, time::Instant};
 
 use bank_model::{Op, Request, WARP_SIZE, Width};
-use lesson_kit::{Report, Tone, styled};
+use lesson_kit::{Report, Tone, cells::format_ratio, styled};
 use serde::Serialize;
 
 use course::results::StoredFigure;
 
-use crate::lessons;
+use crate::{grading_bench::GradingBench, lessons, grading_bench};
 
-pub struct Options {
-    pub seconds: f64,
-    pub json: bool,
-    pub no_gpu: bool,
+#[derive(Debug, clap::Args)]
+pub struct BenchArgs {
+    /// Seconds to spend on each model benchmark.
+    #[arg(long, default_value_t = 2.0)]
+    seconds: f64,
+    /// Print one JSON object instead of tables.
+    #[arg(long)]
+    json: bool,
+    /// Skip the GPU's parts (the lessons' figures, the grader).
+    #[arg(long)]
+    no_gpu: bool,
+    /// Run only these parts (default: all).
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "PART")]
+    only: Vec<Part>,
+    /// Submissions in the generated class the grader is timed on: half the reference solution,
+    /// half the starter.
+    #[arg(long, default_value_t = 20, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1000))]
+    class_size: u16,
+    /// The exercise the generated class answers.
+    #[arg(long, default_value = "transpose-swizzle", value_name = "ID")]
+    grading_exercise: String,
+    /// Checks side by side in the second grading of the class (the first grades one at a time).
+    #[arg(long, default_value_t = 4, value_name = "N", value_parser = clap::value_parser!(u16).range(2..=64))]
+    grading_jobs: u16,
+}
+
+/// What `cargo xtask bench` can measure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Part {
+    /// The bank model on one core.
+    Model,
+    /// Every lesson's headline figures, timed on the GPU.
+    Lessons,
+    /// The grader on a generated class, on the GPU.
+    Grading,
+}
+
+impl BenchArgs {
+    fn runs(&self, part: Part) -> bool {
+        self.only.is_empty() || self.only.contains(&part)
+    }
 }
 
 /// Deterministic pseudo-random instructions: mixed ops, widths, spans and inactive lanes.
@@ -61,80 +98,129 @@ struct ModelRates {
 
 #[derive(Serialize)]
 struct Bench {
-    model: ModelRates,
+    model: Option<ModelRates>,
     gpu: Option<cuda_kernels::GpuInfo>,
     /// Why there are no GPU figures, when there are none.
     gpu_skipped: Option<String>,
     figures: Vec<StoredFigure>,
+    grading: Option<GradingBench>,
 }
 
-pub fn run(options: Options, out: &mut dyn Write, color: bool) -> anyhow::Result<ExitCode> {
-    let requests = sample_requests(10_000);
-    let spinner = indicatif::ProgressBar::new_spinner()
-        .with_message(format!("timing the bank model on one core, {} s for each of 2 benchmarks", options.seconds));
-    spinner.enable_steady_tick(std::time::Duration::from_millis(120));
-    let model = ModelRates {
-        // The bank-model crate is optimized in every profile (see Cargo.toml).
-        build: if cfg!(debug_assertions) { "dev profile, model optimized" } else { "release" },
-        analyze_per_second: rate(&requests, options.seconds, |r| r.analyze().wavefronts),
-        wavefronts_per_second: rate(&requests, options.seconds, Request::wavefronts),
-    };
-    spinner.finish_and_clear();
-    let measured = if options.no_gpu { Ok(Err("--no-gpu given".to_owned())) } else { lessons::measure_all() }?;
-    let (gpu, gpu_skipped, figures) = match measured {
-        Ok(all) => (Some(all.gpu), None, all.figures.into_iter().map(StoredFigure::from).collect()),
-        Err(why) => (None, Some(why), Vec::new()),
-    };
-    let bench = Bench { model, gpu, gpu_skipped, figures };
-    if options.json {
+pub fn run(args: &BenchArgs, out: &mut dyn Write, color: bool) -> anyhow::Result<ExitCode> {
+    if args.runs(Part::Grading) {
+        // An unknown exercise is named before anything is measured, with or without a GPU.
+        exercises::Manifest::find()?.exercise(&args.grading_exercise)?;
+    }
+    let model = args.runs(Part::Model).then(|| model_rates(args.seconds));
+    let gpu_parts = args.runs(Part::Lessons) || args.runs(Part::Grading);
+    let mut bench = Bench { model, gpu: None, gpu_skipped: None, figures: Vec::new(), grading: None };
+    match args.no_gpu {
+        true => bench.gpu_skipped = Some("--no-gpu given".to_owned()),
+        false if !gpu_parts => {}
+        false => match cuda_kernels::Gpu::open() {
+            Err(why) => bench.gpu_skipped = Some(why.to_string()),
+            Ok(gpu) => {
+                bench.gpu = Some(gpu.info().clone());
+                drop(gpu);
+                if args.runs(Part::Lessons) {
+                    match lessons::measure_all()? {
+                        Ok(all) => bench.figures = all.figures.into_iter().map(StoredFigure::from).collect(),
+                        Err(why) => bench.gpu_skipped = Some(why),
+                    }
+                }
+                if args.runs(Part::Grading) {
+                    let jobs = [1, args.grading_jobs];
+                    bench.grading =
+                        Some(grading_bench::measure(&args.grading_exercise, args.class_size.into(), &jobs)?);
+                }
+            }
+        },
+    }
+    if args.json {
         writeln!(out, "{}", serde_json::to_string(&bench)?)?;
     } else {
-        write!(out, "{}", render(&bench, options.seconds).render(color))?;
+        write!(out, "{}", render(&bench, args.seconds).render(color))?;
     }
     Ok(ExitCode::SUCCESS)
 }
 
+fn model_rates(seconds: f64) -> ModelRates {
+    let requests = sample_requests(10_000);
+    let spinner = indicatif::ProgressBar::new_spinner()
+        .with_message(format!("timing the bank model on one core, {seconds} s for each of 2 benchmarks"));
+    spinner.enable_steady_tick(std::time::Duration::from_millis(120));
+    let rates = ModelRates {
+        // The bank-model crate is optimized in every profile (see Cargo.toml).
+        build: if cfg!(debug_assertions) { "dev profile, model optimized" } else { "release" },
+        analyze_per_second: rate(&requests, seconds, |r| r.analyze().wavefronts),
+        wavefronts_per_second: rate(&requests, seconds, Request::wavefronts),
+    };
+    spinner.finish_and_clear();
+    rates
+}
+
 fn render(bench: &Bench, seconds: f64) -> Report {
     let mut report = Report::default();
-    report.heading("Bank model, one core");
-    report.text(format!(
-        "{} build, 10,000 random warp instructions (all widths, loads and stores, inactive lanes), {seconds} s each.",
-        bench.model.build
-    ));
-    report.table(
-        ["what", "instructions/s"],
-        vec![
+    if let Some(model) = &bench.model {
+        report.heading("Bank model, one core");
+        report.text(format!(
+            "{} build, 10,000 random warp instructions (all widths, loads and stores, inactive lanes), {seconds} s each.",
+            model.build
+        ));
+        report.table(
+            ["what", "instructions/s"],
             vec![
-                "analyze(): wavefronts, per-bank table, broadcasts".into(),
-                format!("{:.0}", bench.model.analyze_per_second).into(),
+                vec![
+                    "analyze(): wavefronts, per-bank table, broadcasts".into(),
+                    format!("{:.0}", model.analyze_per_second).into(),
+                ],
+                vec!["wavefronts(): the count alone".into(), format!("{:.0}", model.wavefronts_per_second).into()],
             ],
-            vec!["wavefronts(): the count alone".into(), format!("{:.0}", bench.model.wavefronts_per_second).into()],
-        ],
-    );
-    report.heading("GPU figures, measured side by side in one run");
-    match (&bench.gpu, &bench.gpu_skipped) {
-        (Some(gpu), _) => {
-            report.text(format!(
-                "{} ({}, CUDA {} driver), timing only (no profiler).",
-                gpu.name,
-                gpu.arch(),
-                gpu.driver_cuda_version
-            ));
-            let rows = bench
-                .figures
-                .iter()
-                .map(|f| {
-                    vec![
-                        f.lesson.into(),
-                        f.label.clone().into(),
-                        styled(f.value_text(), Tone::Plain),
-                        f.unit.clone().into(),
-                    ]
-                })
-                .collect();
-            report.table(["lesson", "figure", "value", "unit"], rows);
-        }
-        (None, why) => report.text(format!("GPU figures skipped: {}.", why.as_deref().unwrap_or("no GPU"))),
+        );
+    }
+    if let Some(why) = &bench.gpu_skipped {
+        report.text(format!("GPU parts skipped: {why}."));
+    }
+    let Some(gpu) = &bench.gpu else { return report };
+    let on_gpu = format!("{} ({}, CUDA {} driver)", gpu.name, gpu.arch(), gpu.driver_cuda_version);
+    if !bench.figures.is_empty() {
+        report.heading("GPU figures, measured side by side in one run");
+        report.text(format!("{on_gpu}, timing only (no profiler)."));
+        let rows = bench
+            .figures
+            .iter()
+            .map(|f| {
+                vec![f.lesson.into(), f.label.clone().into(), styled(f.value_text(), Tone::Plain), f.unit.clone().into()]
+            })
+            .collect();
+        report.table(["lesson", "figure", "value", "unit"], rows);
+    }
+    if let Some(grading) = &bench.grading {
+        render_grading(&mut report, grading, &on_gpu);
     }
     report
+}
+
+fn render_grading(report: &mut Report, grading: &GradingBench, on_gpu: &str) {
+    report.heading("The grader on a generated class");
+    report.text(format!(
+        "{} submissions to {} (half the solution, half the starter), graded as `cargo xtask grade` grades \
+         them, on the {on_gpu}: compiled, checked, profiled under Nsight Compute and timed, in one run.",
+        grading.class_size, grading.exercise
+    ));
+    let one_at_a_time = grading.runs.first().map(|run| run.seconds);
+    let rows = grading
+        .runs
+        .iter()
+        .map(|run| {
+            vec![
+                run.jobs.into(),
+                format!("{}/{}", run.graded, grading.class_size).into(),
+                format!("{:.1}", run.seconds).into(),
+                format!("{:.1}", run.per_minute(grading.class_size)).into(),
+                one_at_a_time.map_or("-".to_owned(), |first| format!("{}x", format_ratio(first / run.seconds))).into(),
+            ]
+        })
+        .collect();
+    report.table(["checks side by side", "graded", "seconds", "submissions a minute", "speed-up"], rows);
 }

@@ -24,6 +24,9 @@ use exercises::{
 use indicatif::{ProgressBar, ProgressStyle};
 use lesson_kit::{Report, Tone, styled};
 
+/// Seconds a check may take, unless `--time-limit` says otherwise.
+pub const TIME_LIMIT_SECONDS: u64 = 120;
+
 const EXERCISE_EXIT_CODES: &str = "Exit status: 0 every requirement met (or --hint, --list); 1 the file has a \
 problem (invalid, does not compile, wrong output, a requirement not met); 2 nothing was checked (no GPU, \
 --no-gpu, an unknown exercise).";
@@ -54,7 +57,7 @@ pub struct CheckArgs {
     #[arg(long)]
     pub no_gpu: bool,
     /// Seconds a check may take before it is killed.
-    #[arg(long, default_value_t = 120, value_name = "SECONDS")]
+    #[arg(long, default_value_t = TIME_LIMIT_SECONDS, value_name = "SECONDS")]
     pub time_limit: u64,
 }
 
@@ -83,7 +86,7 @@ pub struct GradeArgs {
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Seconds one submission's check may take before it is killed.
-    #[arg(long, default_value_t = 120, value_name = "SECONDS")]
+    #[arg(long, default_value_t = TIME_LIMIT_SECONDS, value_name = "SECONDS")]
     pub time_limit: u64,
     /// Only validate the submissions; grade nothing.
     #[arg(long)]

@@ -7,6 +7,7 @@ pub mod calibrate;
 mod conflicts;
 mod dist;
 mod exercises;
+mod grading_bench;
 pub mod lessons;
 mod measured_pages;
 mod probe;
@@ -98,18 +99,9 @@ pub enum Command {
         list: bool,
     },
     /// Benchmarks, printed as measured rates and side-by-side ratios (never part of the tests):
-    /// the bank model on one core, then every lesson's headline figures on the GPU.
-    Bench {
-        /// Seconds to spend on each model benchmark.
-        #[arg(long, default_value_t = 2.0)]
-        seconds: f64,
-        /// Print one JSON object instead of tables.
-        #[arg(long)]
-        json: bool,
-        /// Skip the GPU figures.
-        #[arg(long)]
-        no_gpu: bool,
-    },
+    /// the bank model on one core, every lesson's headline figures on the GPU, and the grader's
+    /// speed on a generated class.
+    Bench(bench::BenchArgs),
     /// Check your solution of an exercise on the GPU (`--list` shows every exercise, `--hint` helps).
     Exercise(exercises::ExerciseArgs),
     /// Check your copy of an exercise now and on every save, with the verdict and the next hint.
@@ -144,7 +136,7 @@ pub fn run(cli: Cli, out: &mut dyn Write, color: bool) -> anyhow::Result<ExitCod
         Command::Probe { batch, out: table } => probe::run(&batch, table.as_deref(), out),
         Command::Calibrate => calibrate::run(out, color),
         Command::ProbeDesign { name, seed, list } => probe::design(name.as_deref(), seed, list, out),
-        Command::Bench { seconds, json, no_gpu } => bench::run(bench::Options { seconds, json, no_gpu }, out, color),
+        Command::Bench(args) => bench::run(&args, out, color),
         Command::ProfileLesson { number } => lessons::profile_target(&number),
         Command::ProbeTarget { batch } => ::probe::target(&batch).map(|()| ExitCode::SUCCESS),
         Command::Exercise(args) => exercises::exercise(&args, out, color),

@@ -205,6 +205,22 @@ impl Shard {
     }
 }
 
+/// The grades `grade` wrote into `dir` (its `grades.json`).
+pub fn read(dir: &Path) -> Result<Grades, crate::BadInput> {
+    let path = dir.join(JSON_FILE);
+    let text = fs::read_to_string(&path).map_err(|e| {
+        crate::BadInput(format!("cannot read {}: {e}: give folders that `grade --out` wrote", path.display()))
+    })?;
+    serde_json::from_str(&text).map_err(|e| crate::BadInput(format!("{} is not a grades file: {e}", path.display())))
+}
+
+/// What `grades.json` holds, as [`read`] gives it back.
+#[derive(Deserialize)]
+pub struct Grades {
+    pub exercise: String,
+    pub rows: Vec<Row>,
+}
+
 /// Rows from the grades of several shards (each folder's `grades.json`), in the order one run
 /// over the whole class gives them, and the exercise they grade. Their progress is joined too, so
 /// that a later run into the merged folder resumes.
@@ -213,16 +229,7 @@ pub fn merge(dirs: &[PathBuf], out_dir: &Path) -> Result<(String, Vec<Row>), cra
     let (mut exercise, mut rows, mut seen): (Option<String>, Vec<Row>, HashMap<String, PathBuf>) =
         (None, Vec::new(), HashMap::new());
     for dir in dirs {
-        let path = dir.join(JSON_FILE);
-        let text = fs::read_to_string(&path)
-            .map_err(|e| bad(format!("cannot read {}: {e}: give folders that `grade --out` wrote", path.display())))?;
-        #[derive(Deserialize)]
-        struct Grades {
-            exercise: String,
-            rows: Vec<Row>,
-        }
-        let grades: Grades =
-            serde_json::from_str(&text).map_err(|e| bad(format!("{} is not a grades file: {e}", path.display())))?;
+        let grades = read(dir)?;
         match &exercise {
             Some(first) if *first != grades.exercise => {
                 return Err(bad(format!(

@@ -9,6 +9,7 @@
 //! - [`supervise`]: a check runs in a process of its own, killed at a time or memory limit;
 //!   [`protocol`] owns the hidden command that starts it, both building and reading it.
 //! - [`submissions`], [`grading`]: a folder of submissions to CSV, JSON and Markdown, resumable.
+//! - [`sample_class`]: a generated class, for measuring the grader.
 
 pub mod check;
 pub mod diagnostics;
@@ -18,6 +19,7 @@ pub mod last_check;
 pub mod learner_file;
 pub mod manifest;
 pub mod protocol;
+pub mod sample_class;
 pub mod sandbox;
 pub mod submissions;
 pub mod supervise;
