@@ -107,7 +107,10 @@ fn bench_reports_model_rates_and_why_gpu_figures_are_missing() {
     assert_eq!(answer["figures"], serde_json::json!([]));
     assert_eq!(answer["grading"], serde_json::Value::Null);
     let grading_only = json(&["bench", "--only", "grading", "--no-gpu", "--json"]);
-    assert_eq!((&grading_only["model"], &grading_only["gpu_skipped"]), (&serde_json::Value::Null, &"--no-gpu given".into()));
+    assert_eq!(
+        (&grading_only["model"], &grading_only["gpu_skipped"]),
+        (&serde_json::Value::Null, &"--no-gpu given".into())
+    );
     let unknown = xtask(&["bench", "--only", "grading", "--grading-exercise", "row-sum", "--no-gpu"]);
     assert!(!unknown.succeeded());
     assert!(unknown.error().starts_with("there is no exercise `row-sum`"), "{}", unknown.error());

@@ -325,8 +325,10 @@ fn every_grading_case_is_refused_with_its_reason_or_accepted_as_its_table_says()
         let [case, expected, reason, on_gpu] = line.splitn(4, '\t').collect::<Vec<_>>()[..] else { panic!("{line:?}") };
         let gpu_verdict_known = match expected {
             "refused" => on_gpu == "-",
-            _ => on_gpu.parse::<u32>().is_ok()
-                || ["incorrect", "crashed", "compile-error", "profile-failed"].contains(&on_gpu),
+            _ => {
+                on_gpu.parse::<u32>().is_ok()
+                    || ["incorrect", "crashed", "compile-error", "profile-failed"].contains(&on_gpu)
+            }
         };
         assert!(gpu_verdict_known, "{case}: `{on_gpu}` is no verdict run-on-gpu.sh checks");
         let (id, _) = case.split_once('/').unwrap();

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use course::results::StoredFigure;
 
-use crate::{grading_bench::GradingBench, lessons, grading_bench};
+use crate::{grading_bench, grading_bench::GradingBench, lessons};
 
 #[derive(Debug, clap::Args)]
 pub struct BenchArgs {
@@ -190,7 +190,12 @@ fn render(bench: &Bench, seconds: f64) -> Report {
             .figures
             .iter()
             .map(|f| {
-                vec![f.lesson.into(), f.label.clone().into(), styled(f.value_text(), Tone::Plain), f.unit.clone().into()]
+                vec![
+                    f.lesson.into(),
+                    f.label.clone().into(),
+                    styled(f.value_text(), Tone::Plain),
+                    f.unit.clone().into(),
+                ]
             })
             .collect();
         report.table(["lesson", "figure", "value", "unit"], rows);

@@ -512,16 +512,8 @@ pub fn check_submission(args: &ChildArgs) -> anyhow::Result<ExitCode> {
             eprintln!("{error:#}");
         }
     };
-    let held = std::sync::Mutex::new(None);
-    let gpu_turn = || match &command.gpu_lock {
-        None => Ok(()),
-        Some(lock) => {
-            let file = supervise::take_turn(lock, &work.join(protocol::GPU_TURN_MARKER)).map_err(|e| e.to_string())?;
-            *held.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(file);
-            Ok(())
-        }
-    };
-    let outcome = check::check(&manifest, &exercise, &file, &command.name, &profile_with, &provisional, &gpu_turn);
+    let turn = supervise::LockTurn::new(command.gpu_lock.clone(), work.join(protocol::GPU_TURN_MARKER));
+    let outcome = check::check(&manifest, &exercise, &file, &command.name, &profile_with, &provisional, &turn);
     write(&outcome)?;
     Ok(ExitCode::SUCCESS)
 }
@@ -530,7 +522,9 @@ pub fn check_submission(args: &ChildArgs) -> anyhow::Result<ExitCode> {
 pub fn profile_submission(args: &ChildArgs) -> anyhow::Result<ExitCode> {
     let command = ChildCommand::parse(Role::Profile, &args.args).map_err(anyhow::Error::msg)?;
     let (manifest, exercise, file) = child_file(&command)?;
-    check::profile_target(&manifest, &exercise, &file, &command.name, command.reference_only)
+    let work = command.file.parent().context("the submission's copy is in a folder of its own")?;
+    let turn = supervise::LockTurn::new(command.gpu_lock.clone(), work.join(protocol::GPU_TURN_MARKER));
+    check::profile_target(&manifest, &exercise, &file, &command.name, command.reference_only, &turn)
         .map_err(anyhow::Error::msg)?;
     Ok(ExitCode::SUCCESS)
 }

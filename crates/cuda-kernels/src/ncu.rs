@@ -169,6 +169,11 @@ pub struct Ncu {
     pub path: PathBuf,
 }
 
+/// ncu's per-launch totals, as `--page details` prints them.
+const DETAILS_PAGE: &[&str] = &["--page", "details"];
+/// ncu's per-instruction counts, with the machine code (`--page source`).
+const SOURCE_PAGE: &[&str] = &["--page", "source", "--print-source", "sass"];
+
 impl Ncu {
     /// Looks for `ncu`: `$BCM_NCU`, then `PATH`, `$CUDA_HOME/bin`, `/usr/local/cuda/bin`.
     pub fn find() -> Result<Ncu, NcuUnavailable> {
@@ -188,35 +193,9 @@ impl Ncu {
     /// Runs `command` under ncu: the shared-memory counters of every kernel launch it makes,
     /// totals and per instruction.
     pub fn profile(&self, command: &SelfCommand) -> Result<Vec<KernelCounters>, NcuUnavailable> {
-        let (program, args) = (&command.program, &command.args);
-        let report = env::temp_dir().join(format!("bank-conflicts-ncu-{}-{}", std::process::id(), unique()));
         let metrics: Vec<&str> =
             SHARED_METRICS.iter().chain(&HARDWARE_CONFLICTS).chain(&INSTRUCTION_METRICS).copied().collect();
-        let profiled = self.run(
-            Command::new(&self.path)
-                .args(["--clock-control", "none", "--target-processes", "all", "--force-overwrite"])
-                .arg("--metrics")
-                .arg(metrics.join(","))
-                .arg("--export")
-                .arg(&report)
-                .arg(program)
-                .args(args),
-        );
-        let file = report.with_extension("ncu-rep");
-        let pages = profiled.and_then(|()| {
-            let page = |page: &[&str]| {
-                self.output(
-                    Command::new(&self.path)
-                        .args(["--csv", "--print-units", "base"])
-                        .args(page)
-                        .arg("--import")
-                        .arg(&file),
-                )
-            };
-            Ok((page(&["--page", "details"])?, page(&["--page", "source", "--print-source", "sass"])?))
-        });
-        let _ = fs::remove_file(&file);
-        let (details, source) = pages?;
+        let [details, source] = self.record(command, &metrics, [DETAILS_PAGE, SOURCE_PAGE])?;
         let mut launches = parse_csv(&details)?;
         let listings = parse_source_page(&source)?;
         let listings = one_listing_per_launch(listings, launches.len())?;
@@ -230,6 +209,53 @@ impl Ncu {
             launch.instructions = instructions.clone();
         }
         Ok(launches)
+    }
+
+    /// Runs `command` under ncu for the shared-memory totals of every launch alone (what
+    /// [`KernelCounters::shared`] reads): fewer metrics to collect and one page to read, where a
+    /// grader profiles a submission for its totals.
+    pub fn profile_totals(&self, command: &SelfCommand) -> Result<Vec<KernelCounters>, NcuUnavailable> {
+        let [details] = self.record(command, &SHARED_METRICS, [DETAILS_PAGE])?;
+        parse_csv(&details)
+    }
+
+    /// Runs `command` under ncu collecting `metrics`, then reads `pages` of its report as CSV.
+    fn record<const N: usize>(
+        &self,
+        command: &SelfCommand,
+        metrics: &[&str],
+        pages: [&[&str]; N],
+    ) -> Result<[String; N], NcuUnavailable> {
+        let (program, args) = (&command.program, &command.args);
+        let report = env::temp_dir().join(format!("bank-conflicts-ncu-{}-{}", std::process::id(), unique()));
+        let profiled = self.run(
+            Command::new(&self.path)
+                .args(["--clock-control", "none", "--target-processes", "all", "--force-overwrite"])
+                .arg("--metrics")
+                .arg(metrics.join(","))
+                .arg("--export")
+                .arg(&report)
+                .arg(program)
+                .args(args),
+        );
+        let file = report.with_extension("ncu-rep");
+        let read = profiled.and_then(|()| {
+            let mut texts = Vec::with_capacity(N);
+            for page in pages {
+                texts.push(
+                    self.output(
+                        Command::new(&self.path)
+                            .args(["--csv", "--print-units", "base"])
+                            .args(page)
+                            .arg("--import")
+                            .arg(&file),
+                    )?,
+                );
+            }
+            Ok(texts.try_into().expect("one text per page"))
+        });
+        let _ = fs::remove_file(&file);
+        read
     }
 
     /// Runs an ncu command to completion, turning its failures into reasons.

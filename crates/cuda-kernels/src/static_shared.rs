@@ -49,7 +49,8 @@ fn declaration_bytes(line: &str) -> Option<u64> {
     })?;
     let name = tokens.last()?.trim_end_matches(';');
     // `name[a][b]` holds a * b elements; a scalar, one.
-    let elements = name.split('[').skip(1).map(|dim| dim.trim_end_matches(']').parse::<u64>()).product::<Result<u64, _>>();
+    let elements =
+        name.split('[').skip(1).map(|dim| dim.trim_end_matches(']').parse::<u64>()).product::<Result<u64, _>>();
     Some(elements.ok()? * element_bits / 8)
 }
 

@@ -15,9 +15,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::{
     diagnostics,
-    harness::{CheckSize, HostInput, Run, Verifier, compare},
+    harness::{CheckSize, Expectation, HostInput, Run, compare},
     learner_file::LearnerFile,
     manifest::{Exercise, Input, Manifest},
+    supervise::GpuTurn,
 };
 
 /// How a check ended.
@@ -140,7 +141,9 @@ fn compile_text(gpu: &Gpu, shown: &str, text: &str, entry: &str) -> Result<CudaF
 /// Checks `file` (shown as `shown` in messages). `profile_with` restarts this program so that
 /// it runs [`profile_target`] under Nsight Compute. `provisional` is told the outcome to stand if
 /// the check goes no further: [`CheckOutcome::CorrectUnmeasured`] once the output is right.
-/// `gpu_turn` waits for this check's turn on the GPU, after compiling and before the first launch.
+/// What needs only the CPU (compiling, the timed input and its answer) is done before this check
+/// takes its `turn` on the GPU, and reading ncu's report after; the profiled child takes a turn
+/// of its own for its launches.
 pub fn check(
     manifest: &Manifest,
     exercise: &Exercise,
@@ -148,7 +151,7 @@ pub fn check(
     shown: &str,
     profile_with: &SelfCommand,
     provisional: &dyn Fn(&CheckOutcome),
-    gpu_turn: &dyn Fn() -> Result<(), String>,
+    turn: &dyn GpuTurn,
 ) -> CheckOutcome {
     let gpu = match Gpu::open() {
         Ok(gpu) => gpu,
@@ -158,16 +161,22 @@ pub fn check(
         Ok(kernels) => kernels,
         Err(outcome) => return *outcome,
     };
-    // Timed beside the submission; compiled here, before this check's turn on the GPU.
-    let starter = match compile_file(&gpu, manifest, &exercise.starter, &exercise.entry) {
-        Ok(starter) => starter,
-        Err(e) => return CheckOutcome::CouldNotCheck { reason: diagnostics::scrub(&format!("the starter: {e}")) },
+    let harness = &exercise.harness;
+    let timed_input = harness.input(Input::Random, CheckSize::Timed);
+    let prepared = compile_file(&gpu, manifest, &exercise.starter, &exercise.entry).and_then(|starter| {
+        Ok((starter, Expectation::new(&gpu, harness, &timed_input, CheckSize::Timed, exercise.tolerance)?))
+    });
+    let (starter, expectation) = match prepared {
+        Ok(prepared) => prepared,
+        Err(e) => {
+            return CheckOutcome::CouldNotCheck {
+                reason: diagnostics::scrub(&format!("the starter, or the timed check's answer: {e}")),
+            };
+        }
     };
-    // Compiled while other checks used the GPU: from here on, this check has it alone.
-    if let Err(why) = gpu_turn() {
+    if let Err(why) = turn.take() {
         return CheckOutcome::CouldNotCheck { reason: format!("cannot take the GPU in turn: {why}") };
     }
-    let harness = &exercise.harness;
     for &input in &exercise.inputs {
         let data = harness.input(input, CheckSize::Check);
         let result = Run::new(&gpu, &kernels.submission, harness, CheckSize::Check, &data).and_then(|mut run| {
@@ -187,6 +196,8 @@ pub fn check(
     provisional(&CheckOutcome::CorrectUnmeasured {
         detail: "the check stopped before profiling and timing ended".into(),
     });
+    let timed = measure(&gpu, exercise, &kernels, &starter, &timed_input, expectation);
+    turn.end();
     let counted = exercise.requirements.iter().any(|r| r.measure.needs_counters());
     // ncu's messages name this program's path: scrubbed before they reach a report.
     let (counters, profile_failed) = match counters(exercise, profile_with).map_err(|why| diagnostics::scrub(&why)) {
@@ -194,7 +205,7 @@ pub fn check(
         Err(why) if counted && reference_profiles(exercise, profile_with) => (Err(why.clone()), Some(why)),
         Err(why) => (Err(why), None),
     };
-    match measure(&gpu, exercise, &kernels, &starter) {
+    match timed {
         Ok((submission_ms, reference_ms, starter_ms, shared_bytes)) => CheckOutcome::Correct(SubmissionMeasurements {
             counters,
             profile_failed,
@@ -217,7 +228,7 @@ fn counters(exercise: &Exercise, profile_with: &SelfCommand) -> Result<CounterPa
         return Err("no requirement of this exercise needs them".into());
     }
     let ncu = Ncu::find().map_err(|e| e.to_string())?;
-    let launches = ncu.profile(profile_with).map_err(|e| e.to_string())?;
+    let launches = ncu.profile_totals(profile_with).map_err(|e| e.to_string())?;
     let shared: Vec<SharedCounters> =
         launches.iter().filter(|l| l.kernel == exercise.entry).filter_map(|l| l.shared()).collect();
     match shared[..] {
@@ -237,7 +248,7 @@ fn reference_profiles(exercise: &Exercise, profile_with: &SelfCommand) -> bool {
     let Ok(ncu) = Ncu::find() else { return false };
     let mut alone = profile_with.clone();
     alone.args.push(PROFILE_REFERENCE_ONLY.into());
-    ncu.profile(&alone).is_ok_and(|launches| {
+    ncu.profile_totals(&alone).is_ok_and(|launches| {
         launches.iter().filter(|l| l.kernel == exercise.entry).filter_map(|l| l.shared()).count() == 1
     })
 }
@@ -246,17 +257,19 @@ fn reference_profiles(exercise: &Exercise, profile_with: &SelfCommand) -> bool {
 pub const PROFILE_REFERENCE_ONLY: &str = "--only=reference";
 
 /// The profiled side of [`counters`]: the reference, then the submission, once each (the
-/// reference alone when `reference_only`).
+/// reference alone when `reference_only`), the launches in this process's own `turn` on the GPU.
 pub fn profile_target(
     manifest: &Manifest,
     exercise: &Exercise,
     file: &LearnerFile,
     shown: &str,
     reference_only: bool,
+    turn: &dyn GpuTurn,
 ) -> Result<(), String> {
     let gpu = Gpu::open().map_err(|e| e.to_string())?;
     let kernels = compile(&gpu, manifest, exercise, file, shown).map_err(|outcome| format!("{outcome:?}"))?;
     let data = exercise.harness.input(Input::Random, CheckSize::Check);
+    turn.take().map_err(|why| format!("cannot take the GPU in turn: {why}"))?;
     let functions = match reference_only {
         true => vec![&kernels.reference],
         false => vec![&kernels.reference, &kernels.submission],
@@ -291,22 +304,24 @@ impl From<GpuError> for TimingError {
     }
 }
 
-/// (submission, reference, starter) median ms at the timed size, and the submission's shared bytes.
-/// Every launch starts from a zeroed output; after each, its output is compared with the CPU's (a
-/// sample of rows for a GEMM) and its guard checked ([`Verifier`]), so a kernel that skips work
-/// when timed, or writes past `out`, is caught at the launch that did it.
+/// (submission, reference, starter) median ms at the timed size on `data`, and the submission's
+/// shared bytes. Every launch starts from a zeroed output; after each, its output is compared with
+/// the CPU's (`expectation`: a sample of rows for a GEMM) and its guard checked
+/// ([`Verifier`](crate::harness::Verifier)), so
+/// a kernel that skips work when timed, or writes past `out`, is caught at the launch that did it.
 fn measure(
     gpu: &Gpu,
     exercise: &Exercise,
     kernels: &Kernels,
     starter: &CudaFunction,
+    data: &HostInput,
+    expectation: Expectation,
 ) -> Result<(f64, f64, f64, u32), TimingError> {
     let harness = &exercise.harness;
-    let data: HostInput = harness.input(Input::Random, CheckSize::Timed);
-    let mut verifier = Verifier::new(gpu, harness, &data, CheckSize::Timed, exercise.tolerance)?;
+    let mut verifier = expectation.upload(gpu)?;
     let mut runs = [&kernels.submission, &kernels.reference, starter]
         .into_iter()
-        .map(|function| Run::new(gpu, function, harness, CheckSize::Timed, &data))
+        .map(|function| Run::new(gpu, function, harness, CheckSize::Timed, data))
         .collect::<Result<Vec<_>, _>>()?;
     let start = Instant::now();
     while start.elapsed().as_secs_f64() < WARM_UP_SECONDS {

@@ -276,26 +276,43 @@ enum Verification {
     Sample { expected: Expected, rows: Option<Vec<usize>>, tolerance: f64 },
 }
 
-impl<'g> Verifier<'g> {
+/// A [`Verifier`]'s CPU side, made before the GPU is needed: the CPU's answer and, for words,
+/// the compiled comparison kernel.
+pub enum Expectation {
+    Words { host: Vec<u32>, function: CudaFunction },
+    Sample { expected: Expected, rows: Option<Vec<usize>>, tolerance: f64 },
+}
+
+impl Expectation {
     pub fn new(
-        gpu: &'g Gpu,
+        gpu: &Gpu,
         harness: &Harness,
         input: &HostInput,
         size: CheckSize,
         tolerance: f64,
-    ) -> Result<Verifier<'g>, GpuError> {
-        let check = match harness.expected_sample(input, size) {
-            (Expected::Words(host), None) => Verification::Words {
-                want: gpu.upload(&host)?,
+    ) -> Result<Expectation, GpuError> {
+        Ok(match harness.expected_sample(input, size) {
+            (Expected::Words(host), None) => Expectation::Words {
                 host,
                 function: gpu.function_from_text("first_difference.cu", FIRST_DIFFERENCE, "first_difference")?,
-                first: gpu.upload(&[u64::MAX])?,
             },
-            (expected, rows) => Verification::Sample { expected, rows, tolerance },
+            (expected, rows) => Expectation::Sample { expected, rows, tolerance },
+        })
+    }
+
+    /// The verifier, its answer on the GPU where it compares there.
+    pub fn upload(self, gpu: &Gpu) -> Result<Verifier<'_>, GpuError> {
+        let check = match self {
+            Expectation::Words { host, function } => {
+                Verification::Words { want: gpu.upload(&host)?, host, function, first: gpu.upload(&[u64::MAX])? }
+            }
+            Expectation::Sample { expected, rows, tolerance } => Verification::Sample { expected, rows, tolerance },
         };
         Ok(Verifier { gpu, check })
     }
+}
 
+impl<'g> Verifier<'g> {
     /// `Err` says where the output of `run`'s last launch differs, or that it wrote past `out`.
     pub fn verify(&mut self, run: &Run) -> Result<Result<(), String>, GpuError> {
         match (&mut self.check, &run.buffers) {

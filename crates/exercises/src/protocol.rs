@@ -44,8 +44,8 @@ pub struct ChildCommand {
     /// Profile the reference alone (`--only=reference`, the profile command only): whether a
     /// failed profile was the submission's doing.
     pub reference_only: bool,
-    /// A lock file to hold while the check uses the GPU (`--gpu-lock=PATH`, the check command
-    /// only): checks that run side by side compile at once and take the GPU in turn.
+    /// A lock file to hold while the check uses the GPU (`--gpu-lock=PATH`): checks that run side
+    /// by side compile at once and take the GPU in turn, their profiled launches too.
     pub gpu_lock: Option<PathBuf>,
 }
 
@@ -126,9 +126,10 @@ impl ChildCommand {
         Ok(ChildCommand { role, exercise, file, name, result, reference_only, gpu_lock })
     }
 
-    /// The profiling command a check starts under Nsight Compute: the same file and name.
+    /// The profiling command a check starts under Nsight Compute: the same file, name and GPU
+    /// lock (its launches take a turn of their own).
     pub fn profile(&self) -> ChildCommand {
-        ChildCommand { role: Role::Profile, result: None, reference_only: false, gpu_lock: None, ..self.clone() }
+        ChildCommand { role: Role::Profile, result: None, reference_only: false, ..self.clone() }
     }
 
     /// This command as a restart of the running program.
@@ -161,7 +162,8 @@ mod tests {
             assert_eq!(profile.args()[0], "__profile-submission");
             assert_eq!(ChildCommand::parse(Role::Profile, &profile.args()[1..]), Ok(profile.clone()));
             let alone = ChildCommand { reference_only: true, ..profile };
-            assert_eq!(alone.args().last().unwrap(), "--only=reference");
+            assert!(alone.args().iter().any(|a| a == "--only=reference"));
+            assert_eq!(alone.gpu_lock, command.gpu_lock, "the profiled launches take their turn on the same lock");
             assert_eq!(ChildCommand::parse(Role::Profile, &alone.args()[1..]), Ok(alone));
         }
     }

@@ -36,7 +36,8 @@ mod tests {
             write(&manifest, exercise, &class, 5).unwrap();
             let starter = fs::read_to_string(manifest.path(&exercise.starter)).unwrap();
             let solution = fs::read_to_string(manifest.path(&exercise.solution)).unwrap();
-            let solution_region = learner_file::validate(exercise, &starter, solution.as_bytes()).unwrap().region_text();
+            let solution_region =
+                learner_file::validate(exercise, &starter, solution.as_bytes()).unwrap().region_text();
             let entries = submissions::scan(&class, "exercise.cu").unwrap();
             assert_eq!(entries.len(), 5, "{}", exercise.id);
             let mut solutions = 0;
@@ -46,7 +47,10 @@ mod tests {
                     .unwrap_or_else(|e| panic!("{}/{}: {e}", exercise.id, found.name));
                 let region = file.region_text();
                 let (comment, rest) = region.split_once('\n').unwrap();
-                assert_eq!((found.name.as_str(), comment), (format!("student-{student:03}").as_str(), format!("// student {student}").as_str()));
+                assert_eq!(
+                    (found.name.as_str(), comment),
+                    (format!("student-{student:03}").as_str(), format!("// student {student}").as_str())
+                );
                 solutions += usize::from(rest == solution_region);
             }
             assert_eq!(solutions, 3, "{}: students 1, 3 and 5 hand in the solution", exercise.id);

@@ -143,6 +143,46 @@ pub fn take_turn(lock: &std::path::Path, marker: &std::path::Path) -> io::Result
     Ok(file)
 }
 
+/// How a check shares its GPU with the checks beside it.
+pub trait GpuTurn {
+    /// Waits for this process's turn on the GPU.
+    fn take(&self) -> Result<(), String>;
+    /// Gives the GPU up.
+    fn end(&self);
+}
+
+/// A supervised child's turns on the GPU through a lock file shared by the checks beside it
+/// (none: every moment is its turn). A turn is held until [`GpuTurn::end`] or the process ends.
+pub struct LockTurn {
+    lock: Option<std::path::PathBuf>,
+    marker: std::path::PathBuf,
+    held: std::sync::Mutex<Option<std::fs::File>>,
+}
+
+impl LockTurn {
+    /// Turns through `lock`, each marked by writing `marker` (see [`take_turn`]).
+    pub fn new(lock: Option<std::path::PathBuf>, marker: std::path::PathBuf) -> LockTurn {
+        LockTurn { lock, marker, held: std::sync::Mutex::new(None) }
+    }
+
+    fn hold(&self, file: Option<std::fs::File>) {
+        *self.held.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = file;
+    }
+}
+
+impl GpuTurn for LockTurn {
+    fn take(&self) -> Result<(), String> {
+        if let Some(lock) = &self.lock {
+            self.hold(Some(take_turn(lock, &self.marker).map_err(|e| e.to_string())?));
+        }
+        Ok(())
+    }
+
+    fn end(&self) {
+        self.hold(None);
+    }
+}
+
 /// In a supervised child: if the supervisor goes away (killed, interrupted), kill this process
 /// group too, so that no check goes on running unseen. Does nothing unless this process leads
 /// its own group, as [`run`] makes it.
@@ -231,6 +271,27 @@ mod tests {
         drop(first);
         waiting.join().unwrap().unwrap();
         assert!(dir.path().join("b").exists());
+    }
+
+    #[test]
+    fn a_lock_turn_is_given_up_at_its_end_and_taken_again_by_another() {
+        let dir = tempfile::tempdir().unwrap();
+        let lock = dir.path().join("gpu-lock");
+        let check = LockTurn::new(Some(lock.clone()), dir.path().join("check"));
+        check.take().unwrap();
+        let profiled = std::sync::Arc::new(LockTurn::new(Some(lock), dir.path().join("profiled")));
+        let waiting = thread::spawn({
+            let profiled = profiled.clone();
+            move || profiled.take()
+        });
+        thread::sleep(Duration::from_millis(300));
+        assert!(!dir.path().join("profiled").exists(), "the profiled child waits while the check holds the GPU");
+        check.end();
+        waiting.join().unwrap().unwrap();
+        assert!(dir.path().join("profiled").exists());
+        let alone = LockTurn::new(None, dir.path().join("never"));
+        alone.take().unwrap();
+        assert!(!dir.path().join("never").exists(), "without a lock every moment is its turn, unmarked");
     }
 
     #[test]
