@@ -31,9 +31,11 @@ pub struct BenchArgs {
     /// The exercise the generated class answers.
     #[arg(long, default_value = "transpose-swizzle", value_name = "ID")]
     grading_exercise: String,
-    /// Checks side by side in the second grading of the class (the first grades one at a time).
-    #[arg(long, default_value_t = 4, value_name = "N", value_parser = clap::value_parser!(u16).range(2..=64))]
-    grading_jobs: u16,
+    /// Checks side by side in the later gradings of the class (the first grades one at a time),
+    /// e.g. `4,8`.
+    #[arg(long, default_value = "4", value_name = "N,...", value_delimiter = ',',
+          value_parser = clap::value_parser!(u16).range(2..=64))]
+    grading_jobs: Vec<u16>,
 }
 
 /// What `cargo xtask bench` can measure.
@@ -129,7 +131,7 @@ pub fn run(args: &BenchArgs, out: &mut dyn Write, color: bool) -> anyhow::Result
                     }
                 }
                 if args.runs(Part::Grading) {
-                    let jobs = [1, args.grading_jobs];
+                    let jobs: Vec<u16> = std::iter::once(1).chain(args.grading_jobs.iter().copied()).collect();
                     bench.grading =
                         Some(grading_bench::measure(&args.grading_exercise, args.class_size.into(), &jobs)?);
                 }
