@@ -218,7 +218,7 @@ impl Lesson for Reduction {
     }
 
     fn summarize(&self, _gpu: &GpuInfo, results: &[TimedRun<Spec>], report: &mut Report) {
-        report.heading("TimedRun: one block per 512 words");
+        report.heading("Measured: one block per 512 words");
         let rows = results
             .iter()
             .map(|m| {

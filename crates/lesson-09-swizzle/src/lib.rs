@@ -403,7 +403,7 @@ impl Lesson for Swizzling {
     }
 
     fn summarize(&self, gpu: &GpuInfo, results: &[TimedRun<Spec>], report: &mut Report) {
-        report.heading("TimedRun: each warp reads a column of float4s, again and again");
+        report.heading("Measured: each warp reads a column of float4s, again and again");
         let rows = results
             .iter()
             .map(|m| {

@@ -351,7 +351,7 @@ impl Lesson for Scan {
     }
 
     fn summarize(&self, gpu: &GpuInfo, results: &[TimedRun<Spec>], report: &mut Report) {
-        report.heading(format!("TimedRun: one block per {WORDS} words"));
+        report.heading(format!("Measured: one block per {WORDS} words"));
         let rows = results
             .iter()
             .map(|m| {
