@@ -36,6 +36,9 @@ pub struct BenchArgs {
     #[arg(long, default_value = "4", value_name = "N,...", value_delimiter = ',',
           value_parser = clap::value_parser!(u16).range(2..=64))]
     grading_jobs: Vec<u16>,
+    /// Grade the class once more over these GPUs (e.g. `0,1`), the last `--grading-jobs` on each.
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    grading_gpus: Vec<u32>,
 }
 
 /// What `cargo xtask bench` can measure.
@@ -131,9 +134,15 @@ pub fn run(args: &BenchArgs, out: &mut dyn Write, color: bool) -> anyhow::Result
                     }
                 }
                 if args.runs(Part::Grading) {
-                    let jobs: Vec<u16> = std::iter::once(1).chain(args.grading_jobs.iter().copied()).collect();
+                    let one_gpu = |jobs| grading_bench::Spread { jobs, gpus: Vec::new() };
+                    let mut spreads: Vec<_> =
+                        std::iter::once(1).chain(args.grading_jobs.iter().copied()).map(one_gpu).collect();
+                    if !args.grading_gpus.is_empty() {
+                        let jobs = *args.grading_jobs.last().expect("clap gives a default");
+                        spreads.push(grading_bench::Spread { jobs, gpus: args.grading_gpus.clone() });
+                    }
                     bench.grading =
-                        Some(grading_bench::measure(&args.grading_exercise, args.class_size.into(), &jobs)?);
+                        Some(grading_bench::measure(&args.grading_exercise, args.class_size.into(), &spreads)?);
                 }
             }
         },
@@ -221,7 +230,12 @@ fn render_grading(report: &mut Report, grading: &GradingBench, on_gpu: &str) {
         .iter()
         .map(|run| {
             vec![
-                run.jobs.into(),
+                match run.spread.gpus.len() {
+                    0 => "first".to_owned(),
+                    _ => run.spread.gpus.iter().map(u32::to_string).collect::<Vec<_>>().join(","),
+                }
+                .into(),
+                run.spread.jobs.into(),
                 format!("{}/{}", run.graded, grading.class_size).into(),
                 format!("{:.1}", run.seconds).into(),
                 format!("{:.1}", run.per_minute(grading.class_size)).into(),
@@ -229,5 +243,5 @@ fn render_grading(report: &mut Report, grading: &GradingBench, on_gpu: &str) {
             ]
         })
         .collect();
-    report.table(["checks side by side", "graded", "seconds", "submissions a minute", "speed-up"], rows);
+    report.table(["GPUs", "checks per GPU", "graded", "seconds", "submissions a minute", "speed-up"], rows);
 }

@@ -9,10 +9,20 @@ use serde::Serialize;
 
 use crate::exercises::{GradeArgs, TIME_LIMIT_SECONDS, grade};
 
+/// How one grading of the class spreads its checks.
+#[derive(Clone, Debug, Serialize)]
+pub struct Spread {
+    /// Checks side by side on each GPU.
+    pub jobs: u16,
+    /// The GPUs (`--gpus`); empty: the first GPU only.
+    pub gpus: Vec<u32>,
+}
+
 /// One grading of the whole class.
 #[derive(Serialize)]
 pub struct GradingRun {
-    pub jobs: u16,
+    #[serde(flatten)]
+    pub spread: Spread,
     pub seconds: f64,
     /// Submissions that got a score (all of them, unless a check failed to run).
     pub graded: usize,
@@ -31,30 +41,31 @@ pub struct GradingBench {
     pub runs: Vec<GradingRun>,
 }
 
-/// Grades a class of `class_size` generated submissions to `exercise` once for each of `jobs`,
+/// Grades a class of `class_size` generated submissions to `exercise` once for each of `spreads`,
 /// each run into a fresh folder so that none resumes another's grades.
-pub fn measure(exercise: &str, class_size: usize, jobs: &[u16]) -> anyhow::Result<GradingBench> {
+pub fn measure(exercise: &str, class_size: usize, spreads: &[Spread]) -> anyhow::Result<GradingBench> {
     let manifest = Manifest::find()?;
     let work = tempfile::tempdir().context("cannot make a folder for the generated class")?;
     let class = work.path().join("class");
     sample_class::write(&manifest, manifest.exercise(exercise)?, &class, class_size)
         .context("cannot write the generated class")?;
-    let runs = jobs
+    let runs = spreads
         .iter()
-        .map(|&jobs| {
-            let out = work.path().join(format!("grades-jobs-{jobs}"));
+        .enumerate()
+        .map(|(index, spread)| {
+            let out = work.path().join(format!("grades-{index}"));
             let start = Instant::now();
-            grade_quietly(exercise, &class, &out, jobs)?;
+            grade_quietly(exercise, &class, &out, spread)?;
             let seconds = start.elapsed().as_secs_f64();
             let graded = grading::read(&out)?.rows.iter().filter(|row| row.graded()).count();
-            Ok(GradingRun { jobs, seconds, graded })
+            Ok(GradingRun { spread: spread.clone(), seconds, graded })
         })
         .collect::<anyhow::Result<_>>()?;
     Ok(GradingBench { exercise: exercise.to_owned(), class_size, runs })
 }
 
-/// `cargo xtask grade --exercise ID CLASS --out OUT --jobs N`, its summary not printed.
-fn grade_quietly(exercise: &str, class: &Path, out: &Path, jobs: u16) -> anyhow::Result<()> {
+/// `cargo xtask grade --exercise ID CLASS --out OUT --jobs N [--gpus LIST]`, its summary not printed.
+fn grade_quietly(exercise: &str, class: &Path, out: &Path, spread: &Spread) -> anyhow::Result<()> {
     let args = GradeArgs {
         exercise: Some(exercise.to_owned()),
         submissions: Some(class.to_owned()),
@@ -63,8 +74,8 @@ fn grade_quietly(exercise: &str, class: &Path, out: &Path, jobs: u16) -> anyhow:
         out: Some(out.to_owned()),
         time_limit: TIME_LIMIT_SECONDS,
         no_gpu: false,
-        jobs,
-        gpus: Vec::new(),
+        jobs: spread.jobs,
+        gpus: spread.gpus.clone(),
     };
     grade(&args, &mut io::sink()).map(drop)
 }
