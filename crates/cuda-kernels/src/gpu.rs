@@ -53,6 +53,8 @@ pub enum GpuError {
     WrongResult(String),
     #[error("cuBLAS: {0}")]
     Blas(String),
+    #[error("cuFFT: {0}")]
+    Fft(String),
 }
 
 /// What the course reports about the device it ran on.
@@ -225,7 +227,7 @@ impl Gpu {
         Ok(self.stream.alloc_zeros(len)?)
     }
 
-    pub fn download<T: DeviceRepr + Default + Clone>(&self, data: &CudaSlice<T>) -> Result<Vec<T>, GpuError> {
+    pub fn download<T: DeviceRepr>(&self, data: &CudaSlice<T>) -> Result<Vec<T>, GpuError> {
         Ok(self.stream.clone_dtoh(data)?)
     }
 

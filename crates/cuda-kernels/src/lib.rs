@@ -10,10 +10,12 @@
 //! - [`ncu`]: runs a program under Nsight Compute and reads the exact shared-memory counters.
 //! - [`source`]: finds kernel sources on disk (so edits take effect at once), or embedded.
 //! - [`blas`]: cuBLAS SGEMM, the reference for the GEMM lessons.
+//! - [`fft`]: cuFFT's batched complex transforms, the reference for the FFT lesson.
 //! - [`sass`]: the machine code's shared-memory instructions, where `nvcc` and `cuobjdump` exist.
 //! - [`static_shared`]: the static shared memory a module declares, when the driver refuses it.
 
 pub mod blas;
+pub mod fft;
 mod gpu;
 pub mod kernel_names;
 pub mod ncu;

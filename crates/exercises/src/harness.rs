@@ -1,9 +1,12 @@
 //! An exercise's kernel on the GPU: its input data, its launch, and the output the CPU expects.
 
 use cuda_kernels::{CudaFunction, CudaSlice, Gpu, GpuError, LaunchConfig, PushKernelArg};
-use lesson_04_gemm::{cpu_product, random_matrix, relative_error};
+use lesson_04_gemm::cpu_product;
 use lesson_11_scan::exclusive_scan;
-use lesson_kit::words_kernel::random_words;
+use lesson_kit::{
+    floats::{random_floats, relative_error},
+    words_kernel::random_words,
+};
 
 use crate::manifest::{Harness, Input};
 
@@ -117,7 +120,7 @@ impl Harness {
                 let small = |modulus: usize| (0..len).map(|i| (i % modulus) as f32 - (modulus / 2) as f32).collect();
                 HostInput::Matrices(small(17), small(13))
             }
-            (Harness::Gemm { .. }, Input::Random) => HostInput::Matrices(random_matrix(len), random_matrix(len)),
+            (Harness::Gemm { .. }, Input::Random) => HostInput::Matrices(random_floats(len), random_floats(len)),
             (Harness::ColumnSums { element_bytes: 1, .. }, Input::Index) => {
                 // Element e holds e mod 256: four to a word, little-endian.
                 HostInput::Words(

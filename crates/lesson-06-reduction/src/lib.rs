@@ -85,21 +85,9 @@ impl Addressing {
                 (Op::Load, 1, format!("tile[{pattern} + s]")),
                 (Op::Store, 0, format!("tile[{pattern}] =")),
             ] {
-                let requests: Vec<(u32, Request)> =
-                    (0..WARPS).filter_map(|w| Some((w, self.request(op, w, s, operand)?))).collect();
-                let mut groups: Vec<(u32, u32, Request)> = Vec::new();
-                for (warp, request) in requests {
-                    match groups.last_mut() {
-                        Some((_, last, first)) if first.analyze().wavefronts == request.analyze().wavefronts => {
-                            *last = warp
-                        }
-                        _ => groups.push((warp, warp, request)),
-                    }
-                }
-                accesses.extend(groups.into_iter().map(|(first, last, request)| DeclaredAccess {
-                    name: format!("{name} (s={s}, warps {first}-{last})"),
-                    request,
-                    executions: blocks as u64 * (last - first + 1) as u64,
+                let requests = (0..WARPS).filter_map(|w| Some((w, self.request(op, w, s, operand)?)));
+                accesses.extend(DeclaredAccess::per_warp_group(blocks, requests, |first, last| {
+                    format!("{name} (s={s}, warps {first}-{last})")
                 }));
             }
         }

@@ -117,25 +117,8 @@ impl Layout {
 
     /// One declared access per run of neighbouring warps whose requests cost the same.
     fn grouped(self, blocks: u32, name: &str, op: Op, word: impl Fn(u32) -> Option<u32>) -> Vec<DeclaredAccess> {
-        let mut groups: Vec<(u32, u32, Request)> = Vec::new();
-        for (warp, request) in (0..WARPS).filter_map(|w| Some((w, self.warp_request(op, w, &word)?))) {
-            match groups.last_mut() {
-                Some((_, last, first))
-                    if *last + 1 == warp && first.analyze().wavefronts == request.analyze().wavefronts =>
-                {
-                    *last = warp
-                }
-                _ => groups.push((warp, warp, request)),
-            }
-        }
-        groups
-            .into_iter()
-            .map(|(first, last, request)| DeclaredAccess {
-                name: format!("{name} (warps {first}-{last})"),
-                request,
-                executions: blocks as u64 * (last - first + 1) as u64,
-            })
-            .collect()
+        let requests = (0..WARPS).filter_map(|w| Some((w, self.warp_request(op, w, &word)?)));
+        DeclaredAccess::per_warp_group(blocks, requests, |first, last| format!("{name} (warps {first}-{last})"))
     }
 
     /// Every shared-memory instruction `blocks` blocks execute, in the kernel's order.

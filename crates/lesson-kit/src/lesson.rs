@@ -49,6 +49,34 @@ pub struct DeclaredAccess {
     pub executions: u64,
 }
 
+impl DeclaredAccess {
+    /// One access per run of neighbouring warps whose requests cost the same, each warp of a run
+    /// executing it once per block: `requests` are the warps' requests in order, a warp that skips
+    /// the instruction left out; `name(first, last)` names the run of warps `first` to `last`.
+    pub fn per_warp_group(
+        blocks: u32,
+        requests: impl IntoIterator<Item = (u32, Request)>,
+        name: impl Fn(u32, u32) -> String,
+    ) -> Vec<DeclaredAccess> {
+        let mut groups: Vec<(u32, u32, Request, u32)> = Vec::new();
+        for (warp, request) in requests {
+            let wavefronts = request.analyze().wavefronts;
+            match groups.last_mut() {
+                Some((_, last, _, cost)) if *last + 1 == warp && *cost == wavefronts => *last = warp,
+                _ => groups.push((warp, warp, request, wavefronts)),
+            }
+        }
+        groups
+            .into_iter()
+            .map(|(first, last, request, _)| DeclaredAccess {
+                name: name(first, last),
+                request,
+                executions: blocks as u64 * (last - first + 1) as u64,
+            })
+            .collect()
+    }
+}
+
 /// One kernel launch a lesson makes, with lesson-specific parameters `S`.
 #[derive(Clone, Debug)]
 pub struct KernelRun<S> {
@@ -230,6 +258,16 @@ pub(crate) mod tests {
         assert_eq!(ratio.figure(&results).map(|f| f.value), Some(2.0));
         assert_eq!(ratio.missing_runs(&[results[0].run.clone()]), ["fast"]);
         assert_eq!(TimeRatio { denominator: "gone", ..ratio }.figure(&results), None);
+    }
+
+    #[test]
+    fn warps_group_while_they_are_neighbours_of_one_cost() {
+        let request = |stride| Request::strided(Op::Load, Width::W4, stride).unwrap();
+        let warps = [(0, request(1)), (1, request(1)), (2, request(2)), (4, request(2)), (5, request(2))];
+        let groups = DeclaredAccess::per_warp_group(3, warps, |first, last| format!("warps {first}-{last}"));
+        let described: Vec<(&str, u64, u32)> =
+            groups.iter().map(|a| (a.name.as_str(), a.executions, a.request.analyze().wavefronts)).collect();
+        assert_eq!(described, [("warps 0-1", 6, 1), ("warps 2-2", 3, 2), ("warps 4-5", 6, 2)]);
     }
 
     #[test]

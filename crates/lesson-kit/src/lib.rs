@@ -8,6 +8,7 @@ pub mod cells;
 pub mod chart;
 pub mod declarations;
 pub mod figures;
+pub mod floats;
 pub mod lesson;
 pub mod mismatch;
 pub mod reconcile;
