@@ -102,7 +102,8 @@ def launches(text: str) -> list[Launch]:
     for launch_id, launch in by_id.items():
         lacking = [metric for metric, key in METRICS.items() if key not in launch.counts]
         if lacking:
-            sys.exit(f"ncu_table.py: launch {launch_id} ({launch.name}) lacks {', '.join(lacking)}: pass all four to --metrics")
+            lacks = ", ".join(lacking)
+            sys.exit(f"ncu_table.py: launch {launch_id} ({launch.name}) lacks {lacks}: pass all four to --metrics")
     if not by_id:
         sys.exit("ncu_table.py: ncu's CSV has none of the four shared-memory counters")
     return list(by_id.values())
@@ -129,7 +130,7 @@ def format_table(headers: list[str], rows: list[list[str]], left: int = 2) -> st
     widths = [max(len(cells[i]) for cells in [headers, *rows]) for i in range(len(headers))]
 
     def line(cells: list[str]) -> str:
-        aligned = (c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+        aligned = (c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
         return "│ " + " ┆ ".join(aligned) + " │"
 
     def rule(start: str, fill: str, middle: str, end: str) -> str:

@@ -31,8 +31,6 @@ LESSON = ROOT / "crates" / "lesson-03-transpose" / "src" / "lib.rs"
 KERNEL_FILE = ROOT / "kernels" / "transpose.cu"
 INSTALL = "pip install -r python/requirements.txt"
 
-# The tile kernels of kernels/transpose.cu; the Numba kernels below have the same names.
-KERNELS = ["transpose_tile32", "transpose_padded", "transpose_swizzled"]
 TILE = 32  # as TILE and BLOCK_ROWS in kernels/transpose.cu and the lesson crate
 BLOCK_ROWS = 8
 WARMUP = 3  # untimed launches before the timed ones, as the course's own timing
@@ -132,6 +130,7 @@ def transpose_swizzled(source, target):
 # ANCHOR_END: swizzled
 
 
+# The tile kernels of kernels/transpose.cu, by their names there, which the Numba kernels share.
 NUMBA_KERNELS = {
     "transpose_tile32": transpose_tile32,
     "transpose_padded": transpose_padded,
@@ -191,7 +190,7 @@ def lesson_size() -> int:
 
 
 def nvidia_driver() -> str:
-    """", NVIDIA driver 580.65.06" from /proc/driver/nvidia/version (Linux), else nothing."""
+    """The driver's version from /proc/driver/nvidia/version (Linux) as ", NVIDIA driver 580.65.06", or ""."""
     try:
         text = Path("/proc/driver/nvidia/version").read_text(encoding="utf-8")
     except OSError:
@@ -237,7 +236,7 @@ def cpp_kernels(buffers: Buffers) -> dict[str, Kernel]:
     """The C++ tile kernels, compiled from kernels/transpose.cu by NVRTC."""
     with step(f"compiling {KERNEL_FILE.relative_to(ROOT)} with NVRTC (cupy.RawModule)"):
         module = cp.RawModule(code=KERNEL_FILE.read_text(encoding="utf-8"))
-        functions = {name: module.get_function(name) for name in KERNELS}
+        functions = {name: module.get_function(name) for name in NUMBA_KERNELS}
     grid, block = (buffers.n // TILE, buffers.n // TILE), (TILE, BLOCK_ROWS)
     arguments = (buffers.source, buffers.target, np.uint32(buffers.n))
 
@@ -270,7 +269,7 @@ def check(kernel: Kernel, buffers: Buffers) -> None:
     if len(wrong):
         row, column = wrong[0]
         sys.exit(
-            f"numba_transpose.py: {kernel.label} is wrong at {len(wrong)} of {buffers.n ** 2} elements, "
+            f"numba_transpose.py: {kernel.label} is wrong at {len(wrong)} of {buffers.n**2} elements, "
             f"the first at [{row}, {column}]: {output[row, column]} where numpy.transpose has "
             f"{buffers.expected[row, column]}"
         )
@@ -300,7 +299,7 @@ def time_ms(kernel: Kernel) -> tuple[float, float]:
 def timing_table(kernels: list[Kernel]) -> str:
     """Each kernel's median and spread, and its time over the C++ unpadded tile's."""
     times = {kernel.label: time_ms(kernel) for kernel in kernels}
-    reference, _ = times[f"{KERNELS[0]} (C++)"]
+    reference, _ = times["transpose_tile32 (C++)"]
     rows = []
     for kernel in kernels:
         median, spread = times[kernel.label]
@@ -314,7 +313,7 @@ def main() -> None:
     n = lesson_size()
     buffers = make_buffers(n)
     cpp, numba = cpp_kernels(buffers), numba_kernels(buffers)
-    kernels = [kernel for name in KERNELS for kernel in (cpp[name], numba[name])]
+    kernels = [kernel for name in NUMBA_KERNELS for kernel in (cpp[name], numba[name])]
     for kernel in kernels:
         check(kernel, buffers)
     print(f"Every kernel's output matched numpy.transpose ({n} x {n} 4-byte elements).")
