@@ -48,7 +48,7 @@ def parse_arguments() -> argparse.Namespace:
 
 
 def pinned_versions() -> dict[str, str]:
-    """The `name==version` lines of python/requirements.txt."""
+    """The `name==version` lines of python/requirements.txt (`name[extra]==version` gives `name`)."""
     pins = {}
     for line in REQUIREMENTS.read_text(encoding="utf-8").splitlines():
         requirement = line.split("#", 1)[0].strip()
@@ -57,7 +57,7 @@ def pinned_versions() -> dict[str, str]:
         name, pinned, version = requirement.partition("==")
         if not pinned:
             sys.exit(f"{REQUIREMENTS.relative_to(ROOT)}: `{requirement}` is not pinned as name==version")
-        pins[name.strip()] = version.strip()
+        pins[name.split("[", 1)[0].strip()] = version.strip()
     return pins
 
 
@@ -80,9 +80,12 @@ ARGUMENTS = parse_arguments()
 PINS = pinned_versions()
 INSTALLED = installed_versions(PINS)
 
-import cupy as cp
-import numpy as np
-from numba import cuda, float32
+try:
+    import cupy as cp
+    import numpy as np
+    from numba import cuda, float32
+except ImportError as error:
+    sys.exit(f"numba_transpose.py: failed while importing the GPU packages:\n{error}\n({INSTALL})")
 
 
 # ANCHOR: tiled
