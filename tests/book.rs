@@ -70,7 +70,7 @@ fn outputs_say_1_wavefront_and_carry_no_machine_paths() {
     assert!(checked > 20, "{checked} files");
 }
 
-/// The chapter pages, `ch01-banks.md` to `ch11-scan.md`, with their lesson numbers.
+/// The chapter pages, `ch01-banks.md` to `ch12-stencil.md`, with their lesson numbers.
 fn chapters() -> Vec<(u32, String, String)> {
     let src = root().join("book/src");
     let mut chapters: Vec<_> = std::fs::read_dir(&src)
@@ -83,7 +83,7 @@ fn chapters() -> Vec<(u32, String, String)> {
         .map(|(number, text, name)| (number, name, text))
         .collect();
     chapters.sort();
-    assert_eq!(chapters.len(), 11, "eleven chapters");
+    assert_eq!(chapters.len(), 12, "twelve chapters");
     chapters
 }
 
