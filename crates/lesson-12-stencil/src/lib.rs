@@ -367,10 +367,11 @@ impl Lesson for Stencils {
             conflict_free.join(", ")
         ));
 
-        let shown = |pitch| Spec { stencil: Stencil::ALL[0], block: Block::ALL[1], pitch, tiles: 1 };
-        for pitch in [35, CONFLICT_FREE_PITCH] {
-            let spec = shown(pitch);
-            report.heading(format!("3x3 stencil, 16x16 block, {}: warp 0 loads tap (0, 0)", spec.tile()));
+        // The note's padding and the conflict-free pitch, where a 16x16 warp spans two rows.
+        let stencil = Stencil::ALL[0];
+        for pitch in [stencil.side() + 1, CONFLICT_FREE_PITCH] {
+            let spec = Spec { stencil, block: Block::ALL[1], pitch, tiles: 1 };
+            report.heading(format!("{}: warp 0 loads tap (0, 0)", spec.label()));
             let request = spec.tap_request(0, (0, 0), (0, 0));
             add_bank_grid(report, &request, &request.analyze());
         }
