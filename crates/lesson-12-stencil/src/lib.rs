@@ -425,19 +425,7 @@ impl Lesson for Stencils {
                 ]
             })
             .collect();
-        report.table(
-            [
-                "kernel",
-                "model ld wf/req",
-                "ncu ld wf/req",
-                "model st wf/req",
-                "ncu st wf/req",
-                "median ms",
-                "spread",
-                "Gpixels/s",
-            ],
-            rows,
-        );
+        report.table(["kernel", "ld model", "ld ncu", "st model", "st ncu", "median ms", "spread", "Gpixels/s"], rows);
         for ratio in &FIGURES {
             if let Some(figure) = ratio.figure(results) {
                 report.text(format!(
