@@ -36,6 +36,18 @@ fn scan_level_32(layout: fn(u32) -> u32) -> Request {
     Request::new(Op::Load, Width::W4, lanes).expect("aligned")
 }
 
+/// Warp 0 of a 16 x 16 block reads its first tap of a `float` tile with rows `pitch` words apart:
+/// lane `l` at row `l / 16`, column `l % 16`.
+fn stencil_tap(pitch: u32) -> Request {
+    Request::bytes(Op::Load, Width::W4, |lane| 4 * ((lane / 16) * pitch + lane % 16)).expect("aligned")
+}
+
+/// A radix-2 butterfly at stride 1: lane `t` of warp 0 stores its `float2` at element `2t`, kept
+/// at `layout(2t)`.
+fn fft_stride_1(layout: fn(u32) -> u32) -> Request {
+    Request::bytes(Op::Store, Width::W8, |lane| 8 * layout(2 * lane)).expect("aligned")
+}
+
 fn question(source: impl Into<String>, request: Request) -> (String, Request) {
     (source.into(), request)
 }
@@ -163,6 +175,30 @@ pub fn claims() -> Vec<Claim> {
             verdict: "1 wavefront; the model counts wavefronts, not cycles: the latency is the H100's to say",
             measured_in: 1,
         },
+        Claim {
+            statement: "A stencil's halo tile `float tile[34][34]` needs `[34][35]`.",
+            questions: vec![
+                question("32 x 8 block, warp 0, tap (0, 0): tile[0][lane], pitch 34", stride(1)),
+                question("16 x 16 block, warp 0, tap (0, 0): pitch 34", stencil_tap(34)),
+                question("the same, pitch 35", stencil_tap(35)),
+                question("the same, pitch 48", stencil_tap(48)),
+            ],
+            verdict: "false: a warp on one row never conflicts; two rows conflict unless the pitch is 16 mod 32",
+            measured_in: 12,
+        },
+        Claim {
+            statement: "`float2 shared[512 + 16]` removes an FFT's bank conflicts.",
+            questions: vec![
+                question("512-point radix-2 FFT, stride 1, warp 0 stores a = 2t: shared[a]", fft_stride_1(|i| i)),
+                question("the same padded, shared[a + a / 32]", fft_stride_1(|i| i + i / 32)),
+                question(
+                    "the same mirrored, shared[a ^ ((a >> 4 & 1) * 15)]",
+                    fft_stride_1(|i| i ^ ((i >> 4 & 1) * 15)),
+                ),
+            ],
+            verdict: "false: the conflicts lie within runs of 32 elements, which the padding shifts whole",
+            measured_in: 13,
+        },
     ]
 }
 
@@ -215,6 +251,8 @@ mod tests {
         assert_eq!(wavefronts(9), [32, 2, 1]);
         assert_eq!(wavefronts(10), [32, 1], "stride 32 puts every lane in bank 0");
         assert_eq!(wavefronts(11), [1], "the chain's step is conflict-free: its time is latency");
+        assert_eq!(wavefronts(12), [1, 2, 2, 1], "one row is clean at any pitch; two rows need pitch 16 mod 32");
+        assert_eq!(wavefronts(13), [4, 4, 2], "the padding shifts runs of 32, the conflict is inside one");
         for claim in claims() {
             let lesson = course::LESSONS.iter().find(|lesson| lesson.number() == claim.measured_in);
             assert!(lesson.is_some(), "{}: no lesson {}", claim.statement, claim.measured_in);
