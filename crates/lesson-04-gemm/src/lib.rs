@@ -10,7 +10,7 @@ use cuda_kernels::{CudaFunction, CudaSlice, Gpu, GpuError, GpuInfo, LaunchConfig
 use lesson_kit::{
     Chart, DeclaredAccess, Figure, KernelRun, Lesson, OutputCheck, Point, Prepared, Report, RunSize, Series, TimedRun,
     Tone,
-    cells::{counter_cells, median_cell, spread_cell},
+    cells::{COUNTED_AND_TIMED, counted_and_timed_cells},
     floats::{random_floats, relative_error},
     styled,
 };
@@ -354,25 +354,14 @@ impl Lesson for Gemm {
         let rows = results
             .iter()
             .map(|m| {
-                let [ld_model, ld_ncu] = counter_cells(m, Op::Load);
-                let [st_model, st_ncu] = counter_cells(m, Op::Store);
-                vec![
-                    m.run.label.clone().into(),
-                    ld_model,
-                    ld_ncu,
-                    st_model,
-                    st_ncu,
-                    median_cell(&m.timing),
-                    spread_cell(&m.timing),
-                    format!("{:.0}", gflops(m)).into(),
-                    cublas.map_or("-".into(), |c| format!("{:.1}%", 100.0 * gflops(m) / c)).into(),
-                ]
+                let mut row = vec![m.run.label.clone().into()];
+                row.extend(counted_and_timed_cells(m));
+                row.push(format!("{:.0}", gflops(m)).into());
+                row.push(cublas.map_or("-".into(), |c| format!("{:.1}%", 100.0 * gflops(m) / c)).into());
+                row
             })
             .collect();
-        report.table(
-            ["kernel", "ld model", "ld ncu", "st model", "st ncu", "median ms", "spread", "GFLOP/s", "of cuBLAS"],
-            rows,
-        );
+        report.table(["kernel"].into_iter().chain(COUNTED_AND_TIMED).chain(["GFLOP/s", "of cuBLAS"]), rows);
         if let (Some(best), Some(cublas)) = (best_kernel(results), cublas) {
             report.text(format!(
                 "Best of the path: {}, {:.0} GFLOP/s, {:.1}% of cuBLAS ({:.0} GFLOP/s).",

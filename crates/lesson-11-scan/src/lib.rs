@@ -13,7 +13,7 @@ use cuda_kernels::{CudaFunction, CudaSlice, Gpu, GpuError, GpuInfo, LaunchConfig
 use lesson_kit::{
     DeclaredAccess, KernelRun, Lesson, OutputCheck, Prepared, Report, RunSize, TimeRatio, TimedRun, Tone,
     bank_table::add_bank_grid,
-    cells::{counter_cells, median_cell, spread_cell},
+    cells::{COUNTED_AND_TIMED, counted_and_timed_cells},
     styled,
     words_kernel::random_words,
 };
@@ -338,22 +338,14 @@ impl Lesson for Scan {
         let rows = results
             .iter()
             .map(|m| {
-                let [load_model, load_ncu] = counter_cells(m, Op::Load);
-                let [store_model, store_ncu] = counter_cells(m, Op::Store);
                 let words = (m.run.spec.blocks * WORDS) as f64;
-                vec![
-                    m.run.label.as_str().into(),
-                    load_model,
-                    load_ncu,
-                    store_model,
-                    store_ncu,
-                    median_cell(&m.timing),
-                    spread_cell(&m.timing),
-                    format!("{:.0}", words / (m.timing.median_ms * 1e-3) / 1e9).into(),
-                ]
+                let mut row = vec![m.run.label.as_str().into()];
+                row.extend(counted_and_timed_cells(m));
+                row.push(format!("{:.0}", words / (m.timing.median_ms * 1e-3) / 1e9).into());
+                row
             })
             .collect();
-        report.table(["layout", "ld model", "ld ncu", "st model", "st ncu", "median ms", "spread", "Gwords/s"], rows);
+        report.table(["layout"].into_iter().chain(COUNTED_AND_TIMED).chain(["Gwords/s"]), rows);
         for figure in self.all_figures(gpu, results) {
             report.text(format!("{}: {:.2}x", figure.label, figure.value));
         }

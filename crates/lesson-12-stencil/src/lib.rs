@@ -12,7 +12,7 @@ use cuda_kernels::{CudaFunction, CudaSlice, Gpu, GpuError, GpuInfo, LaunchConfig
 use lesson_kit::{
     DeclaredAccess, KernelRun, Lesson, OutputCheck, Prepared, Report, RunSize, TimeRatio, TimedRun, Tone,
     bank_table::add_bank_grid,
-    cells::{counter_cells, format_ratio, median_cell, spread_cell},
+    cells::{COUNTED_AND_TIMED, counted_and_timed_cells, format_ratio},
     styled,
     words_kernel::random_words,
 };
@@ -410,22 +410,14 @@ impl Lesson for Stencils {
         let rows = results
             .iter()
             .map(|m| {
-                let [load_model, load_ncu] = counter_cells(m, Op::Load);
-                let [store_model, store_ncu] = counter_cells(m, Op::Store);
                 let pixels = (m.run.spec.width() as f64).powi(2);
-                vec![
-                    m.run.label.as_str().into(),
-                    load_model,
-                    load_ncu,
-                    store_model,
-                    store_ncu,
-                    median_cell(&m.timing),
-                    spread_cell(&m.timing),
-                    format!("{:.1}", pixels / (m.timing.median_ms * 1e-3) / 1e9).into(),
-                ]
+                let mut row = vec![m.run.label.as_str().into()];
+                row.extend(counted_and_timed_cells(m));
+                row.push(format!("{:.1}", pixels / (m.timing.median_ms * 1e-3) / 1e9).into());
+                row
             })
             .collect();
-        report.table(["kernel", "ld model", "ld ncu", "st model", "st ncu", "median ms", "spread", "Gpixels/s"], rows);
+        report.table(["kernel"].into_iter().chain(COUNTED_AND_TIMED).chain(["Gpixels/s"]), rows);
         for ratio in &FIGURES {
             if let Some(figure) = ratio.figure(results) {
                 report.text(format!(

@@ -17,7 +17,7 @@ use cuda_kernels::{
 use lesson_kit::{
     DeclaredAccess, KernelRun, Lesson, OutputCheck, Prepared, Report, RunSize, TimeRatio, TimedRun, Tone,
     bank_table::add_bank_grid,
-    cells::{counter_cells, format_ratio, median_cell, median_ms, spread_cell},
+    cells::{COUNTED_AND_TIMED, counted_and_timed_cells, format_ratio, median_ms},
     floats::{random_floats, relative_error},
     styled,
 };
@@ -340,36 +340,15 @@ impl Lesson for FftLesson {
         let rows = results
             .iter()
             .map(|m| {
-                let [load_model, load_ncu] = counter_cells(m, Op::Load);
-                let [store_model, store_ncu] = counter_cells(m, Op::Store);
                 let points = (m.run.spec.batch * POINTS) as f64;
-                vec![
-                    m.run.label.as_str().into(),
-                    load_model,
-                    load_ncu,
-                    store_model,
-                    store_ncu,
-                    median_cell(&m.timing),
-                    spread_cell(&m.timing),
-                    format!("{:.1}", points / (m.timing.median_ms * 1e-3) / 1e9).into(),
-                    cufft.map_or("-".into(), |c| format!("{:.2}x", m.timing.median_ms / c)).into(),
-                ]
+                let mut row = vec![m.run.label.as_str().into()];
+                row.extend(counted_and_timed_cells(m));
+                row.push(format!("{:.1}", points / (m.timing.median_ms * 1e-3) / 1e9).into());
+                row.push(cufft.map_or("-".into(), |c| format!("{:.2}x", m.timing.median_ms / c)).into());
+                row
             })
             .collect();
-        report.table(
-            [
-                "layout",
-                "ld model",
-                "ld ncu",
-                "st model",
-                "st ncu",
-                "median ms",
-                "spread",
-                "Gpoints/s",
-                "of cuFFT's time",
-            ],
-            rows,
-        );
+        report.table(["layout"].into_iter().chain(COUNTED_AND_TIMED).chain(["Gpoints/s", "of cuFFT's time"]), rows);
         for figure in self.all_figures(gpu, results) {
             report.text(format!("{}: {:.2}x", figure.label, figure.value));
         }

@@ -45,6 +45,17 @@ pub fn counter_cells<S>(measured: &TimedRun<S>, op: Op) -> [Styled; 2] {
     [format(predicted).into(), measured_cell]
 }
 
+/// The columns [`counted_and_timed_cells`] fills, in order.
+pub const COUNTED_AND_TIMED: [&str; 6] = ["ld model", "ld ncu", "st model", "st ncu", "median ms", "spread"];
+
+/// A run's wavefronts per load and per store request, the model's beside ncu's, then its median
+/// time and spread: the middle of the table of a lesson whose kernels load and store.
+pub fn counted_and_timed_cells<S>(measured: &TimedRun<S>) -> Vec<Styled> {
+    let [load_model, load_ncu] = counter_cells(measured, Op::Load);
+    let [store_model, store_ncu] = counter_cells(measured, Op::Store);
+    vec![load_model, load_ncu, store_model, store_ncu, median_cell(&measured.timing), spread_cell(&measured.timing)]
+}
+
 /// A run's median time in milliseconds, as every lesson's tables show it.
 pub fn median_cell(timing: &Timing) -> Styled {
     format!("{:.3}", timing.median_ms).into()
@@ -70,7 +81,7 @@ mod tests {
     use cuda_kernels::timing::Timing;
 
     use super::*;
-    use crate::lesson::KernelRun;
+    use crate::lesson::{DeclaredAccess, KernelRun};
 
     #[test]
     fn results_group_by_family_in_order_of_first_appearance() {
@@ -87,5 +98,28 @@ mod tests {
             .map(|(family, members)| (*family, members.iter().map(|m| m.run.label.as_str()).collect()))
             .collect();
         assert_eq!(labels, [("odd", vec!["a1", "a3"]), ("even", vec!["b2"])]);
+    }
+
+    #[test]
+    fn counted_and_timed_cells_fill_their_columns_loads_first() {
+        let access = |op, stride| DeclaredAccess {
+            name: format!("{op:?}"),
+            request: bank_model::Request::strided(op, bank_model::Width::W4, stride).expect("aligned"),
+            executions: 4,
+        };
+        let result = TimedRun {
+            run: KernelRun {
+                label: "k".into(),
+                kernel: None,
+                accesses: vec![access(Op::Store, 1), access(Op::Load, 2)],
+                spec: (),
+            },
+            timing: Timing::from_samples(vec![1.0, 1.5, 2.0]).expect("samples"),
+            counters: None,
+            occupancy: None,
+        };
+        let cells: Vec<String> = counted_and_timed_cells(&result).iter().map(|c| c.text.clone()).collect();
+        assert_eq!(cells.len(), COUNTED_AND_TIMED.len());
+        assert_eq!(cells, ["2", "n/a", "1", "n/a", "1.500", "67%"], "{COUNTED_AND_TIMED:?}");
     }
 }
