@@ -12,20 +12,7 @@
 #define VECTOR 4u    // floats in a 16-byte vector
 
 #include "shared_load.cuh"
-
-// ANCHOR: swizzle
-// CuTe's Swizzle<B, M, S> on an element offset: the B bits starting at bit M + S (for a row-major
-// tile, the low bits of the row) are XORed into the B bits starting at bit M (the column, in units
-// of 2^M elements). The low M bits are never touched: 2^M consecutive elements move together.
-template <unsigned B, unsigned M, unsigned S>
-struct Swizzle {
-    static_assert(S >= B, "the bits XORed in must not overlap the bits they change");
-    __device__ __forceinline__ unsigned operator()(unsigned offset) const {
-        constexpr unsigned source = ((1u << B) - 1) << (M + S);
-        return offset ^ ((offset & source) >> S);
-    }
-};
-// ANCHOR_END: swizzle
+#include "swizzle.cuh"
 
 // ANCHOR: column_of_vectors
 // `Layout` maps a float offset `row * PITCH + column` to where the float is stored. It must keep
