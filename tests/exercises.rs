@@ -273,6 +273,7 @@ fn measurements(load_per_request: u64) -> SubmissionMeasurements {
         load_instructions: 256,
         store_wavefronts: 256,
         store_instructions: 256,
+        matrix_and_async: [None; 3],
     };
     SubmissionMeasurements {
         counters: Ok(CounterPair { submission: counters(load_per_request), reference: counters(1) }),
@@ -295,8 +296,8 @@ fn reports_have_a_row_per_submission_and_every_lost_point() {
         verdict: outcome.map(|o| judge(&exercise, &o)),
     };
     let rows = [
-        row("alice", Some(CheckOutcome::Correct(measurements(1))), None),
-        row("bob", Some(CheckOutcome::Correct(measurements(2))), None),
+        row("alice", Some(CheckOutcome::Correct(Box::new(measurements(1)))), None),
+        row("bob", Some(CheckOutcome::Correct(Box::new(measurements(2)))), None),
         row(
             "carol",
             Some(CheckOutcome::CompileError { messages: vec!["carol/exercise.cu:20: error: expected a \";\"".into()] }),

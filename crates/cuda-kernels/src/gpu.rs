@@ -55,6 +55,13 @@ pub enum GpuError {
     Blas(String),
     #[error("cuFFT: {0}")]
     Fft(String),
+    #[error(
+        "kernel `{kernel}` asks for {asked} bytes of dynamic shared memory; this GPU gives a block at most {limit} \
+         (shared memory per block, opt-in): use smaller tiles or fewer stages"
+    )]
+    TooMuchDynamicShared { kernel: String, asked: u32, limit: u32 },
+    #[error("tensor map: {0}")]
+    TensorMap(String),
 }
 
 /// What the course reports about the device it ran on.
@@ -160,6 +167,19 @@ impl Gpu {
         module
             .load_function(kernel)
             .map_err(|_| GpuError::MissingKernel { file: file.to_owned(), kernel: kernel.to_owned() })
+    }
+
+    /// [`Gpu::function`], allowed to launch with up to `bytes` of dynamic shared memory: past
+    /// 48 KiB a kernel must opt in, up to the GPU's per-block limit (227 KiB on the H100).
+    pub fn function_with_dynamic_shared(&self, file: &str, kernel: &str, bytes: u32) -> Result<CudaFunction, GpuError> {
+        let limit = self.info.shared_bytes_per_block_optin;
+        if bytes > limit {
+            return Err(GpuError::TooMuchDynamicShared { kernel: kernel.to_owned(), asked: bytes, limit });
+        }
+        let function = self.function(file, kernel)?;
+        let attribute = sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+        function.set_attribute(attribute, bytes as i32)?;
+        Ok(function)
     }
 
     fn module(&self, file: &str) -> Result<Arc<CudaModule>, GpuError> {

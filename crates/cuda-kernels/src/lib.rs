@@ -9,10 +9,12 @@
 //! - [`timing`]: CUDA-event timing with warm-up, repetitions, median and spread.
 //! - [`ncu`]: runs a program under Nsight Compute and reads the exact shared-memory counters.
 //! - [`source`]: finds kernel sources on disk (so edits take effect at once), or embedded.
-//! - [`blas`]: cuBLAS SGEMM, the reference for the GEMM lessons.
+//! - [`blas`]: cuBLAS SGEMM and bf16/fp16 GEMMs, the references for the GEMM lessons.
+//! - [`tensor_map`]: the tensor maps Hopper's TMA copies tiles by, in every swizzle mode.
 //! - [`fft`]: cuFFT's batched complex transforms, the reference for the FFT lesson.
 //! - [`sass`]: the machine code's shared-memory instructions, where `nvcc` and `cuobjdump` exist.
 //! - [`static_shared`]: the static shared memory a module declares, when the driver refuses it.
+//! - [`half`]: bf16 and fp16 on the host (the `half` crate, as cudarc moves them).
 
 pub mod blas;
 pub mod fft;
@@ -23,7 +25,10 @@ pub mod sanitizer;
 pub mod sass;
 pub mod source;
 pub mod static_shared;
+pub mod tensor_map;
 pub mod timing;
+
+pub use half;
 
 pub use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg};
 pub use gpu::{Gpu, GpuError, GpuInfo, Occupancy, Unavailable, driver_version};

@@ -31,6 +31,75 @@ pub const HARDWARE_CONFLICTS: [&str; 2] = [
     "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
 ];
 
+/// The kinds of shared-memory machine instruction ncu counts apart, each with its own kernel
+/// totals: `LDS` and `STS` (the four [`SHARED_METRICS`] count these alone), `LDSM` and `STSM`
+/// (ldmatrix, stmatrix) and `LDGSTS` (cp.async, its write to shared memory). Measured on the
+/// H100 with Nsight Compute 2025.3: the `op_ld`/`op_st` counters leave the other three out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum SharedFamily {
+    Lds,
+    Sts,
+    Ldsm,
+    Stsm,
+    Ldgsts,
+}
+
+impl SharedFamily {
+    pub const ALL: [SharedFamily; 5] =
+        [SharedFamily::Lds, SharedFamily::Sts, SharedFamily::Ldsm, SharedFamily::Stsm, SharedFamily::Ldgsts];
+    /// The families whose totals are collected only when asked for: their metrics exist from
+    /// sm_80 (`LDGSTS`) or sm_90 (`STSM`) on, and ncu refuses a run that names an unknown one.
+    pub const MATRIX_AND_ASYNC: [SharedFamily; 3] = [SharedFamily::Ldsm, SharedFamily::Stsm, SharedFamily::Ldgsts];
+
+    /// The family of a SASS opcode (`LDSM.16.MT88.4`, `LDS.U.128`, ...), if it accesses shared memory.
+    pub fn of_opcode(opcode: &str) -> Option<SharedFamily> {
+        let mnemonic = opcode.split([' ', '.']).next().unwrap_or("");
+        match mnemonic {
+            "LDS" => Some(SharedFamily::Lds),
+            "STS" => Some(SharedFamily::Sts),
+            "LDSM" => Some(SharedFamily::Ldsm),
+            "STSM" => Some(SharedFamily::Stsm),
+            "LDGSTS" => Some(SharedFamily::Ldgsts),
+            _ => None,
+        }
+    }
+
+    /// Whether it reads shared memory.
+    pub fn reads(self) -> bool {
+        matches!(self, SharedFamily::Lds | SharedFamily::Ldsm)
+    }
+
+    /// How tables name it: `ld` and `st` as always, the others by their PTX instruction.
+    pub fn short_name(self) -> &'static str {
+        match self {
+            SharedFamily::Lds => "ld",
+            SharedFamily::Sts => "st",
+            SharedFamily::Ldsm => "ldmatrix",
+            SharedFamily::Stsm => "stmatrix",
+            SharedFamily::Ldgsts => "cp.async",
+        }
+    }
+
+    /// Its (wavefronts, executions) kernel totals.
+    pub fn metrics(self) -> [&'static str; 2] {
+        match self {
+            SharedFamily::Lds => [LOAD_WAVEFRONTS, LOAD_INSTRUCTIONS],
+            SharedFamily::Sts => [STORE_WAVEFRONTS, STORE_INSTRUCTIONS],
+            SharedFamily::Ldsm => {
+                ["sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum", "sm__sass_inst_executed_op_ldsm.sum"]
+            }
+            SharedFamily::Stsm => [
+                "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_stsm.sum",
+                "sm__sass_inst_executed_op_shared_stsm.sum",
+            ],
+            SharedFamily::Ldgsts => [
+                "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum",
+                "smsp__sass_inst_executed_op_ldgsts.sum",
+            ],
+        }
+    }
+}
+
 /// Per-instruction counters of ncu's source page: warp-level executions, shared wavefronts, and
 /// the ideal wavefronts (one per execution with an active lane, for accesses of up to 4 bytes).
 const INSTRUCTION_METRICS: [&str; 3] =
@@ -80,7 +149,12 @@ impl SharedInstruction {
     /// Whether it reads shared memory (`LDS`, `LDSM`), rather than writes it (`STS`, `STSM`,
     /// `LDGSTS`).
     pub fn is_load(&self) -> bool {
-        self.opcode().starts_with("LDS")
+        self.family().reads()
+    }
+
+    /// Its kind; the source page lists shared-memory instructions alone.
+    pub fn family(&self) -> SharedFamily {
+        SharedFamily::of_opcode(self.opcode()).expect("the source page keeps shared-memory instructions alone")
     }
 
     /// The SASS text without a guard predicate: `LDS.64 R2, [R3]` for `@P0 LDS.64 R2, [R3]`.
@@ -98,15 +172,36 @@ fn opcode(sass: &str) -> &str {
 }
 
 /// The shared-memory counters of a launch.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SharedCounters {
     pub load_wavefronts: u64,
     pub load_instructions: u64,
     pub store_wavefronts: u64,
     pub store_instructions: u64,
+    /// (wavefronts, executions) of [`SharedFamily::MATRIX_AND_ASYNC`], in that order, where they
+    /// were collected.
+    #[serde(default)]
+    pub matrix_and_async: [Option<(u64, u64)>; 3],
 }
 
 impl SharedCounters {
+    /// (wavefronts, executions) of `family`, `None` where its counters were not collected.
+    pub fn of(&self, family: SharedFamily) -> Option<(u64, u64)> {
+        match family {
+            SharedFamily::Lds => Some((self.load_wavefronts, self.load_instructions)),
+            SharedFamily::Sts => Some((self.store_wavefronts, self.store_instructions)),
+            other => {
+                let index = SharedFamily::MATRIX_AND_ASYNC.iter().position(|&f| f == other).expect("the other three");
+                self.matrix_and_async[index]
+            }
+        }
+    }
+
+    /// Wavefronts per request of `family`, `None` when none executed or none were counted.
+    pub fn wavefronts_per_request(&self, family: SharedFamily) -> Option<f64> {
+        self.of(family).and_then(|(wavefronts, executions)| per_request(wavefronts, executions))
+    }
+
     /// Wavefronts per load instruction, `None` when the kernel executed no shared load.
     pub fn load_wavefronts_per_request(&self) -> Option<f64> {
         per_request(self.load_wavefronts, self.load_instructions)
@@ -126,16 +221,27 @@ impl KernelCounters {
         HARDWARE_CONFLICTS.iter().map(|name| self.metrics.get(*name).map(|v| *v as u64)).sum()
     }
 
-    /// The four shared-memory counters, if this launch was profiled with [`SHARED_METRICS`].
+    /// The shared-memory counters, if this launch was profiled with [`SHARED_METRICS`]; those
+    /// of the other families where they were collected too.
     pub fn shared(&self) -> Option<SharedCounters> {
         let get = |name: &str| self.metrics.get(name).map(|v| *v as u64);
+        let family = |family: SharedFamily| {
+            let [wavefronts, executions] = family.metrics();
+            Some((get(wavefronts)?, get(executions)?))
+        };
         Some(SharedCounters {
             load_wavefronts: get(LOAD_WAVEFRONTS)?,
             load_instructions: get(LOAD_INSTRUCTIONS)?,
             store_wavefronts: get(STORE_WAVEFRONTS)?,
             store_instructions: get(STORE_INSTRUCTIONS)?,
+            matrix_and_async: SharedFamily::MATRIX_AND_ASYNC.map(family),
         })
     }
+}
+
+/// The totals of `families` that [`SHARED_METRICS`] leaves out.
+fn family_metrics(families: &[SharedFamily]) -> impl Iterator<Item = &'static str> + '_ {
+    families.iter().filter(|f| SharedFamily::MATRIX_AND_ASYNC.contains(f)).flat_map(|f| f.metrics())
 }
 
 /// A CUDA tool's executable on `PATH`, in `$CUDA_HOME/bin` or in `/usr/local/cuda/bin`.
@@ -191,10 +297,19 @@ impl Ncu {
     }
 
     /// Runs `command` under ncu: the shared-memory counters of every kernel launch it makes,
-    /// totals and per instruction.
-    pub fn profile(&self, command: &SelfCommand) -> Result<Vec<KernelCounters>, NcuUnavailable> {
-        let metrics: Vec<&str> =
-            SHARED_METRICS.iter().chain(&HARDWARE_CONFLICTS).chain(&INSTRUCTION_METRICS).copied().collect();
+    /// totals and per instruction, with the totals of `families` besides `LDS` and `STS`.
+    pub fn profile(
+        &self,
+        command: &SelfCommand,
+        families: &[SharedFamily],
+    ) -> Result<Vec<KernelCounters>, NcuUnavailable> {
+        let metrics: Vec<&str> = SHARED_METRICS
+            .iter()
+            .chain(&HARDWARE_CONFLICTS)
+            .chain(&INSTRUCTION_METRICS)
+            .copied()
+            .chain(family_metrics(families))
+            .collect();
         let [details, source] = self.record(command, &metrics, [DETAILS_PAGE, SOURCE_PAGE])?;
         let mut launches = parse_csv(&details)?;
         let listings = parse_source_page(&source)?;
@@ -214,8 +329,13 @@ impl Ncu {
     /// Runs `command` under ncu for the shared-memory totals of every launch alone (what
     /// [`KernelCounters::shared`] reads): fewer metrics to collect and one page to read, where a
     /// grader profiles a submission for its totals.
-    pub fn profile_totals(&self, command: &SelfCommand) -> Result<Vec<KernelCounters>, NcuUnavailable> {
-        let [details] = self.record(command, &SHARED_METRICS, [DETAILS_PAGE])?;
+    pub fn profile_totals(
+        &self,
+        command: &SelfCommand,
+        families: &[SharedFamily],
+    ) -> Result<Vec<KernelCounters>, NcuUnavailable> {
+        let metrics: Vec<&str> = SHARED_METRICS.iter().copied().chain(family_metrics(families)).collect();
+        let [details] = self.record(command, &metrics, [DETAILS_PAGE])?;
         parse_csv(&details)
     }
 
@@ -374,15 +494,11 @@ pub fn parse_source_page(page: &str) -> Result<Vec<Listing>, NcuUnavailable> {
                 let count = |column: usize| record.get(column).unwrap_or("").replace(',', "").parse::<u64>().ok();
                 let sass = record.get(source).unwrap_or("").trim().to_owned();
                 let operation = opcode(&sass);
-                let mnemonic = operation.split_whitespace().next().unwrap_or("");
-                let mnemonic = mnemonic.split('.').next().unwrap_or("");
-                if !["LDS", "STS", "LDSM", "STSM", "LDGSTS"].contains(&mnemonic) {
-                    continue;
-                }
+                let Some(family) = SharedFamily::of_opcode(operation) else { continue };
                 // ncu counts a guarded instruction as executed even when its guard turned every
                 // lane off (the kernel totals do not). An `LDS`/`STS` of up to 4 bytes has exactly
                 // one ideal wavefront per execution with an active lane, so that count is exact.
-                let narrow = ["LDS", "STS"].contains(&mnemonic)
+                let narrow = [SharedFamily::Lds, SharedFamily::Sts].contains(&family)
                     && !operation.split_whitespace().next().is_some_and(|op| op.contains(".64") || op.contains(".128"));
                 let executed = if narrow { count(ideal) } else { count(executed) };
                 if let (Some(executed @ 1..), Some(wavefronts)) = (executed, count(wavefronts)) {
@@ -418,6 +534,7 @@ mod tests {
         assert_eq!(shared.load_wavefronts, 1024);
         assert_eq!(shared.load_wavefronts_per_request(), Some(32.0));
         assert_eq!(shared.store_wavefronts_per_request(), Some(1.0));
+        assert_eq!(shared.of(SharedFamily::Ldsm), None, "not collected");
         assert_eq!(launches[1].id, 1);
         assert!(launches[1].shared().is_none(), "only one of the four counters");
         assert!(parse_csv("no report").unwrap().is_empty());
@@ -457,6 +574,33 @@ mod tests {
     }
 
     #[test]
+    fn matrix_and_async_totals_are_read_where_collected() {
+        let mut launch = parse_csv(SAMPLE).unwrap().remove(0);
+        for (family, (wavefronts, executions)) in
+            [(SharedFamily::Ldsm, (65536.0, 2048.0)), (SharedFamily::Ldgsts, (8064.0, 768.0))]
+        {
+            let [w, e] = family.metrics();
+            launch.metrics.insert(w.to_owned(), wavefronts);
+            launch.metrics.insert(e.to_owned(), executions);
+        }
+        let shared = launch.shared().unwrap();
+        assert_eq!(shared.of(SharedFamily::Ldsm), Some((65536, 2048)));
+        assert_eq!(shared.wavefronts_per_request(SharedFamily::Ldgsts), Some(10.5));
+        assert_eq!(shared.of(SharedFamily::Stsm), None);
+        assert_eq!(shared.of(SharedFamily::Lds), Some((1024, 32)));
+        let asked: Vec<&str> = family_metrics(&[SharedFamily::Lds, SharedFamily::Stsm]).collect();
+        assert_eq!(asked, SharedFamily::Stsm.metrics(), "LDS is always collected");
+    }
+
+    #[test]
+    fn opcodes_name_their_family() {
+        let families = ["LDS.U.128", "LDSM.16.MT88.4", "STS", "STSM.16.M88.4", "LDGSTS.E.BYPASS.128", "LDG.E"]
+            .map(SharedFamily::of_opcode);
+        use SharedFamily::*;
+        assert_eq!(families, [Some(Lds), Some(Ldsm), Some(Sts), Some(Stsm), Some(Ldgsts), None]);
+    }
+
+    #[test]
     fn hardware_conflicts_add_loads_and_stores_when_both_were_collected() {
         let mut launch = parse_csv(SAMPLE).unwrap().remove(0);
         assert_eq!(launch.hardware_conflicts(), None);
@@ -480,7 +624,7 @@ mod tests {
     #[test]
     fn missing_ncu_is_a_clear_error() {
         let ncu = Ncu { path: "/nonexistent/ncu".into() };
-        let err = ncu.profile(&SelfCommand { program: "/bin/true".into(), args: vec![] }).unwrap_err();
+        let err = ncu.profile(&SelfCommand { program: "/bin/true".into(), args: vec![] }, &[]).unwrap_err();
         assert!(matches!(err, NcuUnavailable::Failed(ref m) if m.contains("could not start")), "{err}");
     }
 }

@@ -208,6 +208,9 @@ mod tests {
             assert_eq!(missing, Missing { file: name.into(), included_from: Some("a.cu".into()) });
         }
         assert!(load("../kernels/banks.cu").is_none() && load("/etc/passwd").is_none(), "no paths, only names");
-        assert_eq!(course_headers(), ["column_check.cuh", "probe.cuh", "shared_load.cuh"]);
+        assert_eq!(
+            course_headers(),
+            ["column_check.cuh", "probe.cuh", "shared_load.cuh", "swizzle.cuh", "tensor_core.cuh"]
+        );
     }
 }

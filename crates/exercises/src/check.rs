@@ -41,7 +41,7 @@ pub enum CheckOutcome {
         input: Input,
         detail: String,
     },
-    Correct(SubmissionMeasurements),
+    Correct(Box<SubmissionMeasurements>),
     /// Correct on every input, but stopped (at the time limit, or the process died) before its
     /// counters and times were measured: the correctness points are kept.
     CorrectUnmeasured {
@@ -206,14 +206,16 @@ pub fn check(
         Err(why) => (Err(why), None),
     };
     match timed {
-        Ok((submission_ms, reference_ms, starter_ms, shared_bytes)) => CheckOutcome::Correct(SubmissionMeasurements {
-            counters,
-            profile_failed,
-            submission_ms,
-            reference_ms,
-            starter_ms,
-            shared_bytes,
-        }),
+        Ok((submission_ms, reference_ms, starter_ms, shared_bytes)) => {
+            CheckOutcome::Correct(Box::new(SubmissionMeasurements {
+                counters,
+                profile_failed,
+                submission_ms,
+                reference_ms,
+                starter_ms,
+                shared_bytes,
+            }))
+        }
         Err(TimingError::Incorrect(detail)) => CheckOutcome::Incorrect { input: Input::Random, detail },
         Err(TimingError::Reference(reason)) => CheckOutcome::CouldNotCheck { reason },
         Err(TimingError::Gpu(error)) => {
@@ -228,7 +230,7 @@ fn counters(exercise: &Exercise, profile_with: &SelfCommand) -> Result<CounterPa
         return Err("no requirement of this exercise needs them".into());
     }
     let ncu = Ncu::find().map_err(|e| e.to_string())?;
-    let launches = ncu.profile_totals(profile_with).map_err(|e| e.to_string())?;
+    let launches = ncu.profile_totals(profile_with, &[]).map_err(|e| e.to_string())?;
     let shared: Vec<SharedCounters> =
         launches.iter().filter(|l| l.kernel == exercise.entry).filter_map(|l| l.shared()).collect();
     match shared[..] {
@@ -248,7 +250,7 @@ fn reference_profiles(exercise: &Exercise, profile_with: &SelfCommand) -> bool {
     let Ok(ncu) = Ncu::find() else { return false };
     let mut alone = profile_with.clone();
     alone.args.push(PROFILE_REFERENCE_ONLY.into());
-    ncu.profile_totals(&alone).is_ok_and(|launches| {
+    ncu.profile_totals(&alone, &[]).is_ok_and(|launches| {
         launches.iter().filter(|l| l.kernel == exercise.entry).filter_map(|l| l.shared()).count() == 1
     })
 }

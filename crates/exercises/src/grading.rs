@@ -545,7 +545,7 @@ mod tests {
             let entries = scan(self.submissions.path(), "exercise.cu").unwrap();
             let check = |_: &LearnerFile, _: &str, _: usize| {
                 calls.fetch_add(1, Ordering::SeqCst);
-                CheckOutcome::Correct(measured(1, 1, 1.0))
+                CheckOutcome::Correct(Box::new(measured(1, 1, 1.0)))
             };
             grade(&self.exercise, &self.starter, &entries, self.out.path(), &check, &|_, _, _| {}, 1).unwrap()
         }
@@ -667,7 +667,7 @@ mod tests {
                 .unwrap();
         }
         let entries = scan(setup.submissions.path(), "exercise.cu").unwrap();
-        let check = |_: &LearnerFile, _: &str, _: usize| CheckOutcome::Correct(measured(1, 1, 1.0));
+        let check = |_: &LearnerFile, _: &str, _: usize| CheckOutcome::Correct(Box::new(measured(1, 1, 1.0)));
         let whole =
             grade(&setup.exercise, &setup.starter, &entries, setup.out.path(), &check, &|_, _, _| {}, 1).unwrap();
         let parts: Vec<tempfile::TempDir> = (1..=2)
@@ -714,7 +714,7 @@ mod tests {
             // Later entries end first.
             std::thread::sleep(Duration::from_millis(if shown < "c" { 300 } else { 50 }));
             running.fetch_sub(1, Ordering::SeqCst);
-            CheckOutcome::Correct(measured(if shown.starts_with('b') { 2 } else { 1 }, 1, 1.0))
+            CheckOutcome::Correct(Box::new(measured(if shown.starts_with('b') { 2 } else { 1 }, 1, 1.0)))
         };
         let parallel =
             grade(&setup.exercise, &setup.starter, &entries, setup.out.path(), &check, &|_, _, _| {}, 3).unwrap();

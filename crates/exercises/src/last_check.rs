@@ -111,7 +111,7 @@ mod tests {
         let (copy, _) = crate::learner_copy(&manifest, exercise).unwrap();
         assert_eq!(standing(&manifest, exercise, &starter).unwrap(), Standing::NotCheckedYet);
         let bytes = fs::read(&copy).unwrap();
-        let conflicted = judge(exercise, &CheckOutcome::Correct(crate::verdict::tests::measured(32, 1, 3.0)));
+        let conflicted = judge(exercise, &CheckOutcome::Correct(Box::new(crate::verdict::tests::measured(32, 1, 3.0))));
         record(&manifest, exercise, &bytes, &conflicted).unwrap();
         assert!(
             matches!(standing(&manifest, exercise, &starter).unwrap(), Standing::Fails { score, .. } if score < MAX_SCORE)
@@ -120,7 +120,7 @@ mod tests {
         let solution = fs::read(manifest.path(&exercise.solution)).unwrap();
         fs::write(&copy, &solution).unwrap();
         assert_eq!(standing(&manifest, exercise, &starter).unwrap(), Standing::Changed);
-        let passed = judge(exercise, &CheckOutcome::Correct(crate::verdict::tests::measured(1, 1, 1.0)));
+        let passed = judge(exercise, &CheckOutcome::Correct(Box::new(crate::verdict::tests::measured(1, 1, 1.0))));
         record(&manifest, exercise, &solution, &passed).unwrap();
         assert_eq!(standing(&manifest, exercise, &starter).unwrap(), Standing::Passes);
 

@@ -299,6 +299,7 @@ pub(crate) mod tests {
             load_instructions: 32,
             store_wavefronts: 32 * store,
             store_instructions: 32,
+            matrix_and_async: [None; 3],
         };
         SubmissionMeasurements {
             counters: Ok(CounterPair { submission: counters(load, store), reference: counters(1, 1) }),
@@ -315,7 +316,7 @@ pub(crate) mod tests {
         let mut none = measured(1, 1, 1.0);
         let pair = none.counters.as_mut().unwrap();
         (pair.submission.load_wavefronts, pair.submission.load_instructions) = (0, 0);
-        let verdict = judge(&transpose(), &CheckOutcome::Correct(none));
+        let verdict = judge(&transpose(), &CheckOutcome::Correct(Box::new(none)));
         assert_eq!(verdict.score, Some(70), "{:?}", verdict.lost);
         assert_eq!(
             verdict.lost,
@@ -330,7 +331,7 @@ pub(crate) mod tests {
         let mut trapped = measured(1, 1, 1.0);
         trapped.counters = Err("exit status 1".into());
         trapped.profile_failed = Some("exit status 1".into());
-        let verdict = judge(&transpose(), &CheckOutcome::Correct(trapped));
+        let verdict = judge(&transpose(), &CheckOutcome::Correct(Box::new(trapped)));
         assert_eq!(verdict.score, Some(60), "not judged by the clock: {:?}", verdict.lost);
         assert!(verdict.notes.is_empty(), "{:?}", verdict.notes);
         assert!(
@@ -356,7 +357,7 @@ pub(crate) mod tests {
 
     #[test]
     fn a_conflict_free_kernel_gets_every_point() {
-        let verdict = judge(&transpose(), &CheckOutcome::Correct(measured(1, 1, 1.0)));
+        let verdict = judge(&transpose(), &CheckOutcome::Correct(Box::new(measured(1, 1, 1.0))));
         assert_eq!((verdict.score, verdict.correct, verdict.compiled), (Some(100), Some(true), Some(true)));
         assert_eq!((verdict.load_wavefronts_per_request, verdict.store_wavefronts_per_request), (Some(1.0), Some(1.0)));
         assert!(verdict.lost.is_empty() && verdict.notes.is_empty(), "{verdict:?}");
@@ -367,7 +368,7 @@ pub(crate) mod tests {
     fn a_conflicted_kernel_loses_the_conflict_points_and_is_told_what_to_fix() {
         let mut conflicted = measured(2, 1, 1.0);
         conflicted.shared_bytes = 4224;
-        let verdict = judge(&transpose(), &CheckOutcome::Correct(conflicted));
+        let verdict = judge(&transpose(), &CheckOutcome::Correct(Box::new(conflicted)));
         assert_eq!(verdict.score, Some(60));
         assert_eq!(
             verdict.lost,
@@ -387,7 +388,7 @@ pub(crate) mod tests {
     fn without_counters_conflicts_are_judged_by_the_clock_and_the_verdict_says_so() {
         let mut slow = measured(1, 1, 1.5);
         slow.counters = Err("ncu not found".into());
-        let verdict = judge(&transpose(), &CheckOutcome::Correct(slow));
+        let verdict = judge(&transpose(), &CheckOutcome::Correct(Box::new(slow)));
         assert_eq!(verdict.load_wavefronts_per_request, None);
         assert_eq!(
             verdict.lost[0],
@@ -407,7 +408,7 @@ pub(crate) mod tests {
         );
         let mut fast = measured(1, 1, 1.0);
         fast.counters = Err("ncu not found".into());
-        assert_eq!(judge(&transpose(), &CheckOutcome::Correct(fast)).score, Some(100));
+        assert_eq!(judge(&transpose(), &CheckOutcome::Correct(Box::new(fast))).score, Some(100));
     }
 
     #[test]

@@ -1,10 +1,10 @@
 //! Table cells and groupings the lessons' summaries share.
 
 use bank_model::Op;
-use cuda_kernels::timing::Timing;
+use cuda_kernels::{ncu::SharedFamily, timing::Timing};
 
 use crate::{
-    lesson::{CounterCheck, TimedRun},
+    lesson::{CounterCheck, TimedRun, family_of},
     report::{Styled, Tone, styled},
 };
 
@@ -27,15 +27,19 @@ pub fn grouped<S>(
 
 /// Cells for "predicted | measured" wavefronts per request of `op`.
 pub fn counter_cells<S>(measured: &TimedRun<S>, op: Op) -> [Styled; 2] {
-    let predicted = measured.run.predicted_per_request(op);
+    family_cells(measured, family_of(op))
+}
+
+/// Cells for "predicted | measured" wavefronts per request of one kind of machine instruction
+/// (ldmatrix, cp.async, ...): the model's, then ncu's, ticked when every access reconciled.
+pub fn family_cells<S>(measured: &TimedRun<S>, family: SharedFamily) -> [Styled; 2] {
+    let (wavefronts, instructions) = measured.run.predicted_family(family);
+    let predicted = (instructions > 0).then(|| wavefronts as f64 / instructions as f64);
     let format = |v: Option<f64>| v.map_or("-".to_owned(), format_ratio);
     let measured_cell = match &measured.counters {
         None => "n/a".into(),
         Some(CounterCheck { counters, mismatches, .. }) => {
-            let per_request = match op.reads() {
-                true => counters.load_wavefronts_per_request(),
-                false => counters.store_wavefronts_per_request(),
-            };
+            let per_request = counters.wavefronts_per_request(family);
             match mismatches.is_empty() {
                 true => styled(format!("{} ✓", format(per_request)), Tone::Good),
                 false => styled(format!("{} ✗", format(per_request)), Tone::Bad),

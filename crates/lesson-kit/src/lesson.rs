@@ -8,7 +8,7 @@
 use bank_model::{Op, Request};
 use cuda_kernels::{
     Gpu, GpuError, GpuInfo, Occupancy,
-    ncu::{SharedCounters, SharedInstruction},
+    ncu::{SharedCounters, SharedFamily, SharedInstruction},
     timing::Timing,
 };
 use serde::Serialize;
@@ -98,6 +98,19 @@ impl<S> KernelRun<S> {
             .fold((0, 0), |(w, i), a| (w + a.executions * a.request.analyze().wavefronts as u64, i + a.executions))
     }
 
+    /// Declared (wavefronts, instructions) of one kind of machine instruction.
+    pub fn predicted_family(&self, family: SharedFamily) -> (u64, u64) {
+        self.accesses
+            .iter()
+            .filter(|a| family_of(a.request.op) == family)
+            .fold((0, 0), |(w, i), a| (w + a.executions * a.request.analyze().wavefronts as u64, i + a.executions))
+    }
+
+    /// The kinds of machine instruction the run declares.
+    pub fn families(&self) -> Vec<SharedFamily> {
+        SharedFamily::ALL.into_iter().filter(|&f| self.predicted_family(f).1 > 0).collect()
+    }
+
     /// Declared wavefronts beyond the ideal, loads and stores: the exact count of bank conflicts.
     pub fn predicted_excess(&self) -> u64 {
         self.accesses.iter().map(|a| a.executions * a.request.analyze().excess as u64).sum()
@@ -107,6 +120,17 @@ impl<S> KernelRun<S> {
     pub fn predicted_per_request(&self, op: Op) -> Option<f64> {
         let (wavefronts, instructions) = self.predicted(op);
         (instructions > 0).then(|| wavefronts as f64 / instructions as f64)
+    }
+}
+
+/// The machine instruction an access of `op` compiles to, as ncu counts it.
+pub fn family_of(op: Op) -> SharedFamily {
+    match op {
+        Op::Load => SharedFamily::Lds,
+        Op::Store => SharedFamily::Sts,
+        Op::LoadMatrix { .. } => SharedFamily::Ldsm,
+        Op::StoreMatrix { .. } => SharedFamily::Stsm,
+        Op::CopyAsync => SharedFamily::Ldgsts,
     }
 }
 

@@ -4,40 +4,50 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use bank_model::{Op, describe};
-use cuda_kernels::ncu::{SharedCounters, SharedInstruction};
+use bank_model::describe;
+use cuda_kernels::ncu::{SharedCounters, SharedFamily, SharedInstruction};
 
-use crate::{lesson::KernelRun, mismatch::Mismatch};
+use crate::{
+    lesson::{KernelRun, family_of},
+    mismatch::Mismatch,
+};
 
 impl<S> KernelRun<S> {
-    /// Compares what the run declared with what ncu measured: the kernel's totals, then each
-    /// declared access against the machine instructions of the same cost. Every difference is a
-    /// row naming the run and the access.
+    /// Compares what the run declared with what ncu measured: the kernel's totals of each kind of
+    /// shared-memory instruction, then each declared access against the machine instructions of
+    /// the same kind and cost. Every difference is a row naming the run and the access.
     pub fn check_counters(&self, totals: &SharedCounters, instructions: &[SharedInstruction]) -> Vec<Mismatch> {
         let mut mismatches = Vec::new();
-        for (op, wavefronts, executed) in [
-            (Op::Load, totals.load_wavefronts, totals.load_instructions),
-            (Op::Store, totals.store_wavefronts, totals.store_instructions),
-        ] {
-            let (want_wavefronts, want_executed) = self.predicted(op);
-            if (wavefronts, executed) != (want_wavefronts, want_executed) {
+        for family in SharedFamily::ALL {
+            let (want_wavefronts, want_executed) = self.predicted_family(family);
+            let measured = totals.of(family);
+            // LDS and STS totals are always compared; the others where declared or counted.
+            let compared = matches!(family, SharedFamily::Lds | SharedFamily::Sts)
+                || want_executed > 0
+                || measured.is_some_and(|(_, executed)| executed > 0);
+            if compared && measured != Some((want_wavefronts, want_executed)) {
                 mismatches.push(Mismatch {
                     run: self.label.clone(),
-                    access: format!("every {} (kernel totals)", op_name(op)),
+                    access: format!("every {} (kernel totals)", noun(family)),
                     declared: format!("{want_executed} instructions, {}", describe::wavefronts(want_wavefronts)),
-                    measured: format!("{executed} instructions, {}", describe::wavefronts(wavefronts)),
+                    measured: match measured {
+                        Some((wavefronts, executed)) => {
+                            format!("{executed} instructions, {}", describe::wavefronts(wavefronts))
+                        }
+                        None => "not counted (ncu was not asked for these totals)".into(),
+                    },
                 });
             }
         }
         let mut declared: ByCost = BTreeMap::new();
         for access in &self.accesses {
             let cost = Cost::new(access.request.analyze().wavefronts as u64, 1);
-            let entry = declared.entry((access.request.op, cost)).or_default();
+            let entry = declared.entry((family_of(access.request.op), cost)).or_default();
             entry.0 += access.executions;
             entry.1.push(&access.name);
         }
         let measured = by_cost(instructions);
-        for op in [Op::Load, Op::Store] {
+        for family in SharedFamily::ALL {
             // Machine instructions whose cost equals a declared access's account for it; what is
             // left on either side must balance: one instruction in a loop can run several
             // declared accesses of different costs, and then its cost is their average.
@@ -45,10 +55,10 @@ impl<S> KernelRun<S> {
             // Declared accesses whose cost has more executions than declared.
             let mut outnumbered = Vec::new();
             let costs: BTreeSet<Cost> =
-                declared.keys().chain(measured.keys()).filter(|(o, _)| *o == op).map(|&(_, cost)| cost).collect();
+                declared.keys().chain(measured.keys()).filter(|(f, _)| *f == family).map(|&(_, cost)| cost).collect();
             for cost in costs {
-                let (declared, accesses) = declared.get(&(op, cost)).cloned().unwrap_or_default();
-                let (measured, sass) = measured.get(&(op, cost)).cloned().unwrap_or_default();
+                let (declared, accesses) = declared.get(&(family, cost)).cloned().unwrap_or_default();
+                let (measured, sass) = measured.get(&(family, cost)).cloned().unwrap_or_default();
                 if declared > measured {
                     declared_left.add(cost, declared - measured, accesses);
                 } else if measured > declared {
@@ -60,7 +70,7 @@ impl<S> KernelRun<S> {
                 == (measured_left.executions, measured_left.wavefronts)
                 && measured_left.costs.iter().all(|cost| declared_left.spans(*cost));
             if !balanced {
-                let name = op_name(op);
+                let name = noun(family);
                 mismatches.push(Mismatch {
                     run: self.label.clone(),
                     access: match [declared_left.names.as_slice(), &outnumbered].concat() {
@@ -78,19 +88,26 @@ impl<S> KernelRun<S> {
     }
 }
 
-fn op_name(op: Op) -> &'static str {
-    if op.reads() { "load" } else { "store" }
+/// How mismatch rows name one instruction of `family`; its plural adds an s.
+fn noun(family: SharedFamily) -> &'static str {
+    match family {
+        SharedFamily::Lds => "load",
+        SharedFamily::Sts => "store",
+        SharedFamily::Ldsm => "matrix load",
+        SharedFamily::Stsm => "matrix store",
+        SharedFamily::Ldgsts => "cp.async store",
+    }
 }
 
-/// Executions at each (op, wavefronts per request), and the accesses or instructions behind them.
-pub(crate) type ByCost<'a> = BTreeMap<(Op, Cost), (u64, Vec<&'a str>)>;
+/// Executions at each (kind, wavefronts per request), and the accesses or instructions behind them.
+pub(crate) type ByCost<'a> = BTreeMap<(SharedFamily, Cost), (u64, Vec<&'a str>)>;
 
-/// ncu's per-instruction counts, grouped by cost.
+/// ncu's per-instruction counts, grouped by kind and cost.
 pub(crate) fn by_cost(instructions: &[SharedInstruction]) -> ByCost<'_> {
     let mut grouped: ByCost = BTreeMap::new();
     for instruction in instructions {
-        let op = if instruction.is_load() { Op::Load } else { Op::Store };
-        let entry = grouped.entry((op, Cost::new(instruction.wavefronts, instruction.executed))).or_default();
+        let entry =
+            grouped.entry((instruction.family(), Cost::new(instruction.wavefronts, instruction.executed))).or_default();
         entry.0 += instruction.executed;
         entry.1.push(&instruction.sass);
     }
@@ -163,7 +180,7 @@ impl std::fmt::Display for Cost {
 
 #[cfg(test)]
 mod tests {
-    use bank_model::{Request, Width};
+    use bank_model::{Matrices, Op, Request, Width};
 
     use super::*;
     use crate::{
@@ -175,8 +192,13 @@ mod tests {
         SharedInstruction { sass: sass.into(), executed, wavefronts }
     }
 
-    const TOTALS: SharedCounters =
-        SharedCounters { load_wavefronts: 2048, load_instructions: 64, store_wavefronts: 64, store_instructions: 64 };
+    const TOTALS: SharedCounters = SharedCounters {
+        load_wavefronts: 2048,
+        load_instructions: 64,
+        store_wavefronts: 64,
+        store_instructions: 64,
+        matrix_and_async: [None; 3],
+    };
 
     #[test]
     fn unrolled_instructions_of_the_declared_cost_match() {
@@ -237,6 +259,46 @@ mod tests {
         assert_eq!(mismatches[0].measured, "128 instructions, 128 wavefronts");
         assert_eq!(mismatches[1].access, "tile[ty][tx] = in");
         assert_eq!(mismatches.len(), 2);
+    }
+
+    /// A warp's ldmatrix.x4 of a tile with rows of 128 bytes: 8-way (32 wavefronts), executed 16 times.
+    fn matrix_run() -> KernelRun<()> {
+        let op = Op::LoadMatrix { matrices: Matrices::X4, trans: false };
+        let request = Request::bytes(op, Width::W16, |lane| 128 * (lane % 16) + 16 * (lane / 16)).unwrap();
+        KernelRun {
+            label: "ldmatrix rows of 128 bytes".into(),
+            kernel: Some("reads"),
+            accesses: vec![DeclaredAccess { name: "ldmatrix_x4(tile + 128 row)".into(), request, executions: 16 }],
+            spec: (),
+        }
+    }
+
+    #[test]
+    fn matrix_loads_reconcile_with_their_own_totals() {
+        let run = matrix_run();
+        assert_eq!(run.predicted_family(SharedFamily::Ldsm), (512, 16));
+        let totals = SharedCounters {
+            load_wavefronts: 0,
+            load_instructions: 0,
+            store_wavefronts: 0,
+            store_instructions: 0,
+            matrix_and_async: [Some((512, 16)), Some((0, 0)), Some((0, 0))],
+        };
+        let machine_code = [instruction("LDSM.16.M88.4 R4, [R2]", 16, 512)];
+        assert_eq!(run.check_counters(&totals, &machine_code), []);
+
+        let conflict_free = SharedCounters { matrix_and_async: [Some((64, 16)), Some((0, 0)), Some((0, 0))], ..totals };
+        let mismatches = run.check_counters(&conflict_free, &[instruction("LDSM.16.M88.4 R4, [R2]", 16, 64)]);
+        let table = mismatch_table(&mismatches);
+        assert_eq!(mismatches.len(), 2, "{table}");
+        assert_eq!(mismatches[0].access, "every matrix load (kernel totals)");
+        assert_eq!(mismatches[0].measured, "16 instructions, 64 wavefronts");
+        assert_eq!(mismatches[1].declared, "16 matrix loads at 32 wavefronts each");
+        assert_eq!(mismatches[1].measured, "16 matrix loads at 4 wavefronts each");
+
+        let uncounted = SharedCounters { matrix_and_async: [None; 3], ..totals };
+        let mismatches = run.check_counters(&uncounted, &machine_code);
+        assert_eq!(mismatches[0].measured, "not counted (ncu was not asked for these totals)");
     }
 
     #[test]

@@ -2,11 +2,11 @@
 //! counters must equal the declared accesses exactly), then every run timed with CUDA events and
 //! its output checked against a CPU reference.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use cuda_kernels::{
     Gpu, GpuInfo,
-    ncu::{Ncu, NcuUnavailable, SelfCommand},
+    ncu::{Ncu, NcuUnavailable, SelfCommand, SharedFamily},
     timing::{self, Plan},
 };
 use serde::Serialize;
@@ -172,8 +172,9 @@ pub fn counter_checks<L: Lesson>(
     info: &GpuInfo,
     command: &SelfCommand,
 ) -> Result<BTreeMap<String, CounterCheck>, ProfileError> {
-    let launches = Ncu::find()?.profile(command)?;
     let runs: Vec<_> = lesson.runs(info, RunSize::Profile).into_iter().filter(|r| r.kernel.is_some()).collect();
+    let families: BTreeSet<SharedFamily> = runs.iter().flat_map(KernelRun::families).collect();
+    let launches = Ncu::find()?.profile(command, &families.into_iter().collect::<Vec<_>>())?;
     let kernels: Vec<&str> = launches.iter().map(|l| l.kernel.as_str()).collect();
     let expected: Vec<&str> = runs.iter().filter_map(|r| r.kernel).collect();
     if kernels != expected {
@@ -232,8 +233,8 @@ pub fn suite_record<L: Lesson>(lesson: &L, command: &SelfCommand) -> Result<Suit
             for run in runs.iter().filter(|run| run.kernel.is_some()) {
                 let check = &checks[&run.label];
                 mismatches.extend(check.mismatches.iter().cloned());
-                rows.extend(by_cost(&check.instructions).into_iter().map(|((op, cost), (executions, _))| {
-                    vec![run.label.as_str().into(), op.into(), executions.into(), cost.into()]
+                rows.extend(by_cost(&check.instructions).into_iter().map(|((family, cost), (executions, _))| {
+                    vec![run.label.as_str().into(), family.short_name().into(), executions.into(), cost.into()]
                 }));
             }
             let mut report = Report::default();

@@ -131,7 +131,7 @@ pub fn measure(batch_path: &Path) -> anyhow::Result<ProbeCounts> {
         ncu.path.display()
     );
     let target = SelfCommand::current(vec![PROBE_TARGET.into(), batch_path.as_os_str().to_owned()])?;
-    let launches = ncu.profile(&target)?;
+    let launches = ncu.profile(&target, &[])?;
     if launches.len() != kernels {
         bail!("ncu profiled {} launches for {kernels} probe kernels", launches.len());
     }
