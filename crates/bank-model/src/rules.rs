@@ -249,6 +249,30 @@ fn copy_wavefronts(request: &Request, lanes: LaneSet) -> u32 {
         .unwrap_or(0)
 }
 
+/// Whether a 16-byte `cp.async.cg` (LDGSTS.BYPASS, bypassing L1) costs what this rule counts for
+/// `.ca`: each group of 8 lanes (one 128-byte source line, lane l copying its chunk l mod 8)
+/// writes one 128-byte shared line, lanes 2k and 2k + 1 (a 32-byte source sector) one 32-byte
+/// unit of it, no two lanes one address. Measured on the H100 (`data/h100/copy-async-bypass.tsv`):
+/// equal there; elsewhere `.cg` took more, by a rule not yet known (a group from chunk 1 of a
+/// line: 3 wavefronts against 1).
+pub fn bypass_counts_as_through_l1(request: &Request) -> bool {
+    if request.op != Op::CopyAsync || request.width != Width::W16 {
+        return false;
+    }
+    let lanes = &request.lanes;
+    let same_unit = |lanes: &[Option<u32>], bytes: u32| {
+        let mut units = lanes.iter().flatten().map(|address| address / bytes);
+        units.next().is_none_or(|first| units.all(|unit| unit == first))
+    };
+    let mut addresses: Vec<u32> = lanes.iter().flatten().copied().collect();
+    let active = addresses.len();
+    addresses.sort_unstable();
+    addresses.dedup();
+    addresses.len() == active
+        && lanes.chunks(8).all(|group| same_unit(group, WAVEFRONT_BYTES))
+        && lanes.chunks(2).all(|sector| same_unit(sector, 32))
+}
+
 /// Whether every active lane reads one address.
 pub(crate) fn one_address(request: &Request) -> bool {
     let mut addresses = request.lanes.iter().flatten();
