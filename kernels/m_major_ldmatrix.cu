@@ -15,7 +15,8 @@
 template <typename Layout>
 __device__ void m_major_reads(half_bits* out, unsigned iterations) {
     __shared__ __align__(1024) half_bits tile[TILE_M * TILE_K];
-    for (unsigned i = threadIdx.x; i < TILE_M * TILE_K; i += blockDim.x) tile[i] = static_cast<half_bits>(i);
+    // A hash of i, not i: the XOR of a thread's fragments then tells which rows its reads took.
+    for (unsigned i = threadIdx.x; i < TILE_M * TILE_K; i += blockDim.x) tile[i] = static_cast<half_bits>(i * 2654435761u >> 16);
     __syncthreads();
     const unsigned warp = threadIdx.x / 32, lane = threadIdx.x % 32, base = shared_address(tile);
     unsigned sum[4] = {};

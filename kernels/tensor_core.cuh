@@ -29,9 +29,16 @@ __device__ __forceinline__ void stmatrix_x4(unsigned address, const unsigned (&r
                  :: "r"(address), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory");
 }
 
-// cp.async of 16 bytes, global to shared, bypassing L1 (LDGSTS.BYPASS), and its groups.
+// cp.async of 16 bytes, global to shared, and its groups. `.ca` (LDGSTS) goes through L1;
+// `.cg` (LDGSTS.BYPASS) bypasses it, which lesson 15 measures as faster. Their shared sides
+// differ: where the 8 lanes of one 128-byte source line write one 128-byte shared line and the
+// two 16-byte halves of each 32-byte source sector land in one 32-byte unit of it (rows of a
+// swizzled or unpadded tile), the H100 counts them the same (bank-model/data/h100/copy-async-bypass.tsv);
+// elsewhere `.cg` takes more wavefronts, by a rule the model does not have yet.
+template <bool BYPASS_L1>
 __device__ __forceinline__ void cp_async_16(unsigned address, const void* global) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(address), "l"(global) : "memory");
+    if (BYPASS_L1) asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(address), "l"(global) : "memory");
+    else asm volatile("cp.async.ca.shared.global [%0], [%1], 16;" :: "r"(address), "l"(global) : "memory");
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 template <int PENDING>

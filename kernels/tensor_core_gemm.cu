@@ -36,7 +36,7 @@ struct TileLayout {
         const unsigned offset = row * PITCH + column;
         return LAYOUT == SWIZZLED ? Swizzle<3, 3, SHIFT>{}(offset) : offset;
     }
-    static constexpr unsigned bytes(unsigned rows) { return rows * PITCH * 2; }
+    __host__ __device__ static constexpr unsigned bytes(unsigned rows) { return rows * PITCH * 2; }
     // The offset of the element `columns` to the right of the one at `offset`, when that column's
     // bits under `columns` are zero: for the swizzle an XOR (it is linear in the offset's bits and
     // leaves column bits alone), else an addition. Moving down 8 rows or more always adds.
@@ -71,7 +71,7 @@ __device__ __forceinline__ void block_tile(unsigned m, unsigned n, unsigned& row
 // cp.async of k-tile `kt` into a stage: A's 16-byte rows, 8 per thread (thread t takes row t / 8
 // + 32 i, 16-byte column t % 8: a warp, 4 rows of the tile), then B's (thread t: row t / 16 +
 // (threads / 16) i, column t % 16: a warp, 2 rows). Each pass moves a thread 8 rows or more down.
-template <unsigned BLOCK_M, Layout LAYOUT>
+template <unsigned BLOCK_M, Layout LAYOUT, bool BYPASS_L1>
 __device__ __forceinline__ void fill_stage(unsigned stage, const half_bits* a, const half_bits* b, unsigned n,
                                            unsigned k, unsigned row0, unsigned column0, unsigned kt) {
     using T = Tiles<BLOCK_M, LAYOUT>;
@@ -83,9 +83,9 @@ __device__ __forceinline__ void fill_stage(unsigned stage, const half_bits* a, c
     const half_bits* a_from = a + (row0 + a_row) * k + kt * BLOCK_K + a_column;
     const half_bits* b_from = b + (kt * BLOCK_K + b_row) * n + column0 + b_column;
 #pragma unroll
-    for (unsigned i = 0; i < BLOCK_M / A_ROWS; ++i) cp_async_16(a_tile + 2 * i * A_ROWS * T::A::PITCH, a_from + i * A_ROWS * k);
+    for (unsigned i = 0; i < BLOCK_M / A_ROWS; ++i) cp_async_16<BYPASS_L1>(a_tile + 2 * i * A_ROWS * T::A::PITCH, a_from + i * A_ROWS * k);
 #pragma unroll
-    for (unsigned i = 0; i < BLOCK_K / B_ROWS; ++i) cp_async_16(b_tile + 2 * i * B_ROWS * T::B::PITCH, b_from + i * B_ROWS * n);
+    for (unsigned i = 0; i < BLOCK_K / B_ROWS; ++i) cp_async_16<BYPASS_L1>(b_tile + 2 * i * B_ROWS * T::B::PITCH, b_from + i * B_ROWS * n);
 }
 // ANCHOR_END: fill
 
@@ -123,7 +123,37 @@ __device__ __forceinline__ void multiply_step(float (&acc)[4][8][4], const unsig
 // ANCHOR_END: multiply
 
 // ANCHOR: pipeline
-template <unsigned BLOCK_M, Layout LAYOUT, unsigned STAGES, bool BF16>
+// One k-tile of the pipeline, kt, in its 4 steps. FILL: during step 1, the copy of tile kt +
+// STAGES - 1 into the stage tile kt - 1 used (every warp loaded its last fragments from there
+// before the barrier that ended tile kt - 1). A tile that copies nothing still commits a group, so
+// that leaving STAGES - 2 groups pending always means the next tile has landed. NEXT: the last
+// step's mma overlap the first loads of tile kt + 1, once it has landed.
+template <unsigned BLOCK_M, Layout LAYOUT, unsigned STAGES, bool BF16, bool BYPASS_L1, bool FILL, bool NEXT>
+__device__ __forceinline__ void pipelined_tile(unsigned kt, unsigned base, const half_bits* a, const half_bits* b,
+                                               unsigned n, unsigned k, unsigned row0, unsigned column0,
+                                               const WarpFragments<BLOCK_M, LAYOUT>& fragments, float (&acc)[4][8][4],
+                                               unsigned (&frag_a)[2][4][4], unsigned (&frag_b)[2][4][4]) {
+    using T = Tiles<BLOCK_M, LAYOUT>;
+    constexpr unsigned STEPS = BLOCK_K / 16;
+    const unsigned stage = base + kt % STAGES * T::STAGE_BYTES, next = kt + STAGES - 1;
+#pragma unroll
+    for (unsigned ks = 0; ks < STEPS; ++ks) {
+        if (ks == 1) {
+            if (FILL) fill_stage<BLOCK_M, LAYOUT, BYPASS_L1>(base + next % STAGES * T::STAGE_BYTES, a, b, n, k, row0, column0, next);
+            cp_async_commit();
+        }
+        if (ks + 1 < STEPS) {
+            fragments.load(stage, ks + 1, frag_a[(ks + 1) % 2], frag_b[(ks + 1) % 2]);
+        } else if (NEXT) {
+            cp_async_wait<(STAGES >= 2 ? STAGES - 2 : 0)>();
+            __syncthreads();
+            fragments.load(base + (kt + 1) % STAGES * T::STAGE_BYTES, 0, frag_a[0], frag_b[0]);
+        }
+        multiply_step<BF16>(acc, frag_a[ks % 2], frag_b[ks % 2]);
+    }
+}
+
+template <unsigned BLOCK_M, Layout LAYOUT, unsigned STAGES, bool BF16, bool BYPASS_L1>
 __device__ void mma_gemm(const half_bits* a, const half_bits* b, half_bits* c, unsigned m, unsigned n, unsigned k) {
     using T = Tiles<BLOCK_M, LAYOUT>;
     constexpr unsigned STEPS = BLOCK_K / 16;
@@ -138,7 +168,7 @@ __device__ void mma_gemm(const half_bits* a, const half_bits* b, half_bits* c, u
     if (STAGES == 1) {
         // No pipeline: copy a tile, wait for it, multiply it.
         for (unsigned kt = 0; kt < tiles; ++kt) {
-            fill_stage<BLOCK_M, LAYOUT>(base, a, b, n, k, row0, column0, kt);
+            fill_stage<BLOCK_M, LAYOUT, BYPASS_L1>(base, a, b, n, k, row0, column0, kt);
             cp_async_commit();
             cp_async_wait<0>();
             __syncthreads();
@@ -150,38 +180,26 @@ __device__ void mma_gemm(const half_bits* a, const half_bits* b, half_bits* c, u
             __syncthreads();
         }
     } else {
-        // STAGES - 1 tiles in flight while one is multiplied. A group is committed every k-tile, empty
-        // or not, so that leaving STAGES - 2 groups pending always means the next tile has landed.
+        // STAGES - 1 tiles in flight while one is multiplied.
 #pragma unroll
         for (unsigned s = 0; s + 1 < STAGES; ++s) {
-            if (s < tiles) fill_stage<BLOCK_M, LAYOUT>(base + s * T::STAGE_BYTES, a, b, n, k, row0, column0, s);
+            if (s < tiles) fill_stage<BLOCK_M, LAYOUT, BYPASS_L1>(base + s * T::STAGE_BYTES, a, b, n, k, row0, column0, s);
             cp_async_commit();
         }
         cp_async_wait<(STAGES >= 2 ? STAGES - 2 : 0)>();
         __syncthreads();
         fragments.load(base, 0, frag_a[0], frag_b[0]);
-        for (unsigned kt = 0; kt < tiles; ++kt) {
-            // Tile kt + STAGES - 1 goes where tile kt - 1 was: every warp loaded its last fragments
-            // from there before the barrier at the end of tile kt - 1.
-            const unsigned stage = base + kt % STAGES * T::STAGE_BYTES, next = kt + STAGES - 1;
-#pragma unroll
-            for (unsigned ks = 0; ks < STEPS; ++ks) {
-                if (ks == 1) {
-                    // Issued once the tile's first mma are under way, not before them.
-                    if (next < tiles) fill_stage<BLOCK_M, LAYOUT>(base + next % STAGES * T::STAGE_BYTES, a, b, n, k, row0, column0, next);
-                    cp_async_commit();
-                }
-                if (ks + 1 < STEPS) {
-                    fragments.load(stage, ks + 1, frag_a[(ks + 1) % 2], frag_b[(ks + 1) % 2]);
-                } else if (kt + 1 < tiles) {
-                    // The last step's mma overlap the first loads of the next tile, once it has landed.
-                    cp_async_wait<(STAGES >= 2 ? STAGES - 2 : 0)>();
-                    __syncthreads();
-                    fragments.load(base + (kt + 1) % STAGES * T::STAGE_BYTES, 0, frag_a[0], frag_b[0]);
-                }
-                multiply_step<BF16>(acc, frag_a[ks % 2], frag_b[ks % 2]);
-            }
-        }
+        // Three loops, so that no copy or load is ever issued with its guard off: the tiles that
+        // copy a later one, the ones that only load the next, and the last.
+        unsigned kt = 0;
+        for (; kt + STAGES - 1 < tiles; ++kt)
+            pipelined_tile<BLOCK_M, LAYOUT, STAGES, BF16, BYPASS_L1, true, true>(kt, base, a, b, n, k, row0, column0,
+                                                                             fragments, acc, frag_a, frag_b);
+        for (; kt + 1 < tiles; ++kt)
+            pipelined_tile<BLOCK_M, LAYOUT, STAGES, BF16, BYPASS_L1, false, true>(kt, base, a, b, n, k, row0, column0,
+                                                                              fragments, acc, frag_a, frag_b);
+        pipelined_tile<BLOCK_M, LAYOUT, STAGES, BF16, BYPASS_L1, false, false>(kt, base, a, b, n, k, row0, column0,
+                                                                           fragments, acc, frag_a, frag_b);
         cp_async_wait<0>();
         __syncthreads();
     }
@@ -214,18 +232,21 @@ __device__ void mma_gemm(const half_bits* a, const half_bits* b, half_bits* c, u
     // ANCHOR_END: epilogue
 }
 
-#define MMA_GEMM(NAME, BLOCK_M, LAYOUT, STAGES, BF16, BLOCKS_PER_SM)                                      \
-    extern "C" __global__ void __launch_bounds__(BLOCK_M, BLOCKS_PER_SM)                                       \
+#define MMA_GEMM(NAME, LAYOUT, STAGES, BF16, BYPASS_L1)                                                    \
+    extern "C" __global__ void __launch_bounds__(256, 1)                                                      \
         NAME(const half_bits* a, const half_bits* b, half_bits* c, unsigned m, unsigned n, unsigned k) {      \
-        mma_gemm<BLOCK_M, LAYOUT, STAGES, BF16>(a, b, c, m, n, k);                                            \
+        mma_gemm<256, LAYOUT, STAGES, BF16, BYPASS_L1>(a, b, c, m, n, k);                                     \
     }
 // ANCHOR: kernels
-MMA_GEMM(mma_gemm_bf16_unpadded, 256, UNPADDED, 3, true, 1)
-MMA_GEMM(mma_gemm_bf16_padded, 256, PADDED, 3, true, 1)
-MMA_GEMM(mma_gemm_bf16_swizzled, 256, SWIZZLED, 3, true, 1)
-MMA_GEMM(mma_gemm_f16_swizzled, 256, SWIZZLED, 3, false, 1)
-// Lesson 15: the swizzled kernel with 1, 2 and 4 stages.
-MMA_GEMM(mma_gemm_bf16_swizzled_1_stage, 256, SWIZZLED, 1, true, 1)
-MMA_GEMM(mma_gemm_bf16_swizzled_2_stages, 256, SWIZZLED, 2, true, 1)
-MMA_GEMM(mma_gemm_bf16_swizzled_4_stages, 256, SWIZZLED, 4, true, 1)
+// Lesson 14: the three layouts, filled through L1 (cp.async.ca), then the swizzled one filled
+// around it (cp.async.cg), in bf16 and fp16.
+MMA_GEMM(mma_gemm_bf16_unpadded, UNPADDED, 3, true, false)
+MMA_GEMM(mma_gemm_bf16_padded, PADDED, 3, true, false)
+MMA_GEMM(mma_gemm_bf16_swizzled, SWIZZLED, 3, true, false)
+MMA_GEMM(mma_gemm_bf16_swizzled_cg, SWIZZLED, 3, true, true)
+MMA_GEMM(mma_gemm_f16_swizzled_cg, SWIZZLED, 3, false, true)
+// Lesson 15: the cp.async.cg kernel with 1, 2 and 4 stages.
+MMA_GEMM(mma_gemm_bf16_swizzled_cg_1_stage, SWIZZLED, 1, true, true)
+MMA_GEMM(mma_gemm_bf16_swizzled_cg_2_stages, SWIZZLED, 2, true, true)
+MMA_GEMM(mma_gemm_bf16_swizzled_cg_4_stages, SWIZZLED, 4, true, true)
 // ANCHOR_END: kernels
