@@ -37,11 +37,11 @@ fn unknown_lessons_are_listed() {
     let run = xtask(&["lesson", "99"]);
     assert_eq!(
         run.error(),
-        "there is no lesson `99`. The lessons are:\n   1  Banks and strides\n   2  Padding\n   3  Transpose\n   4  GEMM tiling\n   5  The occupancy tradeoff\n   6  Reductions\n   7  Vector widths and data types\n   8  Broadcast and shuffle\n   9  Swizzling\n  10  Arrays of structs, structs of arrays\n  11  Scans\n  12  Stencils\n  13  FFT butterflies\nRun one with e.g. `cargo xtask lesson 1`."
+        "there is no lesson `99`. The lessons are:\n   1  Banks and strides\n   2  Padding\n   3  Transpose\n   4  GEMM tiling\n   5  The occupancy tradeoff\n   6  Reductions\n   7  Vector widths and data types\n   8  Broadcast and shuffle\n   9  Swizzling\n  10  Arrays of structs, structs of arrays\n  11  Scans\n  12  Stencils\n  13  FFT butterflies\n  14  Tensor-core tiles\n  15  Filling tiles: cp.async pipelines and the TMA\nRun one with e.g. `cargo xtask lesson 1`."
     );
     assert_eq!(
         xtask(&["lesson", "list"]).stdout,
-        " 1  Banks and strides\n 2  Padding\n 3  Transpose\n 4  GEMM tiling\n 5  The occupancy tradeoff\n 6  Reductions\n 7  Vector widths and data types\n 8  Broadcast and shuffle\n 9  Swizzling\n10  Arrays of structs, structs of arrays\n11  Scans\n12  Stencils\n13  FFT butterflies\n"
+        " 1  Banks and strides\n 2  Padding\n 3  Transpose\n 4  GEMM tiling\n 5  The occupancy tradeoff\n 6  Reductions\n 7  Vector widths and data types\n 8  Broadcast and shuffle\n 9  Swizzling\n10  Arrays of structs, structs of arrays\n11  Scans\n12  Stencils\n13  FFT butterflies\n14  Tensor-core tiles\n15  Filling tiles: cp.async pipelines and the TMA\n"
     );
 }
 
