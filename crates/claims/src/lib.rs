@@ -9,7 +9,7 @@ mod rules_page;
 
 pub use rules_page::rules_page;
 
-use bank_model::{Op, Request, WARP_SIZE, Width, swizzle::Swizzle};
+use bank_model::{Matrices, Op, Request, WARP_SIZE, Width, swizzle::Swizzle};
 use lesson_kit::Report;
 
 /// One claim and the instructions that decide it.
@@ -46,6 +46,39 @@ fn stencil_tap(pitch: u32) -> Request {
 /// at `layout(2t)`.
 fn fft_stride_1(layout: fn(u32) -> u32) -> Request {
     Request::bytes(Op::Store, Width::W8, |lane| 8 * layout(2 * lane)).expect("aligned")
+}
+
+/// An ldmatrix.x4 whose lane `l` gives the 16-byte row at byte `address(l)` (lanes 8i to 8i + 7
+/// the rows of matrix i).
+fn ldmatrix_x4(trans: bool, address: impl Fn(u32) -> u32) -> Request {
+    Request::bytes(Op::LoadMatrix { matrices: Matrices::X4, trans }, Width::W16, address).expect("16-byte rows")
+}
+
+/// Lesson 14's A operand: warp 0's first ldmatrix.x4 of a bf16 tile with rows of 64 halves, lane
+/// `l` giving row `l % 16`, halves `8 (l / 16)` on, at half offset `layout(row, column)`.
+fn a_fragments(layout: impl Fn(u32, u32) -> u32) -> Request {
+    ldmatrix_x4(false, |lane| 2 * layout(lane % 16, lane / 16 * 8))
+}
+
+/// CUTLASS issue 3172's read: an M-major 128 x 32 bf16 tile of CuTe atoms (128, 8), element
+/// (m, k) at offset 1024 (k / 8) + 128 (k % 8) + m, swizzled; warp 0's first ldmatrix.x4.trans,
+/// lane `l` giving the 8 halves of M from 8 ((l / 8) % 2) at k = l % 8 + 8 (l / 16).
+fn m_major_fragments(swizzle: Swizzle) -> Request {
+    ldmatrix_x4(true, |lane| {
+        let (m, k) = ((lane / 8) % 2 * 8, lane % 8 + lane / 16 * 8);
+        2 * swizzle.apply(1024 * (k / 8) + 128 * (k % 8) + m)
+    })
+}
+
+/// A TMA box of 64-byte rows read as an mma A operand: lane `l` gives row `l % 16`, bytes
+/// `16 (l / 16)` on, where the TMA put them with swizzle mode `span` (0 for NONE): rows padded to
+/// the span, then Swizzle<B, 4, 3> on the byte offset (lesson 15 measures the rule).
+fn tma_box_fragments(width: u32, span: u32) -> Request {
+    let swizzle = match span {
+        0 => Swizzle::IDENTITY,
+        span => Swizzle::new((span / 16).ilog2(), 4, 3).expect("B <= 3"),
+    };
+    ldmatrix_x4(false, |lane| swizzle.apply(lane % 16 * width.max(span) + lane / 16 * 16))
 }
 
 fn question(source: impl Into<String>, request: Request) -> (String, Request) {
@@ -199,6 +232,48 @@ pub fn claims() -> Vec<Claim> {
             verdict: "false: the conflicts lie within runs of 32 elements, which the padding shifts whole",
             measured_in: 13,
         },
+        Claim {
+            statement: "Tensor-core kernels bypass bank conflicts through register tiling.",
+            questions: vec![
+                question(
+                    "ldmatrix.x4 of A, rows of 64 halves: tile[row * 64 + column]",
+                    a_fragments(|r, c| r * 64 + c),
+                ),
+                question("the same padded: tile[row * 72 + column]", a_fragments(|r, c| r * 72 + c)),
+                question(
+                    "the same with Swizzle<3, 3, 3>",
+                    a_fragments(|r, c| Swizzle::new(3, 3, 3).expect("valid").apply(r * 64 + c)),
+                ),
+            ],
+            verdict: "false: every operand still passes through ldmatrix, 8-way on unpadded 128-byte rows",
+            measured_in: 14,
+        },
+        Claim {
+            statement: "A CuTe `Swizzle<3, 3, 4>` M-major tile read with `ldmatrix.x4.trans` still conflicts (CUTLASS #3172).",
+            questions: vec![
+                question(
+                    "M-major atom (128, 8), Swizzle<3, 3, 4>",
+                    m_major_fragments(Swizzle::new(3, 3, 4).expect("valid")),
+                ),
+                question("the same with Swizzle<3, 3, 3>", m_major_fragments(Swizzle::new(3, 3, 3).expect("valid"))),
+                question("the same unswizzled", m_major_fragments(Swizzle::IDENTITY)),
+            ],
+            verdict: "not on the H100: Swizzle<3, 3, 4> is conflict-free there; one bit short, <3, 3, 3>, is 2-way",
+            measured_in: 14,
+        },
+        Claim {
+            statement: "Every TMA swizzle mode is conflict-free on both the write and the MMA read side; swizzling only \
+                        raises TMA throughput.",
+            questions: vec![
+                question("ldmatrix.x4 of a box of 128-byte rows, swizzle NONE", tma_box_fragments(128, 0)),
+                question("the same, 128B", tma_box_fragments(128, 128)),
+                question("a box of 64-byte rows, NONE", tma_box_fragments(64, 0)),
+                question("the same, 64B", tma_box_fragments(64, 64)),
+                question("a box of 32-byte rows, NONE", tma_box_fragments(32, 0)),
+            ],
+            verdict: "false: NONE is 8-, 4-, 2-way on the read side; the TMA's writes are no LSU wavefronts",
+            measured_in: 15,
+        },
     ]
 }
 
@@ -253,6 +328,9 @@ mod tests {
         assert_eq!(wavefronts(11), [1], "the chain's step is conflict-free: its time is latency");
         assert_eq!(wavefronts(12), [1, 2, 2, 1], "one row is clean at any pitch; two rows need pitch 16 mod 32");
         assert_eq!(wavefronts(13), [4, 4, 2], "the padding shifts runs of 32, the conflict is inside one");
+        assert_eq!(wavefronts(14), [32, 4, 4], "unpadded rows of 128 bytes put a matrix's 8 rows in 4 banks");
+        assert_eq!(wavefronts(15), [4, 8, 32], "<3, 3, 4> spreads the 8 k-rows over 8 columns of 16 bytes");
+        assert_eq!(wavefronts(16), [32, 4, 16, 4, 8], "rows of 32, 64, 128 bytes: 2-, 4-, 8-way unswizzled");
         for claim in claims() {
             let lesson = course::LESSONS.iter().find(|lesson| lesson.number() == claim.measured_in);
             assert!(lesson.is_some(), "{}: no lesson {}", claim.statement, claim.measured_in);
