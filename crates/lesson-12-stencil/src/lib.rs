@@ -12,7 +12,7 @@ use cuda_kernels::{CudaFunction, CudaSlice, Gpu, GpuError, GpuInfo, LaunchConfig
 use lesson_kit::{
     DeclaredAccess, KernelRun, Lesson, OutputCheck, Prepared, Report, RunSize, TimeRatio, TimedRun, Tone,
     bank_table::add_bank_grid,
-    cells::{COUNTED_AND_TIMED, counted_and_timed_cells, format_ratio},
+    cells::{COUNTED_AND_TIMED, counted_and_timed_cells},
     styled,
     words_kernel::random_words,
 };
@@ -418,15 +418,8 @@ impl Lesson for Stencils {
             })
             .collect();
         report.table(["kernel"].into_iter().chain(COUNTED_AND_TIMED).chain(["Gpixels/s"]), rows);
-        for ratio in &FIGURES {
-            if let Some(figure) = ratio.figure(results) {
-                report.text(format!(
-                    "{} took {}x as long as {}.",
-                    ratio.numerator,
-                    format_ratio(figure.value),
-                    ratio.denominator
-                ));
-            }
+        for sentence in FIGURES.iter().filter_map(|ratio| ratio.sentence(results)) {
+            report.text(sentence);
         }
     }
 }

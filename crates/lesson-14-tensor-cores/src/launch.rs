@@ -34,41 +34,30 @@ fn dimensions(shape: Shape) -> (usize, usize, usize) {
     (shape.m as usize, shape.n as usize, shape.k as usize)
 }
 
-impl Half for bf16 {
-    fn round(value: f32) -> Self {
-        bf16::from_f32(value)
-    }
-    fn value(self) -> f32 {
-        self.to_f32()
-    }
-    fn cublas(
-        blas: &Blas,
-        shape: Shape,
-        a: &CudaSlice<Self>,
-        b: &CudaSlice<Self>,
-        c: &mut CudaSlice<Self>,
-    ) -> Result<(), GpuError> {
-        blas.half_gemm_row_major(dimensions(shape), a, b, c)
-    }
+/// bf16 and fp16 alike: the `half` crate's conversions, and cuBLAS's GEMM of the type.
+macro_rules! half_type {
+    ($type:ty) => {
+        impl Half for $type {
+            fn round(value: f32) -> Self {
+                <$type>::from_f32(value)
+            }
+            fn value(self) -> f32 {
+                self.to_f32()
+            }
+            fn cublas(
+                blas: &Blas,
+                shape: Shape,
+                a: &CudaSlice<Self>,
+                b: &CudaSlice<Self>,
+                c: &mut CudaSlice<Self>,
+            ) -> Result<(), GpuError> {
+                blas.half_gemm_row_major(dimensions(shape), a, b, c)
+            }
+        }
+    };
 }
-
-impl Half for f16 {
-    fn round(value: f32) -> Self {
-        f16::from_f32(value)
-    }
-    fn value(self) -> f32 {
-        self.to_f32()
-    }
-    fn cublas(
-        blas: &Blas,
-        shape: Shape,
-        a: &CudaSlice<Self>,
-        b: &CudaSlice<Self>,
-        c: &mut CudaSlice<Self>,
-    ) -> Result<(), GpuError> {
-        blas.half_gemm_row_major(dimensions(shape), a, b, c)
-    }
-}
+half_type!(bf16);
+half_type!(f16);
 
 /// Random inputs of `shape` rounded to `multiply`'s type, on the GPU, and the launch and check of
 /// `multiply` on them (lesson 15 times the same kernels at other pipeline depths).

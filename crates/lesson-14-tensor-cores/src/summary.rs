@@ -65,15 +65,8 @@ pub(crate) fn summarize(gpu: &GpuInfo, results: &[TimedRun<Spec>], report: &mut 
             .collect();
         report.table(GEMM_COLUMNS, rows);
     }
-    for ratio in &FIGURES {
-        if let Some(figure) = ratio.figure(results) {
-            report.text(format!(
-                "{} took {}x as long as {}.",
-                ratio.numerator,
-                format_ratio(figure.value),
-                ratio.denominator
-            ));
-        }
+    for sentence in FIGURES.iter().filter_map(|ratio| ratio.sentence(results)) {
+        report.text(sentence);
     }
 
     let m_major: Vec<(&TimedRun<Spec>, m_major::MMajor)> = results
