@@ -12,7 +12,7 @@ use cuda_kernels::{CudaFunction, CudaSlice, Gpu, GpuError, GpuInfo, LaunchConfig
 use lesson_kit::{
     DeclaredAccess, KernelRun, Lesson, OutputCheck, Prepared, Report, RunSize, TimeRatio, TimedRun, Tone,
     bank_table::add_bank_grid,
-    cells::{COUNTED_AND_TIMED, counted_and_timed_cells},
+    cells::{COUNTED_AND_TIMED, counted_and_timed_cells, time_ratio_sentence},
     styled,
     words_kernel::random_words,
 };
@@ -418,7 +418,7 @@ impl Lesson for Stencils {
             })
             .collect();
         report.table(["kernel"].into_iter().chain(COUNTED_AND_TIMED).chain(["Gpixels/s"]), rows);
-        for sentence in FIGURES.iter().filter_map(|ratio| ratio.sentence(results)) {
+        for sentence in FIGURES.iter().filter_map(|ratio| time_ratio_sentence(ratio, results)) {
             report.text(sentence);
         }
     }

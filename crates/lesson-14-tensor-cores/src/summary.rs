@@ -4,7 +4,7 @@ use bank_model::WAVEFRONT_BYTES;
 use cuda_kernels::{GpuInfo, ncu::SharedFamily};
 use lesson_kit::{
     Report, Styled, TimedRun,
-    cells::{family_cells, format_ratio, median_cell, spread_cell},
+    cells::{family_cells, format_ratio, median_cell, spread_cell, time_ratio_sentence},
 };
 
 use crate::{FIGURES, Multiply, PROFILED_SIZE, Spec, TIMED_SIZES, m_major, share_of_cublas, tflops};
@@ -65,7 +65,7 @@ pub(crate) fn summarize(gpu: &GpuInfo, results: &[TimedRun<Spec>], report: &mut 
             .collect();
         report.table(GEMM_COLUMNS, rows);
     }
-    for sentence in FIGURES.iter().filter_map(|ratio| ratio.sentence(results)) {
+    for sentence in FIGURES.iter().filter_map(|ratio| time_ratio_sentence(ratio, results)) {
         report.text(sentence);
     }
 

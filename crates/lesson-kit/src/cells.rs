@@ -4,7 +4,7 @@ use bank_model::Op;
 use cuda_kernels::{ncu::SharedFamily, timing::Timing};
 
 use crate::{
-    lesson::{CounterCheck, TimedRun, family_of},
+    lesson::{CounterCheck, TimeRatio, TimedRun, family_of},
     report::{Styled, Tone, styled},
 };
 
@@ -76,6 +76,12 @@ pub fn median_ms<S>(results: &[TimedRun<S>], matches: impl Fn(&S) -> bool) -> Op
 }
 
 /// `2`, `2.5`, `1.03`: short and exact where the value is whole.
+/// "A took 1.5x as long as B.", when both runs of `ratio` were measured.
+pub fn time_ratio_sentence<S>(ratio: &TimeRatio, results: &[TimedRun<S>]) -> Option<String> {
+    let figure = ratio.figure(results)?;
+    Some(format!("{} took {}x as long as {}.", ratio.numerator, format_ratio(figure.value), ratio.denominator))
+}
+
 pub fn format_ratio(value: f64) -> String {
     if (value - value.round()).abs() < 1e-9 { format!("{}", value.round()) } else { format!("{value:.2}") }
 }
@@ -125,5 +131,19 @@ mod tests {
         let cells: Vec<String> = counted_and_timed_cells(&result).iter().map(|c| c.text.clone()).collect();
         assert_eq!(cells.len(), COUNTED_AND_TIMED.len());
         assert_eq!(cells, ["2", "n/a", "1", "n/a", "1.500", "67%"], "{COUNTED_AND_TIMED:?}");
+    }
+
+    #[test]
+    fn time_ratios_read_as_sentences() {
+        let measured = |label: &str, median_ms| TimedRun {
+            run: crate::KernelRun { label: label.into(), kernel: None, accesses: Vec::new(), spec: () },
+            timing: Timing::from_samples(vec![median_ms]).expect("one sample"),
+            counters: None,
+            occupancy: None,
+        };
+        let ratio = TimeRatio { key: "k", label: "slow over fast", numerator: "slow", denominator: "fast" };
+        let results = [measured("slow", 3.0), measured("fast", 2.0)];
+        assert_eq!(time_ratio_sentence(&ratio, &results).as_deref(), Some("slow took 1.50x as long as fast."));
+        assert_eq!(time_ratio_sentence(&ratio, &results[..1]), None);
     }
 }

@@ -33,17 +33,6 @@ impl TimeRatio {
         Some(Figure { key: self.key, label: self.label.into(), value, unit: "x" })
     }
 
-    /// "A took 1.5x as long as B.", when both runs were measured.
-    pub fn sentence<S>(&self, results: &[TimedRun<S>]) -> Option<String> {
-        let figure = self.figure(results)?;
-        Some(format!(
-            "{} took {}x as long as {}.",
-            self.numerator,
-            crate::cells::format_ratio(figure.value),
-            self.denominator
-        ))
-    }
-
     /// The labels it names that no run has.
     pub fn missing_runs<S>(&self, runs: &[KernelRun<S>]) -> Vec<&'static str> {
         [self.numerator, self.denominator].into_iter().filter(|&label| runs.iter().all(|r| r.label != label)).collect()
@@ -291,7 +280,6 @@ pub(crate) mod tests {
         let results = [measured("slow", 3.0), measured("fast", 1.5)];
         let ratio = TimeRatio { key: "k", label: "slow over fast", numerator: "slow", denominator: "fast" };
         assert_eq!(ratio.figure(&results).map(|f| f.value), Some(2.0));
-        assert_eq!(ratio.sentence(&results).as_deref(), Some("slow took 2x as long as fast."));
         assert_eq!(ratio.missing_runs(&[results[0].run.clone()]), ["fast"]);
         assert_eq!(TimeRatio { denominator: "gone", ..ratio }.figure(&results), None);
     }
