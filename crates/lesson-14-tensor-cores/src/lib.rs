@@ -240,7 +240,10 @@ impl Lesson for TensorCores {
              stmatrix.x4 and reads C's tile out with 16-byte loads. Chapter 14 of the book explains the counts.",
             gemm::THREADS
         ));
-        report.heading("One block's shared-memory instructions: wavefronts per instruction (4 is conflict-free)");
+        report.heading(
+            "One block's shared-memory instructions: pitches in halves, wavefronts per instruction (4 is \
+             conflict-free) and per k-tile",
+        );
         let kinds =
             ["cp.async A", "cp.async B", "ldmatrix.x4 A", "ldmatrix.x4.trans B", "stmatrix.x4 C", "ld.shared.v4 C"];
         let rows = Layout::ALL
@@ -264,7 +267,10 @@ impl Lesson for TensorCores {
             })
             .collect();
         report.table(
-            ["tiles", "pitch A / B (halves)"].into_iter().chain(kinds).chain(["k-tile wavefronts", "ideal"]),
+            ["tiles", "pitch A / B"]
+                .into_iter()
+                .chain(["cp.async A", "cp.async B", "ldmatrix A", "ldmatrix.trans B", "stmatrix C", "ld.v4 C"])
+                .chain(["k-tile", "ideal"]),
             rows,
         );
         let tiles = Tiles { element: Element::Bf16, layout: Layout::Swizzled, stages: 3, bypass_l1: false };
