@@ -212,17 +212,7 @@ pub struct Spec {
 
 /// Row-major `a * b` in double precision, for the rows listed (all when profiling).
 pub fn cpu_product(a: &[f32], b: &[f32], n: usize, rows: impl Iterator<Item = usize>) -> Vec<(usize, Vec<f64>)> {
-    rows.map(|i| {
-        let mut row = vec![0.0f64; n];
-        for k in 0..n {
-            let aik = a[i * n + k] as f64;
-            for (j, value) in row.iter_mut().enumerate() {
-                *value += aik * b[k * n + j] as f64;
-            }
-        }
-        (i, row)
-    })
-    .collect()
+    lesson_kit::floats::row_major_product(a, b, (n, n), rows)
 }
 
 /// FP32 accumulation over K = 4096 lands near 1e-6; a wrong index lands near 1.

@@ -340,18 +340,7 @@ impl Tiles {
 
 /// C = A B in double precision from the inputs as the kernels read them, for the rows listed.
 pub fn cpu_product(a: &[f32], b: &[f32], shape: Shape, rows: impl Iterator<Item = usize>) -> Vec<(usize, Vec<f64>)> {
-    let (n, k) = (shape.n as usize, shape.k as usize);
-    rows.map(|i| {
-        let mut row = vec![0.0f64; n];
-        for kk in 0..k {
-            let aik = a[i * k + kk] as f64;
-            for (j, value) in row.iter_mut().enumerate() {
-                *value += aik * b[kk * n + j] as f64;
-            }
-        }
-        (i, row)
-    })
-    .collect()
+    lesson_kit::floats::row_major_product(a, b, (shape.n as usize, shape.k as usize), rows)
 }
 
 /// How far an output may lie from the exact product: rounded to `element` it moves by up to half

@@ -9,6 +9,27 @@ pub fn random_floats(len: usize) -> Vec<f32> {
     random_words(len).into_iter().map(|w| (w >> 8) as f32 / (1u32 << 23) as f32 - 1.0).collect()
 }
 
+/// Row-major `a * b` in double precision, `a` having `k` columns and `b` `n`, for the rows listed:
+/// the CPU reference of the GEMM lessons.
+pub fn row_major_product(
+    a: &[f32],
+    b: &[f32],
+    (n, k): (usize, usize),
+    rows: impl Iterator<Item = usize>,
+) -> Vec<(usize, Vec<f64>)> {
+    rows.map(|i| {
+        let mut row = vec![0.0f64; n];
+        for kk in 0..k {
+            let aik = a[i * k + kk] as f64;
+            for (j, value) in row.iter_mut().enumerate() {
+                *value += aik * b[kk * n + j] as f64;
+            }
+        }
+        (i, row)
+    })
+    .collect()
+}
+
 /// `||got - want|| / ||want||`: NaN when `got` holds a NaN.
 pub fn relative_error(got: &[f32], want: &[f64]) -> f64 {
     let (mut diff, mut norm) = (0.0f64, 0.0f64);
