@@ -20,7 +20,7 @@ __device__ void m_major_reads(half_bits* out, unsigned iterations) {
     __syncthreads();
     const unsigned warp = threadIdx.x / 32, lane = threadIdx.x % 32, base = shared_address(tile);
     unsigned sum[4] = {};
-    for (unsigned it = 0; it < iterations; ++it)
+    for (unsigned it = 0; it < iterations; ++it) {
 #pragma unroll
         for (unsigned piece_m = 0; piece_m < 2; ++piece_m)
 #pragma unroll
@@ -31,6 +31,8 @@ __device__ void m_major_reads(half_bits* out, unsigned iterations) {
 #pragma unroll
                 for (unsigned q = 0; q < 4; ++q) sum[q] ^= r[q];
             }
+        pass_barrier();
+    }
     out[blockIdx.x * blockDim.x + threadIdx.x] = static_cast<half_bits>(sum[0] ^ sum[1] ^ sum[2] ^ sum[3]);
 }
 

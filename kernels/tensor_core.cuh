@@ -23,6 +23,12 @@ __device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], unsigned add
 }
 // ANCHOR_END: ldmatrix
 
+// Ends one pass of a timing loop that reads an unchanged tile again and again. ldmatrix has no
+// volatile form, and ptxas merged an ldmatrix with one of the same address from an earlier pass:
+// without this, the exercise kernels of lessons 14 and 15 executed 1 ldmatrix in 16 on the H100
+// (ncu's instruction count). A warp barrier orders shared memory, so every pass reads again.
+__device__ __forceinline__ void pass_barrier() { __syncwarp(); }
+
 // stmatrix.x4 (STSM, sm_90): ldmatrix's addressing, writing.
 __device__ __forceinline__ void stmatrix_x4(unsigned address, const unsigned (&r)[4]) {
     asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};"

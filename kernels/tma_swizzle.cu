@@ -4,39 +4,9 @@
 // swizzle: NONE, 32B, 64B or 128B. The kernels read where the box landed, read it with
 // ldmatrix as an mma A operand would, and stream boxes to time the TMA itself.
 
-#include "tensor_core.cuh"
+#include "tma.cuh"
 
 #define BOX_ROWS 64u
-
-// A CUtensorMap, passed by value as the driver encoded it.
-struct __align__(64) TensorMap {
-    unsigned long long opaque[16];
-};
-
-__device__ __forceinline__ void barrier_init(unsigned barrier) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(barrier) : "memory");
-    // Make the initialized barrier visible to the TMA, which works in the async proxy.
-    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-}
-
-// ANCHOR: tma_load
-// Thread-side: the barrier expects `bytes`, and the TMA copies the box at (x bytes, row y) to
-// `destination`, completing those bytes on the barrier.
-__device__ __forceinline__ void tma_load_box(unsigned destination, const TensorMap& map, int x, int y,
-                                             unsigned barrier, unsigned bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(barrier), "r"(bytes) : "memory");
-    asm volatile(
-        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
-        :: "r"(destination), "l"(&map), "r"(x), "r"(y), "r"(barrier) : "memory");
-}
-// ANCHOR_END: tma_load
-
-__device__ __forceinline__ void barrier_wait(unsigned barrier, unsigned phase) {
-    unsigned done = 0;
-    while (!done)
-        asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
-                     : "=r"(done) : "r"(barrier), "r"(phase) : "memory");
-}
 
 // ANCHOR: swizzle_modes
 // Where the TMA puts byte `column` of box row `row`, the shared tile starting on a 1024-byte
@@ -86,12 +56,14 @@ extern "C" __global__ void tma_ldmatrix_reads(const __grid_constant__ TensorMap 
     barrier_wait(barrier, 0);
     const unsigned warp = threadIdx.x / 32, lane = threadIdx.x % 32, row = warp * 16 + lane % 16;
     unsigned sum = 0;
-    for (unsigned it = 0; it < iterations; ++it)
+    for (unsigned it = 0; it < iterations; ++it) {
         for (unsigned pair = 0; pair < width / 32; ++pair) {
             unsigned r[4];
             ldmatrix_x4(r, base + tma_offset(row, pair * 32 + lane / 16 * 16, width, swizzle_bytes));
             sum ^= r[0] ^ r[1] ^ r[2] ^ r[3];
         }
+        pass_barrier();
+    }
     out[blockIdx.x * blockDim.x + threadIdx.x] = sum;
 }
 // ANCHOR_END: ldmatrix_reads

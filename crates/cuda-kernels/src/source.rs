@@ -210,7 +210,7 @@ mod tests {
         assert!(load("../kernels/banks.cu").is_none() && load("/etc/passwd").is_none(), "no paths, only names");
         assert_eq!(
             course_headers(),
-            ["column_check.cuh", "probe.cuh", "shared_load.cuh", "swizzle.cuh", "tensor_core.cuh"]
+            ["column_check.cuh", "probe.cuh", "shared_load.cuh", "swizzle.cuh", "tensor_core.cuh", "tma.cuh"]
         );
     }
 }

@@ -30,6 +30,9 @@ pub const PROFILED_SIZE: u32 = 256;
 const M_MAJOR_BLOCKS_PER_SM: u32 = 16;
 /// Odd: an even count of reads XORs every thread's fragments back to 0.
 const M_MAJOR_ITERATIONS: u32 = 2047;
+/// Passes of the profiled M-major launch: more than one, so that ncu's counts show a pass the
+/// compiler merged into another.
+const PROFILED_M_MAJOR_ITERATIONS: u32 = 3;
 
 const fn kernel(element: Element, layout: Layout, bypass_l1: bool) -> Multiply {
     Multiply::Kernel(Tiles { element, layout, stages: 3, bypass_l1 })
@@ -164,7 +167,7 @@ fn specs(size: RunSize, multiprocessors: u32) -> Vec<Spec> {
         })
         .collect();
     let (blocks, iterations) = match size {
-        RunSize::Profile => (1, 1),
+        RunSize::Profile => (1, PROFILED_M_MAJOR_ITERATIONS),
         RunSize::Timed => (M_MAJOR_BLOCKS_PER_SM * multiprocessors, M_MAJOR_ITERATIONS),
     };
     specs.extend(m_major::KERNELS.map(|(swizzle, _)| Spec::MMajor(MMajor { swizzle, blocks, iterations })));
@@ -431,7 +434,7 @@ mod tests {
                     assert_eq!((s, shape), (Shape::cube(PROFILED_SIZE), Shape::cube(t)), "{}", small.label);
                 }
                 (Spec::MMajor(s), Spec::MMajor(spec)) => {
-                    assert_eq!((s.blocks, s.iterations), (1, 1));
+                    assert_eq!((s.blocks, s.iterations), (1, PROFILED_M_MAJOR_ITERATIONS));
                     assert_eq!((spec.blocks, spec.iterations), (16 * 132, 2047));
                 }
                 _ => panic!("{} is a GEMM on one side only", small.label),

@@ -79,8 +79,10 @@ pub(crate) fn summarize(gpu: &GpuInfo, results: &[TimedRun<Spec>], report: &mut 
     let Some((_, first)) = m_major.first() else { return };
     report.heading(format!(
         "CUTLASS issue 3172's M-major reads: {} blocks reading their tile {} times; counters from one block reading \
-         it once",
-        first.blocks, first.iterations
+         it {} times",
+        first.blocks,
+        first.iterations,
+        crate::PROFILED_M_MAJOR_ITERATIONS
     ));
     let fastest = m_major.iter().map(|(m, _)| m.timing.median_ms).fold(f64::INFINITY, f64::min);
     let rows = m_major
