@@ -57,6 +57,16 @@ pub struct TensorMap([u64; 16]);
 // SAFETY: plain bytes with the layout and alignment of `CUtensorMap`, which kernels take by value.
 unsafe impl DeviceRepr for TensorMap {}
 
+/// One tensor map per swizzle mode, in [`TmaSwizzle::ALL`]'s order, for a kernel that picks its
+/// mode at compile time (it takes them by value: `struct { TensorMap by_swizzle[4]; }`). A mode
+/// the box cannot use is all zeros: a kernel must refuse that mode before it runs.
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(64))]
+pub struct SwizzleMaps(pub [TensorMap; 4]);
+
+// SAFETY: four `TensorMap`s, laid out as the kernel's array of four `CUtensorMap`s.
+unsafe impl DeviceRepr for SwizzleMaps {}
+
 /// A 2-D box of a row-major matrix of 16-bit elements, as `Gpu::tensor_map_2d` takes it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Box2d {
@@ -138,6 +148,23 @@ impl Gpu {
         // SAFETY: the driver filled the map.
         Ok(TensorMap(unsafe { map.assume_init() }.opaque))
     }
+
+    /// [`SwizzleMaps`] of `shape` (its `swizzle` ignored) over `data`: every mode the box allows
+    /// encoded, the others zeros.
+    pub fn tensor_maps_every_swizzle(&self, data: &CudaSlice<u16>, shape: Box2d) -> Result<SwizzleMaps, GpuError> {
+        // A problem of the box itself (not of a swizzle too narrow for it) is an error.
+        if let Some(problem) = (Box2d { swizzle: TmaSwizzle::None, ..shape }).problem(data.len()) {
+            return Err(GpuError::TensorMap(problem));
+        }
+        let mut maps = SwizzleMaps([TensorMap([0; 16]); 4]);
+        for (map, swizzle) in maps.0.iter_mut().zip(TmaSwizzle::ALL) {
+            let shape = Box2d { swizzle, ..shape };
+            if shape.problem(data.len()).is_none() {
+                *map = self.tensor_map_2d(data, shape)?;
+            }
+        }
+        Ok(maps)
+    }
 }
 
 #[cfg(test)]
@@ -169,6 +196,7 @@ mod tests {
     fn maps_are_the_drivers_size_and_alignment() {
         assert_eq!(std::mem::size_of::<TensorMap>(), std::mem::size_of::<sys::CUtensorMap>());
         assert_eq!(std::mem::align_of::<TensorMap>(), 64);
+        assert_eq!(std::mem::size_of::<SwizzleMaps>(), 4 * std::mem::size_of::<sys::CUtensorMap>());
         assert_eq!(TmaSwizzle::ALL.map(|s| s.to_string()), ["NONE", "32B", "64B", "128B"]);
     }
 }

@@ -7,7 +7,7 @@ use std::{fs, path::Path, time::Instant};
 
 use cuda_kernels::{
     CudaFunction, Gpu, GpuError,
-    ncu::{Ncu, SelfCommand, SharedCounters},
+    ncu::{Ncu, SelfCommand, SharedCounters, SharedFamily},
     source,
     timing::{self, Plan},
 };
@@ -230,7 +230,7 @@ fn counters(exercise: &Exercise, profile_with: &SelfCommand) -> Result<CounterPa
         return Err("no requirement of this exercise needs them".into());
     }
     let ncu = Ncu::find().map_err(|e| e.to_string())?;
-    let launches = ncu.profile_totals(profile_with, &[]).map_err(|e| e.to_string())?;
+    let launches = ncu.profile_totals(profile_with, &extra_families(exercise)).map_err(|e| e.to_string())?;
     let shared: Vec<SharedCounters> =
         launches.iter().filter(|l| l.kernel == exercise.entry).filter_map(|l| l.shared()).collect();
     match shared[..] {
@@ -250,9 +250,14 @@ fn reference_profiles(exercise: &Exercise, profile_with: &SelfCommand) -> bool {
     let Ok(ncu) = Ncu::find() else { return false };
     let mut alone = profile_with.clone();
     alone.args.push(PROFILE_REFERENCE_ONLY.into());
-    ncu.profile_totals(&alone, &[]).is_ok_and(|launches| {
+    ncu.profile_totals(&alone, &extra_families(exercise)).is_ok_and(|launches| {
         launches.iter().filter(|l| l.kernel == exercise.entry).filter_map(|l| l.shared()).count() == 1
     })
+}
+
+/// The kinds of instruction beyond loads and stores whose counters the requirements read.
+fn extra_families(exercise: &Exercise) -> Vec<SharedFamily> {
+    exercise.requirements.iter().filter_map(|r| r.measure.extra_family()).collect()
 }
 
 /// The argument that makes the profiled side launch the reference alone.

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::{
     check::CheckOutcome,
     learner_file::{self, LearnerFile},
-    manifest::{Exercise, MAX_SCORE},
+    manifest::{Exercise, MAX_SCORE, Measure},
     protocol::{ChildCommand, Role},
     submissions::Entry,
     supervise,
@@ -387,7 +387,7 @@ fn write_atomically(path: &Path, text: &str) -> io::Result<()> {
     fs::rename(&temporary, path)
 }
 
-const CSV_HEADER: [&str; 15] = [
+const CSV_HEADER: [&str; 16] = [
     "submission",
     "file",
     "graded",
@@ -396,6 +396,7 @@ const CSV_HEADER: [&str; 15] = [
     "correct",
     "load_wavefronts_per_request",
     "store_wavefronts_per_request",
+    "ldmatrix_wavefronts_per_request",
     "time_vs_reference",
     "speedup_vs_starter",
     "shared_bytes",
@@ -456,6 +457,7 @@ pub fn csv(rows: &[Row]) -> io::Result<String> {
             flag(verdict.and_then(|v| v.correct)),
             number(verdict.and_then(|v| v.load_wavefronts_per_request)),
             number(verdict.and_then(|v| v.store_wavefronts_per_request)),
+            number(verdict.and_then(|v| v.matrix_load_wavefronts_per_request)),
             number(verdict.and_then(|v| v.time_vs_reference)),
             number(verdict.and_then(|v| v.speedup_vs_starter)),
             verdict.and_then(|v| v.shared_bytes).map_or(String::new(), |b| b.to_string()),
@@ -480,7 +482,12 @@ pub fn markdown(exercise: &Exercise, rows: &[Row]) -> String {
         rows.len(),
         rows.len() - graded
     );
-    out.push_str("| submission | score | compiled | correct | ld wf/req | st wf/req | time vs reference | lost points, or why not graded |\n");
+    // The loads the exercise is about: ldmatrix's where it measures them, else LDS's.
+    let matrix = exercise.requirements.iter().any(|r| r.measure == Measure::MatrixLoadWavefrontsPerRequest);
+    let loads = if matrix { "ldmatrix wf/req" } else { "ld wf/req" };
+    out.push_str(&format!(
+        "| submission | score | compiled | correct | {loads} | st wf/req | time vs reference | lost points, or why not graded |\n"
+    ));
     out.push_str("| --- | --- | --- | --- | --- | --- | --- | --- |\n");
     let cell = |text: String| markdown_cell(&text);
     for row in rows {
@@ -499,7 +506,10 @@ pub fn markdown(exercise: &Exercise, rows: &[Row]) -> String {
             row.score().map_or("-".to_owned(), |s| format!("{s}/{MAX_SCORE}")),
             flag(verdict.and_then(|v| v.compiled)),
             flag(verdict.and_then(|v| v.correct)),
-            ratio(verdict.and_then(|v| v.load_wavefronts_per_request)),
+            ratio(verdict.and_then(|v| match matrix {
+                true => v.matrix_load_wavefronts_per_request,
+                false => v.load_wavefronts_per_request,
+            })),
             ratio(verdict.and_then(|v| v.store_wavefronts_per_request)),
             verdict.and_then(|v| v.time_vs_reference).map_or("-".to_owned(), |t| format!("{t:.2}x")),
             cell(lost),

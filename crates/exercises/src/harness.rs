@@ -1,6 +1,9 @@
 //! An exercise's kernel on the GPU: its input data, its launch, and the output the CPU expects.
 
-use cuda_kernels::{CudaFunction, CudaSlice, Gpu, GpuError, LaunchConfig, PushKernelArg};
+use cuda_kernels::{
+    CudaFunction, CudaSlice, Gpu, GpuError, LaunchConfig, PushKernelArg,
+    tensor_map::{Box2d, SwizzleMaps, TmaSwizzle},
+};
 use lesson_04_gemm::cpu_product;
 use lesson_11_scan::exclusive_scan;
 use lesson_kit::{
@@ -8,10 +11,12 @@ use lesson_kit::{
     words_kernel::random_words,
 };
 
-use crate::manifest::{Harness, Input};
+use crate::manifest::{Harness, Input, TileFill};
 
 /// Rows of a `column-sums` tile (as in the kernels).
 const TILE_ROWS: usize = 32;
+/// Rows of an `ldmatrix-tile` tile: 4 warps of 16 rows (as in the kernels).
+const LDMATRIX_TILE_ROWS: usize = 64;
 
 /// Which size to run: small for correctness and the counters, large for the clock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,7 +54,8 @@ impl Harness {
             | Harness::ColumnSums { block, .. }
             | Harness::Transpose { block, .. }
             | Harness::Gemm { block, .. }
-            | Harness::Scan { block, .. } => block,
+            | Harness::Scan { block, .. }
+            | Harness::LdmatrixTile { block, .. } => block,
         }
     }
 
@@ -64,13 +70,15 @@ impl Harness {
             (
                 Harness::RowSums { check_blocks, .. }
                 | Harness::ColumnSums { check_blocks, .. }
-                | Harness::Scan { check_blocks, .. },
+                | Harness::Scan { check_blocks, .. }
+                | Harness::LdmatrixTile { check_blocks, .. },
                 CheckSize::Check,
             ) => check_blocks,
             (
                 Harness::RowSums { timed_blocks, .. }
                 | Harness::ColumnSums { timed_blocks, .. }
-                | Harness::Scan { timed_blocks, .. },
+                | Harness::Scan { timed_blocks, .. }
+                | Harness::LdmatrixTile { timed_blocks, .. },
                 CheckSize::Timed,
             ) => timed_blocks,
             (Harness::Transpose { check_n, .. } | Harness::Gemm { check_n, .. }, CheckSize::Check) => check_n,
@@ -82,7 +90,10 @@ impl Harness {
         let [x, y] = self.block();
         let extent = self.extent(size);
         let grid_dim = match self {
-            Harness::RowSums { .. } | Harness::ColumnSums { .. } | Harness::Scan { .. } => (extent, 1, 1),
+            Harness::RowSums { .. }
+            | Harness::ColumnSums { .. }
+            | Harness::Scan { .. }
+            | Harness::LdmatrixTile { .. } => (extent, 1, 1),
             Harness::Transpose { .. } => (extent / x, extent / x, 1),
             Harness::Gemm { .. } => (extent / x, extent / y, 1),
         };
@@ -98,13 +109,14 @@ impl Harness {
                 extent * TILE_ROWS * columns as usize * element_bytes as usize / 4
             }
             Harness::Scan { .. } => extent * 2 * self.block_threads() as usize,
+            Harness::LdmatrixTile { row_halves, .. } => extent * LDMATRIX_TILE_ROWS * row_halves as usize / 2,
             Harness::Transpose { .. } | Harness::Gemm { .. } => extent * extent,
         }
     }
 
     fn output_len(&self, size: CheckSize) -> usize {
         match self {
-            Harness::RowSums { .. } | Harness::ColumnSums { .. } => {
+            Harness::RowSums { .. } | Harness::ColumnSums { .. } | Harness::LdmatrixTile { .. } => {
                 self.extent(size) as usize * self.block_threads() as usize
             }
             Harness::Transpose { .. } | Harness::Gemm { .. } | Harness::Scan { .. } => self.input_len(size),
@@ -169,9 +181,33 @@ impl Harness {
             (Harness::Scan { .. }, HostInput::Words(words)) => {
                 Expected::Words(exclusive_scan(words, 2 * self.block_threads() as usize))
             }
+            (Harness::LdmatrixTile { row_halves, iterations, .. }, HostInput::Words(words)) => {
+                let row_words = row_halves as usize / 2;
+                let threads = self.block_threads() as usize;
+                let out = (0..self.output_len(size)).map(|index| {
+                    let (block, thread) = (index / threads, index % threads);
+                    let tile = &words[block * LDMATRIX_TILE_ROWS * row_words..];
+                    ldmatrix_x4_words(thread / 32, thread % 32, row_words)
+                        .fold(0u32, |s, word| s.wrapping_add(tile[word]))
+                        .wrapping_mul(iterations)
+                });
+                Expected::Words(out.collect())
+            }
             (harness, _) => unreachable!("{harness:?} makes its own kind of input"),
         }
     }
+}
+
+/// The words of a tile (`row_words` to a row) that lane `lane` of warp `warp` receives from its
+/// `ldmatrix.x4`s, one per 16 x 16 block of its 16 rows: matrix i of a block is its 8 x 8 quarter
+/// at row 8 (i % 2), column 8 (i / 2), and lane l receives word l % 4 of the matrix's row l / 4.
+fn ldmatrix_x4_words(warp: usize, lane: usize, row_words: usize) -> impl Iterator<Item = usize> {
+    (0..row_words / 8).flat_map(move |block| {
+        (0..4).map(move |i| {
+            let row = 16 * warp + 8 * (i % 2) + lane / 4;
+            row * row_words + 8 * block + 4 * (i / 2) + lane % 4
+        })
+    })
 }
 
 /// `Err` says where the output first differs (words) or by how much (floats).
@@ -363,7 +399,7 @@ pub struct Run<'g> {
 enum Buffers {
     /// `(in, out, scalar)`: the iteration count, the matrix side or the number of words.
     Words {
-        input: CudaSlice<u32>,
+        input: WordsInput,
         out: CudaSlice<u32>,
         scalar: u32,
     },
@@ -373,6 +409,35 @@ enum Buffers {
         c: CudaSlice<f32>,
         n: u32,
     },
+}
+
+/// What a words kernel's first parameter is.
+enum WordsInput {
+    Words(CudaSlice<u32>),
+    /// A tensor map of the input's halves per swizzle mode; the maps point into `halves`.
+    TensorMaps { maps: SwizzleMaps, _halves: CudaSlice<u16> },
+}
+
+impl WordsInput {
+    fn words(gpu: &Gpu, words: &[u32]) -> Result<WordsInput, GpuError> {
+        Ok(WordsInput::Words(gpu.upload(words)?))
+    }
+
+    /// The maps of `rows` rows of `row_halves` halves (the words' 16-bit halves, in memory
+    /// order), in boxes of [`LDMATRIX_TILE_ROWS`] whole rows.
+    fn tensor_maps(gpu: &Gpu, words: &[u32], row_halves: u32) -> Result<WordsInput, GpuError> {
+        let halves: Vec<u16> = words.iter().flat_map(|w| [*w as u16, (w >> 16) as u16]).collect();
+        let rows = (halves.len() / row_halves as usize) as u64;
+        let halves = gpu.upload(&halves)?;
+        let shape = Box2d {
+            row_elements: row_halves.into(),
+            rows,
+            box_elements: row_halves,
+            box_rows: LDMATRIX_TILE_ROWS as u32,
+            swizzle: TmaSwizzle::None,
+        };
+        Ok(WordsInput::TensorMaps { maps: gpu.tensor_maps_every_swizzle(&halves, shape)?, _halves: halves })
+    }
 }
 
 /// An output buffer of `len` zeros followed by the guard's canaries.
@@ -393,14 +458,21 @@ impl<'g> Run<'g> {
         let out_len = harness.output_len(size);
         let words_out = || gpu.upload(&guarded(out_len, 0u32, CANARY));
         let buffers = match (harness, input) {
-            (Harness::RowSums { iterations, .. } | Harness::ColumnSums { iterations, .. }, HostInput::Words(words)) => {
-                Buffers::Words { input: gpu.upload(words)?, out: words_out()?, scalar: *iterations }
+            (
+                Harness::RowSums { iterations, .. }
+                | Harness::ColumnSums { iterations, .. }
+                | Harness::LdmatrixTile { fill: TileFill::Stores, iterations, .. },
+                HostInput::Words(words),
+            ) => Buffers::Words { input: WordsInput::words(gpu, words)?, out: words_out()?, scalar: *iterations },
+            (Harness::LdmatrixTile { fill: TileFill::Tma, row_halves, iterations, .. }, HostInput::Words(words)) => {
+                let input = WordsInput::tensor_maps(gpu, words, *row_halves)?;
+                Buffers::Words { input, out: words_out()?, scalar: *iterations }
             }
             (Harness::Transpose { .. }, HostInput::Words(words)) => {
-                Buffers::Words { input: gpu.upload(words)?, out: words_out()?, scalar: harness.extent(size) }
+                Buffers::Words { input: WordsInput::words(gpu, words)?, out: words_out()?, scalar: harness.extent(size) }
             }
             (Harness::Scan { .. }, HostInput::Words(words)) => {
-                Buffers::Words { input: gpu.upload(words)?, out: words_out()?, scalar: words.len() as u32 }
+                Buffers::Words { input: WordsInput::words(gpu, words)?, out: words_out()?, scalar: words.len() as u32 }
             }
             (Harness::Gemm { .. }, HostInput::Matrices(a, b)) => Buffers::Gemm {
                 a: gpu.upload(a)?,
@@ -448,13 +520,19 @@ impl<'g> Run<'g> {
     pub fn launch(&mut self) -> Result<(), GpuError> {
         let mut launch = self.gpu.stream().launch_builder(&self.function);
         match &mut self.buffers {
-            Buffers::Words { input, out, scalar } => launch.arg(&*input).arg(out).arg(&*scalar),
+            Buffers::Words { input: WordsInput::Words(words), out, scalar } => {
+                launch.arg(&*words).arg(out).arg(&*scalar)
+            }
+            Buffers::Words { input: WordsInput::TensorMaps { maps, .. }, out, scalar } => {
+                launch.arg(&*maps).arg(out).arg(&*scalar)
+            }
             Buffers::Gemm { a, b, c, n } => launch.arg(&*a).arg(&*b).arg(c).arg(&*n).arg(&*n).arg(&*n),
         };
         // SAFETY: the kernel's signature was checked against the exercise's (words, scans: `(const
-        // unsigned*, unsigned*, unsigned)`, GEMM: `(const float*, const float*, float*, unsigned,
-        // unsigned, unsigned)`), and the buffers hold what the launch shape makes it touch. A
-        // learner's kernel that strays outside them faults on the GPU, which is reported.
+        // unsigned*, unsigned*, unsigned)`, a TMA tile: `(const __grid_constant__ SwizzleMaps,
+        // unsigned*, unsigned)`, GEMM: `(const float*, const float*, float*, unsigned, unsigned,
+        // unsigned)`), and the buffers hold what the launch shape makes it touch. A learner's
+        // kernel that strays outside them faults on the GPU, which is reported.
         unsafe { launch.launch(self.config) }?;
         Ok(())
     }
@@ -522,6 +600,36 @@ mod tests {
         // Lane 3 of warp 1 reads row 3, column 1: element 7, words 28 to 31.
         assert_eq!(out[32 + 3], 2 * (28 + 29 + 30 + 31));
         assert_eq!(out[0], 2 * (1 + 2 + 3));
+    }
+
+    #[test]
+    fn an_ldmatrix_tile_sums_the_fragments_each_lane_receives() {
+        // Lane 5 (row 1 of each matrix, word 1 of its row) of warp 1, rows of 32 halves: two
+        // 16 x 16 blocks, matrix i at row 16 + 8 (i % 2) + 1, word 8 block + 4 (i / 2) + 1.
+        let words: Vec<usize> = ldmatrix_x4_words(1, 5, 16).collect();
+        let at = |row: usize, word: usize| row * 16 + word;
+        let want = [at(17, 1), at(25, 1), at(17, 5), at(25, 5), at(17, 9), at(25, 9), at(17, 13), at(25, 13)];
+        assert_eq!(words, want);
+        // Every word of a warp's 16 rows is received exactly once per pass.
+        let mut all: Vec<usize> = (0..32).flat_map(|lane| ldmatrix_x4_words(0, lane, 32)).collect();
+        all.sort_unstable();
+        assert_eq!(all, (0..16 * 32).collect::<Vec<_>>());
+
+        let harness = Harness::LdmatrixTile {
+            block: [128, 1],
+            row_halves: 32,
+            fill: TileFill::Tma,
+            check_blocks: 2,
+            timed_blocks: 4,
+            iterations: 3,
+        };
+        assert_eq!(harness.input_len(CheckSize::Check), 2 * 64 * 16);
+        assert_eq!(harness.launch_config(CheckSize::Timed).grid_dim, (4, 1, 1));
+        let input = harness.input(Input::Index, CheckSize::Check);
+        let Expected::Words(out) = harness.expected(&input, CheckSize::Check) else { panic!("words") };
+        let second_block = 64 * 16;
+        let sum: usize = want.iter().map(|w| second_block + w).sum();
+        assert_eq!(out[128 + 32 + 5], 3 * sum as u32, "block 1, warp 1, lane 5");
     }
 
     #[test]

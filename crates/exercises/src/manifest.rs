@@ -6,6 +6,7 @@ use std::{
     path::{Path, PathBuf},
 };
 
+use cuda_kernels::ncu::SharedFamily;
 use serde::{Deserialize, Serialize};
 
 /// Overrides where the exercises are read from.
@@ -72,6 +73,30 @@ pub enum Harness {
     /// `(words, out, n)`: each block writes the exclusive prefix sums (wrapping) of its own
     /// `2 * threads` words, starting again from 0; `n` is the number of words in all.
     Scan { block: [u32; 2], check_blocks: u32, timed_blocks: u32 },
+    /// `(words, out, iterations)`, or `(maps, out, iterations)` when the TMA fills the tile: each
+    /// block puts its 64 rows of `row_halves` 16-bit elements in shared memory, then warp w reads
+    /// rows 16w to 16w + 15 with one `ldmatrix.x4` per 16 x 16 block (lane l: row l % 16, 16-byte
+    /// chunk l / 16 of the block), and each thread writes `iterations` times the sum of the
+    /// registers it received. 4 warps.
+    LdmatrixTile {
+        block: [u32; 2],
+        row_halves: u32,
+        fill: TileFill,
+        check_blocks: u32,
+        timed_blocks: u32,
+        iterations: u32,
+    },
+}
+
+/// Who copies an `ldmatrix-tile` exercise's rows into shared memory.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum TileFill {
+    /// The threads, with 16-byte stores; the kernel takes the input's words.
+    Stores,
+    /// The TMA; the kernel takes a tensor map of the input per swizzle mode, by value
+    /// (`cuda_kernels::tensor_map::SwizzleMaps`).
+    Tma,
 }
 
 /// Input data: every input kind listed is checked.
@@ -122,6 +147,7 @@ impl Requirement {
 pub enum Measure {
     LoadWavefrontsPerRequest,
     StoreWavefrontsPerRequest,
+    MatrixLoadWavefrontsPerRequest,
     LoadWavefrontsVsReference,
     LoadInstructionsVsReference,
     SharedBytesPerBlock,
@@ -134,6 +160,7 @@ impl Measure {
         match self {
             Measure::LoadWavefrontsPerRequest => "shared load wavefronts per request",
             Measure::StoreWavefrontsPerRequest => "shared store wavefronts per request",
+            Measure::MatrixLoadWavefrontsPerRequest => "ldmatrix wavefronts per request",
             Measure::LoadWavefrontsVsReference => "shared load wavefronts vs the reference",
             Measure::LoadInstructionsVsReference => "shared load instructions vs the reference",
             Measure::SharedBytesPerBlock => "shared memory per block",
@@ -148,9 +175,16 @@ impl Measure {
             self,
             Measure::LoadWavefrontsPerRequest
                 | Measure::StoreWavefrontsPerRequest
+                | Measure::MatrixLoadWavefrontsPerRequest
                 | Measure::LoadWavefrontsVsReference
                 | Measure::LoadInstructionsVsReference
         )
+    }
+
+    /// The kind of instruction whose counters it reads, where ncu collects them only when asked
+    /// (`ldmatrix`'s).
+    pub fn extra_family(self) -> Option<SharedFamily> {
+        (self == Measure::MatrixLoadWavefrontsPerRequest).then_some(SharedFamily::Ldsm)
     }
 
     pub fn higher_is_better(self) -> bool {
@@ -171,7 +205,9 @@ impl Measure {
     pub fn format(self, value: f64) -> String {
         let number = lesson_kit::cells::format_ratio(value);
         match self {
-            Measure::LoadWavefrontsPerRequest | Measure::StoreWavefrontsPerRequest => number,
+            Measure::LoadWavefrontsPerRequest
+            | Measure::StoreWavefrontsPerRequest
+            | Measure::MatrixLoadWavefrontsPerRequest => number,
             Measure::SharedBytesPerBlock => format!("{number} B"),
             _ => format!("{number}x"),
         }
@@ -226,6 +262,18 @@ impl Manifest {
                 && ![1, 4, 16].contains(&element_bytes)
             {
                 return Err(invalid(format!("exercise `{id}`: element_bytes is {element_bytes}, not 1, 4 or 16")));
+            }
+            if let Harness::LdmatrixTile { block, row_halves, .. } = exercise.harness {
+                if block != [128, 1] {
+                    return Err(invalid(format!(
+                        "exercise `{id}`: an ldmatrix-tile block is 4 warps of 16 rows each: block = [128, 1], not {block:?}"
+                    )));
+                }
+                if row_halves % 16 != 0 || !(16..=128).contains(&row_halves) {
+                    return Err(invalid(format!(
+                        "exercise `{id}`: row_halves is {row_halves}: whole 16 x 16 blocks, 16 to 128 halves a row"
+                    )));
+                }
             }
             for requirement in &exercise.requirements {
                 let measure = requirement.measure;
@@ -341,6 +389,17 @@ fix = "f"
         let two_bytes = ONE.replace(r#"kind = "transpose", block = [32, 8], check_n = 64, timed_n = 64"#, columns);
         let error = write_manifest(&two_bytes).1.unwrap_err().to_string();
         assert!(error.ends_with("exercise `x`: element_bytes is 2, not 1, 4 or 16"), "{error}");
+        let tile = concat!(
+            r#"kind = "ldmatrix-tile", block = [256, 1], row_halves = 64, fill = "tma", "#,
+            "check_blocks = 1, timed_blocks = 1, iterations = 1",
+        );
+        let eight_warps = ONE.replace(r#"kind = "transpose", block = [32, 8], check_n = 64, timed_n = 64"#, tile);
+        let error = write_manifest(&eight_warps).1.unwrap_err().to_string();
+        assert!(error.ends_with("block = [128, 1], not [256, 1]"), "{error}");
+        let narrow = eight_warps.replace("[256, 1], row_halves = 64", "[128, 1], row_halves = 24");
+        let error = write_manifest(&narrow).1.unwrap_err().to_string();
+        assert!(error.ends_with("row_halves is 24: whole 16 x 16 blocks, 16 to 128 halves a row"), "{error}");
+        write_manifest(&narrow.replace("row_halves = 24", "row_halves = 32")).1.unwrap();
         let error = write_manifest(&ONE.replace("title", "titel")).1.unwrap_err().to_string();
         assert!(error.contains("unknown field `titel`"), "{error}");
     }

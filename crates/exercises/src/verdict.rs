@@ -1,6 +1,7 @@
 //! From what a check measured to a score, the reason for every lost point, and what to fix next.
 //! Needs no GPU: it only reads an [`CheckOutcome`].
 
+use cuda_kernels::ncu::SharedFamily;
 use serde::{Deserialize, Serialize};
 
 use crate::{
@@ -32,6 +33,9 @@ pub struct Verdict {
     pub correct: Option<bool>,
     pub load_wavefronts_per_request: Option<f64>,
     pub store_wavefronts_per_request: Option<f64>,
+    /// `ldmatrix`'s, where an exercise measures them.
+    #[serde(default)]
+    pub matrix_load_wavefronts_per_request: Option<f64>,
     pub time_vs_reference: Option<f64>,
     pub speedup_vs_starter: Option<f64>,
     pub shared_bytes: Option<u32>,
@@ -53,6 +57,7 @@ pub fn judge(exercise: &Exercise, outcome: &CheckOutcome) -> Verdict {
         correct: None,
         load_wavefronts_per_request: None,
         store_wavefronts_per_request: None,
+        matrix_load_wavefronts_per_request: None,
         time_vs_reference: None,
         speedup_vs_starter: None,
         shared_bytes: None,
@@ -171,6 +176,7 @@ fn judge_measurements(exercise: &Exercise, m: &SubmissionMeasurements, verdict: 
     if let Ok(pair) = &m.counters {
         verdict.load_wavefronts_per_request = pair.submission.load_wavefronts_per_request();
         verdict.store_wavefronts_per_request = pair.submission.store_wavefronts_per_request();
+        verdict.matrix_load_wavefronts_per_request = pair.submission.wavefronts_per_request(SharedFamily::Ldsm);
     }
     let mut by_clock = false;
     for requirement in &exercise.requirements {
@@ -251,6 +257,7 @@ fn reference_value(measure: Measure, m: &SubmissionMeasurements) -> Option<u64> 
     let reference = m.counters.as_ref().ok()?.reference;
     let count = match measure {
         Measure::StoreWavefrontsPerRequest => reference.store_instructions,
+        Measure::MatrixLoadWavefrontsPerRequest => reference.of(SharedFamily::Ldsm)?.1,
         _ => reference.load_instructions,
     };
     (count > 0).then_some(count)
@@ -263,6 +270,7 @@ fn value(measure: Measure, m: &SubmissionMeasurements) -> Option<f64> {
     match measure {
         Measure::LoadWavefrontsPerRequest => counters?.submission.load_wavefronts_per_request(),
         Measure::StoreWavefrontsPerRequest => counters?.submission.store_wavefronts_per_request(),
+        Measure::MatrixLoadWavefrontsPerRequest => counters?.submission.wavefronts_per_request(SharedFamily::Ldsm),
         Measure::LoadWavefrontsVsReference => {
             let c = counters?;
             ratio(c.submission.load_wavefronts, c.reference.load_wavefronts)
@@ -323,6 +331,34 @@ pub(crate) mod tests {
             [
                 "-30 shared load wavefronts per request: none (the kernel makes no such access; the reference does), needed ≤ 1"
             ]
+        );
+    }
+
+    #[test]
+    fn ldmatrix_requirements_read_the_matrix_load_counters() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../exercises");
+        let exercise = Manifest::load(&dir).unwrap().exercise("ldmatrix-swizzle").unwrap().clone();
+        // 4 ldmatrix.x4 of 8 (or 1) wavefronts a matrix; the row copy's stores at 4 wavefronts each.
+        let with_ldsm = |per_matrix: u64, executions: u64| {
+            let mut m = measured(0, 4, 1.0);
+            let pair = m.counters.as_mut().unwrap();
+            for counters in [&mut pair.submission, &mut pair.reference] {
+                (counters.load_wavefronts, counters.load_instructions) = (0, 0);
+                counters.matrix_and_async[0] = Some((4 * 4, 4));
+            }
+            pair.submission.matrix_and_async[0] = Some((4 * per_matrix * executions, executions));
+            (m.shared_bytes, m.starter_ms) = (8192, 100.0);
+            m
+        };
+        let swizzled = judge(&exercise, &CheckOutcome::Correct(Box::new(with_ldsm(1, 4))));
+        assert_eq!(swizzled.score, Some(100), "{:?}", swizzled.lost);
+        assert_eq!(swizzled.matrix_load_wavefronts_per_request, Some(4.0));
+        let conflicted = judge(&exercise, &CheckOutcome::Correct(Box::new(with_ldsm(8, 4))));
+        assert_eq!(conflicted.lost, ["-30 ldmatrix wavefronts per request: 32, needed ≤ 4"]);
+        let none = judge(&exercise, &CheckOutcome::Correct(Box::new(with_ldsm(1, 0))));
+        assert_eq!(
+            none.lost,
+            ["-30 ldmatrix wavefronts per request: none (the kernel makes no such access; the reference does), needed ≤ 4"]
         );
     }
 
