@@ -415,7 +415,10 @@ enum Buffers {
 enum WordsInput {
     Words(CudaSlice<u32>),
     /// A tensor map of the input's halves per swizzle mode; the maps point into `halves`.
-    TensorMaps { maps: SwizzleMaps, _halves: CudaSlice<u16> },
+    TensorMaps {
+        maps: Box<SwizzleMaps>,
+        _halves: CudaSlice<u16>,
+    },
 }
 
 impl WordsInput {
@@ -436,7 +439,7 @@ impl WordsInput {
             box_rows: LDMATRIX_TILE_ROWS as u32,
             swizzle: TmaSwizzle::None,
         };
-        Ok(WordsInput::TensorMaps { maps: gpu.tensor_maps_every_swizzle(&halves, shape)?, _halves: halves })
+        Ok(WordsInput::TensorMaps { maps: Box::new(gpu.tensor_maps_every_swizzle(&halves, shape)?), _halves: halves })
     }
 }
 
@@ -468,9 +471,11 @@ impl<'g> Run<'g> {
                 let input = WordsInput::tensor_maps(gpu, words, *row_halves)?;
                 Buffers::Words { input, out: words_out()?, scalar: *iterations }
             }
-            (Harness::Transpose { .. }, HostInput::Words(words)) => {
-                Buffers::Words { input: WordsInput::words(gpu, words)?, out: words_out()?, scalar: harness.extent(size) }
-            }
+            (Harness::Transpose { .. }, HostInput::Words(words)) => Buffers::Words {
+                input: WordsInput::words(gpu, words)?,
+                out: words_out()?,
+                scalar: harness.extent(size),
+            },
             (Harness::Scan { .. }, HostInput::Words(words)) => {
                 Buffers::Words { input: WordsInput::words(gpu, words)?, out: words_out()?, scalar: words.len() as u32 }
             }
@@ -524,7 +529,7 @@ impl<'g> Run<'g> {
                 launch.arg(&*words).arg(out).arg(&*scalar)
             }
             Buffers::Words { input: WordsInput::TensorMaps { maps, .. }, out, scalar } => {
-                launch.arg(&*maps).arg(out).arg(&*scalar)
+                launch.arg(&**maps).arg(out).arg(&*scalar)
             }
             Buffers::Gemm { a, b, c, n } => launch.arg(&*a).arg(&*b).arg(c).arg(&*n).arg(&*n).arg(&*n),
         };

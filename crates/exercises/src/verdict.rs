@@ -358,7 +358,9 @@ pub(crate) mod tests {
         let none = judge(&exercise, &CheckOutcome::Correct(Box::new(with_ldsm(1, 0))));
         assert_eq!(
             none.lost,
-            ["-30 ldmatrix wavefronts per request: none (the kernel makes no such access; the reference does), needed ≤ 4"]
+            [
+                "-30 ldmatrix wavefronts per request: none (the kernel makes no such access; the reference does), needed ≤ 4"
+            ]
         );
     }
 
