@@ -411,8 +411,9 @@ fn the_check_command_works_inside_its_sandbox_and_cannot_read_beside_it() {
         file: submission,
         name: "-resubmitted \"x\"\n".into(),
         result: Some(result.clone()),
-        reference_only: false,
+        launches: exercises::protocol::Launches::Both,
         gpu_lock: None,
+        known_reference: None,
     }
     .args();
     let secret = outside.path().join("secret");

@@ -17,7 +17,7 @@ use exercises::{
     grading::{self, Checker, Graded},
     last_check::{self, Standing},
     learner_file::{self, LearnerFile},
-    protocol::{self, ChildCommand, Role},
+    protocol::{self, ChildCommand, Launches, Role},
     sandbox, submissions, supervise,
     verdict::{Verdict, judge},
 };
@@ -130,6 +130,7 @@ fn checker(time_limit: u64) -> anyhow::Result<Checker> {
         memory_limit: grading::MEMORY_LIMIT,
         gpu_lock: None,
         device: None,
+        known_reference: Default::default(),
     })
 }
 
@@ -498,7 +499,10 @@ pub fn check_submission(args: &ChildArgs) -> anyhow::Result<ExitCode> {
     }
     supervise::end_with_supervisor();
     let (manifest, exercise, file) = child_file(&command)?;
-    let profile_with = command.profile().self_command().context("cannot find this program to profile it")?;
+    let profiler = check::Profiler {
+        command: command.profile(Launches::Both).self_command().context("cannot find this program to profile it")?,
+        known_reference: command.known_reference,
+    };
     let result = command.result.as_ref().expect("parse requires it of a check");
     let write = |outcome: &check::CheckOutcome| -> anyhow::Result<()> {
         // Written whole, then renamed: the supervisor never reads half a result.
@@ -513,7 +517,7 @@ pub fn check_submission(args: &ChildArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let turn = supervise::LockTurn::new(command.gpu_lock.clone(), work.join(protocol::GPU_TURN_MARKER));
-    let outcome = check::check(&manifest, &exercise, &file, &command.name, &profile_with, &provisional, &turn);
+    let outcome = check::check(&manifest, &exercise, &file, &command.name, &profiler, &provisional, &turn);
     write(&outcome)?;
     Ok(ExitCode::SUCCESS)
 }
@@ -524,7 +528,7 @@ pub fn profile_submission(args: &ChildArgs) -> anyhow::Result<ExitCode> {
     let (manifest, exercise, file) = child_file(&command)?;
     let work = command.file.parent().context("the submission's copy is in a folder of its own")?;
     let turn = supervise::LockTurn::new(command.gpu_lock.clone(), work.join(protocol::GPU_TURN_MARKER));
-    check::profile_target(&manifest, &exercise, &file, &command.name, command.reference_only, &turn)
+    check::profile_target(&manifest, &exercise, &file, &command.name, command.launches, &turn)
         .map_err(anyhow::Error::msg)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -18,6 +18,7 @@ use crate::{
     harness::{CheckSize, Expectation, HostInput, Run, compare},
     learner_file::LearnerFile,
     manifest::{Exercise, Input, Manifest},
+    protocol::Launches,
     supervise::GpuTurn,
 };
 
@@ -138,8 +139,15 @@ fn compile_text(gpu: &Gpu, shown: &str, text: &str, entry: &str) -> Result<CudaF
     gpu.function_from_text(shown, &expanded, entry)
 }
 
-/// Checks `file` (shown as `shown` in messages). `profile_with` restarts this program so that
-/// it runs [`profile_target`] under Nsight Compute. `provisional` is told the outcome to stand if
+/// How a check profiles: `command` restarts this program so that it runs [`profile_target`]
+/// under Nsight Compute, both kernels; where `known_reference` holds the reference's counters
+/// from an earlier check, only the submission is profiled.
+pub struct Profiler {
+    pub command: SelfCommand,
+    pub known_reference: Option<SharedCounters>,
+}
+
+/// Checks `file` (shown as `shown` in messages), profiled by `profiler`. `provisional` is told the outcome to stand if
 /// the check goes no further: [`CheckOutcome::CorrectUnmeasured`] once the output is right.
 /// What needs only the CPU (compiling, the timed input and its answer) is done before this check
 /// takes its `turn` on the GPU, and reading ncu's report after; the profiled child takes a turn
@@ -149,10 +157,11 @@ pub fn check(
     exercise: &Exercise,
     file: &LearnerFile,
     shown: &str,
-    profile_with: &SelfCommand,
+    profiler: &Profiler,
     provisional: &dyn Fn(&CheckOutcome),
     turn: &dyn GpuTurn,
 ) -> CheckOutcome {
+    let (profile_with, known_reference) = (&profiler.command, profiler.known_reference);
     let gpu = match Gpu::open() {
         Ok(gpu) => gpu,
         Err(why) => return CheckOutcome::CouldNotCheck { reason: why.to_string() },
@@ -200,9 +209,12 @@ pub fn check(
     turn.end();
     let counted = exercise.requirements.iter().any(|r| r.measure.needs_counters());
     // ncu's messages name this program's path: scrubbed before they reach a report.
-    let (counters, profile_failed) = match counters(exercise, profile_with).map_err(|why| diagnostics::scrub(&why)) {
+    let measured = counters(exercise, profile_with, known_reference).map_err(|why| diagnostics::scrub(&why));
+    let (counters, profile_failed) = match measured {
         Ok(pair) => (Ok(pair), None),
-        Err(why) if counted && reference_profiles(exercise, profile_with) => (Err(why.clone()), Some(why)),
+        Err(why) if counted && (known_reference.is_some() || reference_profiles(exercise, profile_with)) => {
+            (Err(why.clone()), Some(why))
+        }
         Err(why) => (Err(why), None),
     };
     match timed {
@@ -224,33 +236,39 @@ pub fn check(
     }
 }
 
-/// Reference and submission under Nsight Compute, when a requirement asks for counters.
-fn counters(exercise: &Exercise, profile_with: &SelfCommand) -> Result<CounterPair, String> {
+/// Reference and submission under Nsight Compute, when a requirement asks for counters: the
+/// submission alone where the reference's are `known`.
+fn counters(
+    exercise: &Exercise,
+    profile_with: &SelfCommand,
+    known: Option<SharedCounters>,
+) -> Result<CounterPair, String> {
     if !exercise.requirements.iter().any(|r| r.measure.needs_counters()) {
         return Err("no requirement of this exercise needs them".into());
     }
     let ncu = Ncu::find().map_err(|e| e.to_string())?;
-    let launches = ncu.profile_totals(profile_with, &extra_families(exercise)).map_err(|e| e.to_string())?;
+    let launches = if known.is_some() { Launches::Submission } else { Launches::Both };
+    let profiled =
+        ncu.profile_totals(&launches.of(profile_with), &extra_families(exercise)).map_err(|e| e.to_string())?;
     let shared: Vec<SharedCounters> =
-        launches.iter().filter(|l| l.kernel == exercise.entry).filter_map(|l| l.shared()).collect();
-    match shared[..] {
-        [reference, submission] => Ok(CounterPair { submission, reference }),
+        profiled.iter().filter(|l| l.kernel == exercise.entry).filter_map(|l| l.shared()).collect();
+    match (known, &shared[..]) {
+        (None, &[reference, submission]) => Ok(CounterPair { submission, reference }),
+        (Some(reference), &[submission]) => Ok(CounterPair { submission, reference }),
         _ => Err(format!(
-            "ncu reported {} launches of `{}`, expected 2 (reference, submission)",
+            "ncu reported {} launches of `{}`, expected {}",
             shared.len(),
-            exercise.entry
+            exercise.entry,
+            if known.is_some() { "1 (the submission)" } else { "2 (reference, submission)" }
         )),
     }
 }
 
 /// Whether the reference alone profiles (after a failed profile of both): then the failure was
-/// the submission's. The profiling command is `profile_with` told to launch the reference only
-/// (its last argument, see [`PROFILE_REFERENCE_ONLY`]).
+/// the submission's.
 fn reference_profiles(exercise: &Exercise, profile_with: &SelfCommand) -> bool {
     let Ok(ncu) = Ncu::find() else { return false };
-    let mut alone = profile_with.clone();
-    alone.args.push(PROFILE_REFERENCE_ONLY.into());
-    ncu.profile_totals(&alone, &extra_families(exercise)).is_ok_and(|launches| {
+    ncu.profile_totals(&Launches::Reference.of(profile_with), &extra_families(exercise)).is_ok_and(|launches| {
         launches.iter().filter(|l| l.kernel == exercise.entry).filter_map(|l| l.shared()).count() == 1
     })
 }
@@ -260,26 +278,24 @@ fn extra_families(exercise: &Exercise) -> Vec<SharedFamily> {
     exercise.requirements.iter().filter_map(|r| r.measure.extra_family()).collect()
 }
 
-/// The argument that makes the profiled side launch the reference alone.
-pub const PROFILE_REFERENCE_ONLY: &str = "--only=reference";
-
-/// The profiled side of [`counters`]: the reference, then the submission, once each (the
-/// reference alone when `reference_only`), the launches in this process's own `turn` on the GPU.
+/// The profiled side of [`counters`]: the reference, then the submission, once each (or only
+/// the one `launches` names), the launches in this process's own `turn` on the GPU.
 pub fn profile_target(
     manifest: &Manifest,
     exercise: &Exercise,
     file: &LearnerFile,
     shown: &str,
-    reference_only: bool,
+    launches: Launches,
     turn: &dyn GpuTurn,
 ) -> Result<(), String> {
     let gpu = Gpu::open().map_err(|e| e.to_string())?;
     let kernels = compile(&gpu, manifest, exercise, file, shown).map_err(|outcome| format!("{outcome:?}"))?;
     let data = exercise.harness.input(Input::Random, CheckSize::Check);
     turn.take().map_err(|why| format!("cannot take the GPU in turn: {why}"))?;
-    let functions = match reference_only {
-        true => vec![&kernels.reference],
-        false => vec![&kernels.reference, &kernels.submission],
+    let functions = match launches {
+        Launches::Both => vec![&kernels.reference, &kernels.submission],
+        Launches::Reference => vec![&kernels.reference],
+        Launches::Submission => vec![&kernels.submission],
     };
     for function in functions {
         let mut run =

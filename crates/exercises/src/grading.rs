@@ -6,16 +6,18 @@ use std::{
     fs,
     io::{self, Write},
     path::{Path, PathBuf},
+    sync::Mutex,
     time::Duration,
 };
 
+use cuda_kernels::ncu::SharedCounters;
 use serde::{Deserialize, Serialize};
 
 use crate::{
     check::CheckOutcome,
     learner_file::{self, LearnerFile},
     manifest::{Exercise, MAX_SCORE, Measure},
-    protocol::{ChildCommand, Role},
+    protocol::{ChildCommand, Launches, Role},
     submissions::Entry,
     supervise,
     verdict::{Verdict, judge},
@@ -68,15 +70,24 @@ pub struct Checker {
     pub gpu_lock: Option<(PathBuf, Duration)>,
     /// The GPU the check runs on (`CUDA_VISIBLE_DEVICES`), where several are used.
     pub device: Option<String>,
+    /// The reference solution's counters, once a check has measured them: later checks profile
+    /// only their submission (half the profiled launches, which hold the GPU).
+    pub known_reference: Mutex<Option<SharedCounters>>,
 }
 
 impl Checker {
     /// Checks `file` (shown as `shown`) in a child process killed at the time limit.
     pub fn check(&self, exercise: &Exercise, file: &LearnerFile, shown: &str) -> CheckOutcome {
-        match self.try_check(exercise, file, shown) {
+        let outcome = match self.try_check(exercise, file, shown) {
             Ok(outcome) => outcome,
             Err(error) => CheckOutcome::CouldNotCheck { reason: format!("cannot run the check process: {error}") },
+        };
+        if let CheckOutcome::Correct(measured) = &outcome
+            && let Ok(pair) = &measured.counters
+        {
+            self.known_reference.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).get_or_insert(pair.reference);
         }
+        outcome
     }
 
     fn try_check(&self, exercise: &Exercise, file: &LearnerFile, shown: &str) -> io::Result<CheckOutcome> {
@@ -93,8 +104,9 @@ impl Checker {
             file: copy,
             name: shown.to_owned(),
             result: Some(result.clone()),
-            reference_only: false,
+            launches: Launches::Both,
             gpu_lock: self.gpu_lock.as_ref().map(|(lock, _)| lock.clone()),
+            known_reference: *self.known_reference.lock().unwrap_or_else(|poisoned| poisoned.into_inner()),
         };
         let mut command = std::process::Command::new(&self.program);
         command.args(&self.leading_args).args(child.args()).current_dir(work.path());
@@ -601,7 +613,33 @@ mod tests {
             memory_limit: MEMORY_LIMIT,
             gpu_lock: None,
             device: None,
+            known_reference: Mutex::new(None),
         }
+    }
+
+    #[test]
+    fn after_one_measured_check_the_next_profile_only_their_submission() {
+        let (exercise, file) = (transpose(), LearnerFile { text: "x".into(), region: (1, 1) });
+        // The check process answers with 1 wavefront per load, or 2 when told the reference's counters.
+        let answer = |load| {
+            let mut measured = crate::verdict::tests::measured(load, 1, 1.0);
+            measured.counters.as_mut().unwrap().reference.load_wavefronts = 64;
+            serde_json::to_string(&CheckOutcome::Correct(Box::new(measured))).unwrap()
+        };
+        let script = format!(
+            r#"known=no; while [ $# -gt 0 ]; do case $1 in --result=*) r=${{1#--result=}};; --reference-counters=*) known=yes;; esac; shift; done
+            if [ $known = yes ]; then echo '{}' > "$r"; else echo '{}' > "$r"; fi"#,
+            answer(2),
+            answer(1)
+        );
+        let checker = shell_checker(&script, 60);
+        let load_wavefronts = |outcome: CheckOutcome| match outcome {
+            CheckOutcome::Correct(m) => m.counters.unwrap().submission.load_wavefronts,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(load_wavefronts(checker.check(&exercise, &file, "a.cu")), 32, "the first profiles both");
+        assert_eq!(checker.known_reference.lock().unwrap().map(|c| c.load_wavefronts), Some(64));
+        assert_eq!(load_wavefronts(checker.check(&exercise, &file, "b.cu")), 64, "the second is told the reference's");
     }
 
     #[test]

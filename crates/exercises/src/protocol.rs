@@ -10,7 +10,7 @@ use std::{
     path::PathBuf,
 };
 
-use cuda_kernels::ncu::SelfCommand;
+use cuda_kernels::ncu::{SelfCommand, SharedCounters};
 
 /// Which hidden command.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -19,6 +19,33 @@ pub enum Role {
     Check,
     /// `__profile-submission`: launch the reference and the submission once each, under ncu.
     Profile,
+}
+
+/// Which kernels the profile command launches (`--only=`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Launches {
+    Both,
+    /// `--only=reference`: whether a failed profile was the submission's doing.
+    Reference,
+    /// `--only=submission`: where the reference's counters are known already.
+    Submission,
+}
+
+impl Launches {
+    fn value(self) -> Option<&'static str> {
+        match self {
+            Launches::Both => None,
+            Launches::Reference => Some("reference"),
+            Launches::Submission => Some("submission"),
+        }
+    }
+
+    /// `profile_with` (a profile command of both kernels) made to launch these.
+    pub fn of(self, profile_with: &SelfCommand) -> SelfCommand {
+        let mut command = profile_with.clone();
+        command.args.extend(self.value().map(|only| OsString::from(format!("--only={only}"))));
+        command
+    }
 }
 
 impl Role {
@@ -41,9 +68,12 @@ pub struct ChildCommand {
     pub name: String,
     /// Where the check writes its outcome (the check command only).
     pub result: Option<PathBuf>,
-    /// Profile the reference alone (`--only=reference`, the profile command only): whether a
-    /// failed profile was the submission's doing.
-    pub reference_only: bool,
+    /// Which kernels to launch (the profile command only).
+    pub launches: Launches,
+    /// The reference solution's counters, where an earlier check on this GPU measured them
+    /// (`--reference-counters=JSON`, the check command only): then only the submission is
+    /// profiled. Exact counters are the same in every run.
+    pub known_reference: Option<SharedCounters>,
     /// A lock file to hold while the check uses the GPU (`--gpu-lock=PATH`): checks that run side
     /// by side compile at once and take the GPU in turn, their profiled launches too.
     pub gpu_lock: Option<PathBuf>,
@@ -52,7 +82,7 @@ pub struct ChildCommand {
 /// The file a check writes in its folder once it holds the GPU lock: its time limit runs from then.
 pub const GPU_TURN_MARKER: &str = "gpu-turn";
 
-const KEYS: [&str; 6] = ["exercise", "file", "name", "result", "only", "gpu-lock"];
+const KEYS: [&str; 7] = ["exercise", "file", "name", "result", "only", "gpu-lock", "reference-counters"];
 
 impl ChildCommand {
     /// The arguments that start this command: its name, then one `--key=VALUE` per value.
@@ -71,18 +101,20 @@ impl ChildCommand {
         if let Some(result) = &self.result {
             args.push(pair("result", result.as_os_str()));
         }
-        if self.reference_only {
-            args.push(crate::check::PROFILE_REFERENCE_ONLY.into());
-        }
+        args.extend(self.launches.value().map(|only| pair("only", OsStr::new(only))));
         if let Some(lock) = &self.gpu_lock {
             args.push(pair("gpu-lock", lock.as_os_str()));
+        }
+        if let Some(counters) = &self.known_reference {
+            let json = serde_json::to_string(counters).expect("counters are plain numbers");
+            args.push(pair("reference-counters", OsStr::new(&json)));
         }
         args
     }
 
     /// Reads the values of `role`'s command back from `args` (what follows the command's name).
     pub fn parse(role: Role, args: &[OsString]) -> Result<ChildCommand, String> {
-        let mut values: [Option<OsString>; 6] = Default::default();
+        let mut values: [Option<OsString>; 7] = Default::default();
         for arg in args {
             let bytes = arg.as_bytes();
             let (key, value) = bytes
@@ -97,18 +129,29 @@ impl ChildCommand {
                 return Err(format!("{}: --{} given twice", role.command(), KEYS[slot]));
             }
         }
-        let [exercise, file, name, result, only, gpu_lock] = values;
+        let [exercise, file, name, result, only, gpu_lock, reference_counters] = values;
         let gpu_lock = gpu_lock.map(PathBuf::from);
-        let reference_only = match only.as_deref().map(OsStr::as_bytes) {
-            None => false,
-            Some(b"reference") if role == Role::Profile => true,
+        let launches = match only.as_deref().map(OsStr::as_bytes) {
+            None => Launches::Both,
+            Some(b"reference") if role == Role::Profile => Launches::Reference,
+            Some(b"submission") if role == Role::Profile => Launches::Submission,
             Some(other) => {
                 return Err(format!(
-                    "{}: --only={} is not known (the profile command takes --only=reference)",
+                    "{}: --only={} is not known (the profile command takes --only=reference or --only=submission)",
                     role.command(),
                     String::from_utf8_lossy(other)
                 ));
             }
+        };
+        let known_reference = match reference_counters {
+            None => None,
+            Some(_) if role == Role::Profile => {
+                return Err(format!("{}: --reference-counters is the check command's", role.command()));
+            }
+            Some(json) => Some(
+                serde_json::from_slice(json.as_bytes())
+                    .map_err(|e| format!("{}: --reference-counters is not counters: {e}", role.command()))?,
+            ),
         };
         let text = |value: Option<OsString>, key: &str| {
             value
@@ -123,13 +166,13 @@ impl ChildCommand {
         if role == Role::Check && result.is_none() {
             return Err(format!("{}: --result=... names where the outcome goes", role.command()));
         }
-        Ok(ChildCommand { role, exercise, file, name, result, reference_only, gpu_lock })
+        Ok(ChildCommand { role, exercise, file, name, result, launches, gpu_lock, known_reference })
     }
 
-    /// The profiling command a check starts under Nsight Compute: the same file, name and GPU
-    /// lock (its launches take a turn of their own).
-    pub fn profile(&self) -> ChildCommand {
-        ChildCommand { role: Role::Profile, result: None, reference_only: false, ..self.clone() }
+    /// The profiling command a check starts under Nsight Compute, launching `launches`: the same
+    /// file, name and GPU lock (its launches take a turn of their own).
+    pub fn profile(&self, launches: Launches) -> ChildCommand {
+        ChildCommand { role: Role::Profile, result: None, launches, known_reference: None, ..self.clone() }
     }
 
     /// This command as a restart of the running program.
@@ -151,20 +194,35 @@ mod tests {
                 file: PathBuf::from("/tmp/x/-rf/submission.cu"),
                 name: name.into(),
                 result: Some("/tmp/x/result.json".into()),
-                reference_only: false,
+                launches: Launches::Both,
                 gpu_lock: Some("/tmp/grades/.gpu-lock".into()),
+                known_reference: None,
             };
             let args = command.args();
             assert_eq!(args[0], "__check-submission");
             assert!(args[1..].iter().all(|a| a.as_bytes().starts_with(b"--")), "{args:?}");
             assert_eq!(ChildCommand::parse(Role::Check, &args[1..]), Ok(command.clone()), "{name:?}");
-            let profile = command.profile();
+            let profile = command.profile(Launches::Both);
             assert_eq!(profile.args()[0], "__profile-submission");
             assert_eq!(ChildCommand::parse(Role::Profile, &profile.args()[1..]), Ok(profile.clone()));
-            let alone = ChildCommand { reference_only: true, ..profile };
-            assert!(alone.args().iter().any(|a| a == "--only=reference"));
-            assert_eq!(alone.gpu_lock, command.gpu_lock, "the profiled launches take their turn on the same lock");
-            assert_eq!(ChildCommand::parse(Role::Profile, &alone.args()[1..]), Ok(alone));
+            for (launches, arg) in
+                [(Launches::Reference, "--only=reference"), (Launches::Submission, "--only=submission")]
+            {
+                let alone = command.profile(launches);
+                assert!(alone.args().iter().any(|a| a == arg));
+                assert_eq!(alone.gpu_lock, command.gpu_lock, "the profiled launches take their turn on the same lock");
+                assert_eq!(ChildCommand::parse(Role::Profile, &alone.args()[1..]), Ok(alone));
+            }
+            let counters = SharedCounters {
+                load_wavefronts: 64,
+                load_instructions: 32,
+                store_wavefronts: 32,
+                store_instructions: 32,
+                matrix_and_async: [Some((16, 4)), None, None],
+            };
+            let known = ChildCommand { known_reference: Some(counters), ..command.clone() };
+            assert_eq!(ChildCommand::parse(Role::Check, &known.args()[1..]), Ok(known.clone()));
+            assert_eq!(known.profile(Launches::Submission).known_reference, None, "the profiled side needs none");
         }
     }
 
@@ -176,7 +234,7 @@ mod tests {
         assert_eq!(parse(&["--exercise", "x"]), "__check-submission: expected --KEY=VALUE, got \"--exercise\"");
         assert_eq!(
             parse(&["--colour=x"]),
-            "__check-submission: unknown key in \"--colour=x\" (known: exercise, file, name, result, only, gpu-lock)"
+            "__check-submission: unknown key in \"--colour=x\" (known: exercise, file, name, result, only, gpu-lock, reference-counters)"
         );
         assert_eq!(parse(&["--name=a", "--name=b"]), "__check-submission: --name given twice");
         assert_eq!(
@@ -185,5 +243,6 @@ mod tests {
         );
         assert_eq!(parse(&["--file=f", "--name=n"]), "__check-submission: --exercise=... is missing");
         assert!(parse(&["--only=reference"]).contains("--only=reference is not known"), "a check profiles both");
+        assert!(parse(&["--reference-counters={}"]).contains("--reference-counters is not counters"));
     }
 }
