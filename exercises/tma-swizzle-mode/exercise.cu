@@ -60,11 +60,14 @@ extern "C" __global__ void tma_tile_sums(const __grid_constant__ SwizzleMaps map
     const unsigned lane = threadIdx.x % 32, row = threadIdx.x / 32 * 16 + lane % 16;
     unsigned sum = 0;
     for (unsigned i = 0; i < iterations; ++i) {
+        // The pass's fragments, hashed in order: a chunk read from the wrong place changes it.
+        unsigned pass = 0;
         for (unsigned block = 0; block < ROW_BYTES / 32; ++block) {
             unsigned r[4];
             ldmatrix_x4(r, base + tile_offset(row, block * 32 + lane / 16 * 16));
-            sum += r[0] + r[1] + r[2] + r[3];
+            for (unsigned q = 0; q < 4; ++q) pass = pass * 31 + r[q];
         }
+        sum += pass;
         pass_barrier();
     }
     out[blockIdx.x * blockDim.x + threadIdx.x] = sum;

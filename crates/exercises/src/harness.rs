@@ -187,8 +187,7 @@ impl Harness {
                 let out = (0..self.output_len(size)).map(|index| {
                     let (block, thread) = (index / threads, index % threads);
                     let tile = &words[block * LDMATRIX_TILE_ROWS * row_words..];
-                    ldmatrix_x4_words(thread / 32, thread % 32, row_words)
-                        .fold(0u32, |s, word| s.wrapping_add(tile[word]))
+                    ldmatrix_pass_hash(ldmatrix_x4_words(thread / 32, thread % 32, row_words).map(|word| tile[word]))
                         .wrapping_mul(iterations)
                 });
                 Expected::Words(out.collect())
@@ -208,6 +207,13 @@ fn ldmatrix_x4_words(warp: usize, lane: usize, row_words: usize) -> impl Iterato
             row * row_words + 8 * block + 4 * (i / 2) + lane % 4
         })
     })
+}
+
+/// What a thread of an `ldmatrix-tile` kernel adds up each pass: the registers it received, in
+/// order, hashed as `h = 31 h + r`. A sum would not see a chunk read from another place in its
+/// row (each thread receives a word of every chunk of its two rows); the hash does.
+fn ldmatrix_pass_hash(registers: impl Iterator<Item = u32>) -> u32 {
+    registers.fold(0u32, |hash, register| hash.wrapping_mul(31).wrapping_add(register))
 }
 
 /// `Err` says where the output first differs (words) or by how much (floats).
@@ -633,8 +639,24 @@ mod tests {
         let input = harness.input(Input::Index, CheckSize::Check);
         let Expected::Words(out) = harness.expected(&input, CheckSize::Check) else { panic!("words") };
         let second_block = 64 * 16;
-        let sum: usize = want.iter().map(|w| second_block + w).sum();
-        assert_eq!(out[128 + 32 + 5], 3 * sum as u32, "block 1, warp 1, lane 5");
+        let hash = want.iter().fold(0u32, |h, w| h.wrapping_mul(31).wrapping_add((second_block + w) as u32));
+        assert_eq!(out[128 + 32 + 5], hash.wrapping_mul(3), "block 1, warp 1, lane 5");
+    }
+
+    #[test]
+    fn a_chunk_read_from_another_place_in_its_row_changes_the_output() {
+        // Lane 5 of warp 1 again, rows of 32 halves (16 words, 4 chunks); reads that swap chunks 0
+        // and 2 of every row, as a read with the wrong swizzle would, get the same words in
+        // another order: their sum is the same, their hash is not.
+        let swap = |word: usize| match (word % 16) / 4 {
+            0 | 2 => word ^ 8,
+            _ => word,
+        };
+        let right: Vec<u32> = ldmatrix_x4_words(1, 5, 16).map(|w| w as u32).collect();
+        let wrong: Vec<u32> = ldmatrix_x4_words(1, 5, 16).map(|w| swap(w) as u32).collect();
+        assert_ne!(right, wrong);
+        assert_eq!(right.iter().sum::<u32>(), wrong.iter().sum::<u32>(), "a sum cannot tell");
+        assert_ne!(ldmatrix_pass_hash(right.into_iter()), ldmatrix_pass_hash(wrong.into_iter()));
     }
 
     #[test]

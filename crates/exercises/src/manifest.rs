@@ -76,8 +76,8 @@ pub enum Harness {
     /// `(words, out, iterations)`, or `(maps, out, iterations)` when the TMA fills the tile: each
     /// block puts its 64 rows of `row_halves` 16-bit elements in shared memory, then warp w reads
     /// rows 16w to 16w + 15 with one `ldmatrix.x4` per 16 x 16 block (lane l: row l % 16, 16-byte
-    /// chunk l / 16 of the block), and each thread writes `iterations` times the sum of the
-    /// registers it received. 4 warps.
+    /// chunk l / 16 of the block), and each thread writes the sum over `iterations` passes of the
+    /// registers it received in a pass, hashed in order (`h = 31 h + r`). 4 warps.
     LdmatrixTile {
         block: [u32; 2],
         row_halves: u32,
