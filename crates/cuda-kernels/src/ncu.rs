@@ -204,10 +204,10 @@ impl SharedCounters {
 
     /// Wavefronts per load instruction, `None` when the kernel executed no shared load.
     pub fn load_wavefronts_per_request(&self) -> Option<f64> {
-        per_request(self.load_wavefronts, self.load_instructions)
+        self.wavefronts_per_request(SharedFamily::Lds)
     }
     pub fn store_wavefronts_per_request(&self) -> Option<f64> {
-        per_request(self.store_wavefronts, self.store_instructions)
+        self.wavefronts_per_request(SharedFamily::Sts)
     }
 }
 

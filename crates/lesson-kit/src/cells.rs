@@ -33,8 +33,7 @@ pub fn counter_cells<S>(measured: &TimedRun<S>, op: Op) -> [Styled; 2] {
 /// Cells for "predicted | measured" wavefronts per request of one kind of machine instruction
 /// (ldmatrix, cp.async, ...): the model's, then ncu's, ticked when every access reconciled.
 pub fn family_cells<S>(measured: &TimedRun<S>, family: SharedFamily) -> [Styled; 2] {
-    let (wavefronts, instructions) = measured.run.predicted_family(family);
-    let predicted = (instructions > 0).then(|| wavefronts as f64 / instructions as f64);
+    let predicted = measured.run.predicted_family_per_request(family);
     let format = |v: Option<f64>| v.map_or("-".to_owned(), format_ratio);
     let measured_cell = match &measured.counters {
         None => "n/a".into(),
@@ -75,13 +74,13 @@ pub fn median_ms<S>(results: &[TimedRun<S>], matches: impl Fn(&S) -> bool) -> Op
     results.iter().find(|m| matches(&m.run.spec)).map(|m| m.timing.median_ms)
 }
 
-/// `2`, `2.5`, `1.03`: short and exact where the value is whole.
 /// "A took 1.5x as long as B.", when both runs of `ratio` were measured.
 pub fn time_ratio_sentence<S>(ratio: &TimeRatio, results: &[TimedRun<S>]) -> Option<String> {
     let figure = ratio.figure(results)?;
     Some(format!("{} took {}x as long as {}.", ratio.numerator, format_ratio(figure.value), ratio.denominator))
 }
 
+/// `2`, `2.5`, `1.03`: short and exact where the value is whole.
 pub fn format_ratio(value: f64) -> String {
     if (value - value.round()).abs() < 1e-9 { format!("{}", value.round()) } else { format!("{value:.2}") }
 }

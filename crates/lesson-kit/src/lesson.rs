@@ -90,20 +90,22 @@ pub struct KernelRun<S> {
 }
 
 impl<S> KernelRun<S> {
-    /// Declared (wavefronts, instructions) for loads or stores.
-    pub fn predicted(&self, op: Op) -> (u64, u64) {
+    /// Declared (wavefronts, instructions) of the accesses whose op is `kept`.
+    fn declared(&self, kept: impl Fn(Op) -> bool) -> (u64, u64) {
         self.accesses
             .iter()
-            .filter(|a| a.request.op == op)
+            .filter(|a| kept(a.request.op))
             .fold((0, 0), |(w, i), a| (w + a.executions * a.request.analyze().wavefronts as u64, i + a.executions))
+    }
+
+    /// Declared (wavefronts, instructions) for loads or stores.
+    pub fn predicted(&self, op: Op) -> (u64, u64) {
+        self.declared(|o| o == op)
     }
 
     /// Declared (wavefronts, instructions) of one kind of machine instruction.
     pub fn predicted_family(&self, family: SharedFamily) -> (u64, u64) {
-        self.accesses
-            .iter()
-            .filter(|a| family_of(a.request.op) == family)
-            .fold((0, 0), |(w, i), a| (w + a.executions * a.request.analyze().wavefronts as u64, i + a.executions))
+        self.declared(|o| family_of(o) == family)
     }
 
     /// The kinds of machine instruction the run declares.
@@ -118,9 +120,17 @@ impl<S> KernelRun<S> {
 
     /// Declared wavefronts per instruction for `op`, `None` when the kernel declares none.
     pub fn predicted_per_request(&self, op: Op) -> Option<f64> {
-        let (wavefronts, instructions) = self.predicted(op);
-        (instructions > 0).then(|| wavefronts as f64 / instructions as f64)
+        per_request(self.predicted(op))
     }
+
+    /// Declared wavefronts per instruction of `family`, `None` when the kernel declares none.
+    pub fn predicted_family_per_request(&self, family: SharedFamily) -> Option<f64> {
+        per_request(self.predicted_family(family))
+    }
+}
+
+fn per_request((wavefronts, instructions): (u64, u64)) -> Option<f64> {
+    (instructions > 0).then(|| wavefronts as f64 / instructions as f64)
 }
 
 /// The machine instruction an access of `op` compiles to, as ncu counts it.
