@@ -248,8 +248,7 @@ fn counters(
     }
     let ncu = Ncu::find().map_err(|e| e.to_string())?;
     let launches = if known.is_some() { Launches::Submission } else { Launches::Both };
-    let profiled =
-        ncu.profile_totals(&launches.of(profile_with), &extra_families(exercise)).map_err(|e| e.to_string())?;
+    let profiled = ncu.profile_totals(&launches.of(profile_with), &families(exercise)).map_err(|e| e.to_string())?;
     let shared: Vec<SharedCounters> =
         profiled.iter().filter(|l| l.kernel == exercise.entry).filter_map(|l| l.shared()).collect();
     match (known, &shared[..]) {
@@ -268,14 +267,15 @@ fn counters(
 /// the submission's.
 fn reference_profiles(exercise: &Exercise, profile_with: &SelfCommand) -> bool {
     let Ok(ncu) = Ncu::find() else { return false };
-    ncu.profile_totals(&Launches::Reference.of(profile_with), &extra_families(exercise)).is_ok_and(|launches| {
+    ncu.profile_totals(&Launches::Reference.of(profile_with), &families(exercise)).is_ok_and(|launches| {
         launches.iter().filter(|l| l.kernel == exercise.entry).filter_map(|l| l.shared()).count() == 1
     })
 }
 
-/// The kinds of instruction beyond loads and stores whose counters the requirements read.
-fn extra_families(exercise: &Exercise) -> Vec<SharedFamily> {
-    exercise.requirements.iter().filter_map(|r| r.measure.extra_family()).collect()
+/// The kinds of instruction whose counters the requirements read (ncu collects loads' and
+/// stores' always, the others when named).
+fn families(exercise: &Exercise) -> Vec<SharedFamily> {
+    exercise.requirements.iter().filter_map(|r| r.measure.family()).collect()
 }
 
 /// The profiled side of [`counters`]: the reference, then the submission, once each (or only
@@ -289,15 +289,22 @@ pub fn profile_target(
     turn: &dyn GpuTurn,
 ) -> Result<(), String> {
     let gpu = Gpu::open().map_err(|e| e.to_string())?;
-    let kernels = compile(&gpu, manifest, exercise, file, shown).map_err(|outcome| format!("{outcome:?}"))?;
+    // Only what it launches is compiled.
+    let functions = match launches {
+        Launches::Both => {
+            let kernels = compile(&gpu, manifest, exercise, file, shown).map_err(|outcome| format!("{outcome:?}"))?;
+            vec![kernels.reference, kernels.submission]
+        }
+        Launches::Reference => {
+            vec![compile_file(&gpu, manifest, &exercise.solution, &exercise.entry).map_err(|e| e.to_string())?]
+        }
+        Launches::Submission => {
+            vec![compile_text(&gpu, PROGRAM_NAME, &file.text, &exercise.entry).map_err(|e| e.to_string())?]
+        }
+    };
     let data = exercise.harness.input(Input::Random, CheckSize::Check);
     turn.take().map_err(|why| format!("cannot take the GPU in turn: {why}"))?;
-    let functions = match launches {
-        Launches::Both => vec![&kernels.reference, &kernels.submission],
-        Launches::Reference => vec![&kernels.reference],
-        Launches::Submission => vec![&kernels.submission],
-    };
-    for function in functions {
+    for function in &functions {
         let mut run =
             Run::new(&gpu, function, &exercise.harness, CheckSize::Check, &data).map_err(|e| e.to_string())?;
         run.launch().map_err(|e| e.to_string())?;

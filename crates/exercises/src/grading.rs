@@ -85,9 +85,14 @@ impl Checker {
         if let CheckOutcome::Correct(measured) = &outcome
             && let Ok(pair) = &measured.counters
         {
-            self.known_reference.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).get_or_insert(pair.reference);
+            self.known_reference().get_or_insert(pair.reference);
         }
         outcome
+    }
+
+    /// The reference's counters, once known (a check that panicked holding the lock left them whole).
+    fn known_reference(&self) -> std::sync::MutexGuard<'_, Option<SharedCounters>> {
+        self.known_reference.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     fn try_check(&self, exercise: &Exercise, file: &LearnerFile, shown: &str) -> io::Result<CheckOutcome> {
@@ -106,7 +111,7 @@ impl Checker {
             result: Some(result.clone()),
             launches: Launches::Both,
             gpu_lock: self.gpu_lock.as_ref().map(|(lock, _)| lock.clone()),
-            known_reference: *self.known_reference.lock().unwrap_or_else(|poisoned| poisoned.into_inner()),
+            known_reference: *self.known_reference(),
         };
         let mut command = std::process::Command::new(&self.program);
         command.args(&self.leading_args).args(child.args()).current_dir(work.path());

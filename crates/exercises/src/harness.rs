@@ -209,8 +209,8 @@ fn ldmatrix_x4_words(warp: usize, lane: usize, row_words: usize) -> impl Iterato
     })
 }
 
-/// What a thread of an `ldmatrix-tile` kernel adds up each pass: the registers it received, in
-/// order, hashed as `h = 31 h + r`. A sum would not see a chunk read from another place in its
+/// What a thread of an `ldmatrix-tile` kernel computes each pass (the passes then add up): the
+/// registers it received, in order, hashed as `h = 31 h + r`. A sum would not see a chunk read from another place in its
 /// row (each thread receives a word of every chunk of its two rows); the hash does.
 fn ldmatrix_pass_hash(registers: impl Iterator<Item = u32>) -> u32 {
     registers.fold(0u32, |hash, register| hash.wrapping_mul(31).wrapping_add(register))
@@ -614,7 +614,7 @@ mod tests {
     }
 
     #[test]
-    fn an_ldmatrix_tile_sums_the_fragments_each_lane_receives() {
+    fn an_ldmatrix_tile_hashes_the_fragments_each_lane_receives() {
         // Lane 5 (row 1 of each matrix, word 1 of its row) of warp 1, rows of 32 halves: two
         // 16 x 16 blocks, matrix i at row 16 + 8 (i % 2) + 1, word 8 block + 4 (i / 2) + 1.
         let words: Vec<usize> = ldmatrix_x4_words(1, 5, 16).collect();

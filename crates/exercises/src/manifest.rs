@@ -169,22 +169,22 @@ impl Measure {
         }
     }
 
-    /// Read from Nsight Compute's counters (else judged by the clock).
-    pub fn needs_counters(self) -> bool {
-        matches!(
-            self,
+    /// The kind of instruction whose Nsight Compute counters it reads, `None` for a measure of
+    /// the clock or of the kernel's declaration.
+    pub fn family(self) -> Option<SharedFamily> {
+        match self {
             Measure::LoadWavefrontsPerRequest
-                | Measure::StoreWavefrontsPerRequest
-                | Measure::MatrixLoadWavefrontsPerRequest
-                | Measure::LoadWavefrontsVsReference
-                | Measure::LoadInstructionsVsReference
-        )
+            | Measure::LoadWavefrontsVsReference
+            | Measure::LoadInstructionsVsReference => Some(SharedFamily::Lds),
+            Measure::StoreWavefrontsPerRequest => Some(SharedFamily::Sts),
+            Measure::MatrixLoadWavefrontsPerRequest => Some(SharedFamily::Ldsm),
+            Measure::SharedBytesPerBlock | Measure::SpeedupVsStarter | Measure::TimeVsReference => None,
+        }
     }
 
-    /// The kind of instruction whose counters it reads, where ncu collects them only when asked
-    /// (`ldmatrix`'s).
-    pub fn extra_family(self) -> Option<SharedFamily> {
-        (self == Measure::MatrixLoadWavefrontsPerRequest).then_some(SharedFamily::Ldsm)
+    /// Read from Nsight Compute's counters (else judged by the clock).
+    pub fn needs_counters(self) -> bool {
+        self.family().is_some()
     }
 
     pub fn higher_is_better(self) -> bool {

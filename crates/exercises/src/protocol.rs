@@ -32,18 +32,19 @@ pub enum Launches {
 }
 
 impl Launches {
-    fn value(self) -> Option<&'static str> {
+    /// `--only=VALUE`, `None` for both.
+    fn arg(self) -> Option<OsString> {
         match self {
             Launches::Both => None,
-            Launches::Reference => Some("reference"),
-            Launches::Submission => Some("submission"),
+            Launches::Reference => Some("--only=reference".into()),
+            Launches::Submission => Some("--only=submission".into()),
         }
     }
 
     /// `profile_with` (a profile command of both kernels) made to launch these.
     pub fn of(self, profile_with: &SelfCommand) -> SelfCommand {
         let mut command = profile_with.clone();
-        command.args.extend(self.value().map(|only| OsString::from(format!("--only={only}"))));
+        command.args.extend(self.arg());
         command
     }
 }
@@ -101,7 +102,7 @@ impl ChildCommand {
         if let Some(result) = &self.result {
             args.push(pair("result", result.as_os_str()));
         }
-        args.extend(self.launches.value().map(|only| pair("only", OsStr::new(only))));
+        args.extend(self.launches.arg());
         if let Some(lock) = &self.gpu_lock {
             args.push(pair("gpu-lock", lock.as_os_str()));
         }

@@ -254,12 +254,7 @@ fn judge_measurements(exercise: &Exercise, m: &SubmissionMeasurements, verdict: 
 
 /// Whether the reference made the shared accesses `measure` counts: `Some` when it did.
 fn reference_value(measure: Measure, m: &SubmissionMeasurements) -> Option<u64> {
-    let reference = m.counters.as_ref().ok()?.reference;
-    let count = match measure {
-        Measure::StoreWavefrontsPerRequest => reference.store_instructions,
-        Measure::MatrixLoadWavefrontsPerRequest => reference.of(SharedFamily::Ldsm)?.1,
-        _ => reference.load_instructions,
-    };
+    let (_, count) = m.counters.as_ref().ok()?.reference.of(measure.family()?)?;
     (count > 0).then_some(count)
 }
 
@@ -268,9 +263,9 @@ fn value(measure: Measure, m: &SubmissionMeasurements) -> Option<f64> {
     let counters = m.counters.as_ref().ok();
     let ratio = |a: u64, b: u64| (b > 0).then(|| a as f64 / b as f64);
     match measure {
-        Measure::LoadWavefrontsPerRequest => counters?.submission.load_wavefronts_per_request(),
-        Measure::StoreWavefrontsPerRequest => counters?.submission.store_wavefronts_per_request(),
-        Measure::MatrixLoadWavefrontsPerRequest => counters?.submission.wavefronts_per_request(SharedFamily::Ldsm),
+        Measure::LoadWavefrontsPerRequest
+        | Measure::StoreWavefrontsPerRequest
+        | Measure::MatrixLoadWavefrontsPerRequest => counters?.submission.wavefronts_per_request(measure.family()?),
         Measure::LoadWavefrontsVsReference => {
             let c = counters?;
             ratio(c.submission.load_wavefronts, c.reference.load_wavefronts)
