@@ -240,8 +240,25 @@ fn render_grading(report: &mut Report, grading: &GradingBench, on_gpu: &str) {
                 format!("{:.1}", run.seconds).into(),
                 format!("{:.1}", run.per_minute(grading.class_size)).into(),
                 one_at_a_time.map_or("-".to_owned(), |first| format!("{}x", format_ratio(first / run.seconds))).into(),
+                run.beside_first.as_ref().map_or("-".to_owned(), |a| format!("{}/{}", a.same_score, run.graded)).into(),
+                run.beside_first
+                    .as_ref()
+                    .map_or("-".to_owned(), |a| format!("{:.1}%", 100.0 * a.largest_time_change))
+                    .into(),
             ]
         })
         .collect();
-    report.table(["GPUs", "checks per GPU", "graded", "seconds", "submissions a minute", "speed-up"], rows);
+    report.table(
+        [
+            "GPUs",
+            "checks per GPU",
+            "graded",
+            "seconds",
+            "submissions a minute",
+            "speed-up",
+            "same score as one at a time",
+            "largest change of time vs reference",
+        ],
+        rows,
+    );
 }
