@@ -390,7 +390,13 @@ pub fn grade(args: &GradeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> 
                 Some(d) => format!(".gpu-{d}-lock"),
                 None => ".gpu-lock".to_owned(),
             });
-            fs::OpenOptions::new().create(true).append(true).open(&lock).context("cannot make the GPU's lock file")?;
+            for file in [&lock, &protocol::profiler_lock(&lock)] {
+                fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(file)
+                    .context("cannot make the GPU's lock files")?;
+            }
             checker.gpu_lock = Some((lock, Duration::from_secs(args.time_limit * u64::from(args.jobs))));
         }
         checkers.push(checker);
@@ -492,7 +498,7 @@ pub fn check_submission(args: &ChildArgs) -> anyhow::Result<ExitCode> {
     // Before any thread starts and before the submission is read: see `sandbox`.
     let work = command.file.parent().context("the submission's copy is in a folder of its own")?;
     let mut allowance = sandbox::Allowance::for_check(work);
-    allowance.read_write.extend(command.gpu_lock.clone());
+    allowance.read_write.extend(command.gpu_lock.iter().flat_map(|lock| [lock.clone(), protocol::profiler_lock(lock)]));
     let sandbox = sandbox::restrict(&allowance).map_err(anyhow::Error::msg)?;
     if let sandbox::Status::Unconfined(why) = &sandbox {
         eprintln!("not sandboxed: {why}");
@@ -527,8 +533,12 @@ pub fn profile_submission(args: &ChildArgs) -> anyhow::Result<ExitCode> {
     let command = ChildCommand::parse(Role::Profile, &args.args).map_err(anyhow::Error::msg)?;
     let (manifest, exercise, file) = child_file(&command)?;
     let work = command.file.parent().context("the submission's copy is in a folder of its own")?;
-    let turn = supervise::LockTurn::new(command.gpu_lock.clone(), work.join(protocol::GPU_TURN_MARKER));
-    check::profile_target(&manifest, &exercise, &file, &command.name, command.launches, &turn)
+    let marker = work.join(protocol::GPU_TURN_MARKER);
+    let turns = check::ProfileTurns {
+        profiler: supervise::LockTurn::new(command.gpu_lock.as_deref().map(protocol::profiler_lock), marker.clone()),
+        gpu: supervise::LockTurn::new(command.gpu_lock.clone(), marker),
+    };
+    check::profile_target(&manifest, &exercise, &file, &command.name, command.launches, &turns)
         .map_err(anyhow::Error::msg)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -18,6 +18,8 @@ use std::{
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+use crate::{Gpu, GpuError, LaunchConfig};
+
 pub const LOAD_WAVEFRONTS: &str = "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld.sum";
 pub const STORE_WAVEFRONTS: &str = "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st.sum";
 pub const LOAD_INSTRUCTIONS: &str = "smsp__sass_inst_executed_op_shared_ld.sum";
@@ -30,6 +32,24 @@ pub const HARDWARE_CONFLICTS: [&str; 2] = [
     "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
     "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
 ];
+
+/// The kernel [`set_up_profiler`] launches; no exercise or lesson kernel has its name.
+pub const SET_UP_KERNEL: &str = "ncu_set_up";
+
+/// Under Nsight Compute, a process's first profiled launch also sets the profiler up: about 0.7 s
+/// on an H200 with ncu 2025.3 (0.01 s for each later launch), and slower while a process on
+/// another GPU does the same. A process that takes turns on a shared GPU launches this empty
+/// kernel first, before its turn, so that its turn holds only the launches it profiles. Two
+/// processes must not set up on one GPU at once: the second fails ("a driver resource was
+/// unavailable"). Outside Nsight Compute it costs one empty launch.
+pub fn set_up_profiler(gpu: &Gpu) -> Result<(), GpuError> {
+    let text = format!("extern \"C\" __global__ void {SET_UP_KERNEL}() {{}}");
+    let function = gpu.function_from_text("ncu_set_up.cu", &text, SET_UP_KERNEL)?;
+    let config = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1, 1, 1), shared_mem_bytes: 0 };
+    // SAFETY: the kernel takes no parameters and touches no memory.
+    unsafe { gpu.stream().launch_builder(&function).launch(config) }?;
+    gpu.synchronize()
+}
 
 /// The kinds of shared-memory machine instruction ncu counts apart, each with its own kernel
 /// totals: `LDS` and `STS` (the four [`SHARED_METRICS`] count these alone), `LDSM` and `STSM`

@@ -7,7 +7,7 @@ use std::{fs, path::Path, time::Instant};
 
 use cuda_kernels::{
     CudaFunction, Gpu, GpuError,
-    ncu::{Ncu, SelfCommand, SharedCounters, SharedFamily},
+    ncu::{self, Ncu, SelfCommand, SharedCounters, SharedFamily},
     source,
     timing::{self, Plan},
 };
@@ -278,15 +278,23 @@ fn families(exercise: &Exercise) -> Vec<SharedFamily> {
     exercise.requirements.iter().filter_map(|r| r.measure.family()).collect()
 }
 
+/// A profiled process's turns: the GPU's profiler, from ncu's set-up to the end of the profiled
+/// launches, and within it the GPU itself, for those launches alone.
+pub struct ProfileTurns<T: GpuTurn> {
+    pub profiler: T,
+    pub gpu: T,
+}
+
 /// The profiled side of [`counters`]: the reference, then the submission, once each (or only
-/// the one `launches` names), the launches in this process's own `turn` on the GPU.
-pub fn profile_target(
+/// the one `launches` names). ncu's set-up takes the GPU's profiler in turn and leaves the GPU
+/// to the checks timing beside it; the launches take the GPU in turn too.
+pub fn profile_target<T: GpuTurn>(
     manifest: &Manifest,
     exercise: &Exercise,
     file: &LearnerFile,
     shown: &str,
     launches: Launches,
-    turn: &dyn GpuTurn,
+    turns: &ProfileTurns<T>,
 ) -> Result<(), String> {
     let gpu = Gpu::open().map_err(|e| e.to_string())?;
     // Only what it launches is compiled.
@@ -303,15 +311,21 @@ pub fn profile_target(
         }
     };
     let data = exercise.harness.input(Input::Random, CheckSize::Check);
-    turn.take().map_err(|why| format!("cannot take the GPU in turn: {why}"))?;
-    for function in &functions {
-        let mut run =
-            Run::new(&gpu, function, &exercise.harness, CheckSize::Check, &data).map_err(|e| e.to_string())?;
+    let mut runs = functions
+        .iter()
+        .map(|function| Run::new(&gpu, function, &exercise.harness, CheckSize::Check, &data))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| e.to_string())?;
+    turns.profiler.take().map_err(|why| format!("cannot take the GPU's profiler in turn: {why}"))?;
+    ncu::set_up_profiler(&gpu).map_err(|e| format!("setting Nsight Compute up: {e}"))?;
+    turns.gpu.take().map_err(|why| format!("cannot take the GPU in turn: {why}"))?;
+    for run in &mut runs {
         run.launch().map_err(|e| e.to_string())?;
         gpu.synchronize().map_err(|e| e.to_string())?;
     }
-    // Profiled: the process's end (ncu writing its report) needs no turn.
-    turn.end();
+    // Profiled: the process's end (ncu writing its report) needs neither turn.
+    turns.gpu.end();
+    turns.profiler.end();
     Ok(())
 }
 

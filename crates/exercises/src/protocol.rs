@@ -7,7 +7,7 @@
 use std::{
     ffi::{OsStr, OsString},
     os::unix::ffi::{OsStrExt, OsStringExt},
-    path::PathBuf,
+    path::{Path, PathBuf},
 };
 
 use cuda_kernels::ncu::{SelfCommand, SharedCounters};
@@ -76,12 +76,22 @@ pub struct ChildCommand {
     /// profiled. Exact counters are the same in every run.
     pub known_reference: Option<SharedCounters>,
     /// A lock file to hold while the check uses the GPU (`--gpu-lock=PATH`): checks that run side
-    /// by side compile at once and take the GPU in turn, their profiled launches too.
+    /// by side compile at once and take the GPU in turn, their profiled launches too (which also
+    /// hold [`profiler_lock`]).
     pub gpu_lock: Option<PathBuf>,
 }
 
 /// The file a check writes in its folder once it holds the GPU lock: its time limit runs from then.
 pub const GPU_TURN_MARKER: &str = "gpu-turn";
+
+/// The lock beside `gpu_lock` that a profiled process holds from Nsight Compute's set-up to the
+/// end of its profiled launches: ncu profiles one process at a time on a GPU (a second one fails
+/// with "a driver resource was unavailable"), while checks beside it go on timing in their turns.
+pub fn profiler_lock(gpu_lock: &Path) -> PathBuf {
+    let mut name = gpu_lock.as_os_str().to_owned();
+    name.push(".profiler");
+    PathBuf::from(name)
+}
 
 const KEYS: [&str; 7] = ["exercise", "file", "name", "result", "only", "gpu-lock", "reference-counters"];
 
@@ -225,6 +235,30 @@ mod tests {
             assert_eq!(ChildCommand::parse(Role::Check, &known.args()[1..]), Ok(known.clone()));
             assert_eq!(known.profile(Launches::Submission).known_reference, None, "the profiled side needs none");
         }
+    }
+
+    #[test]
+    fn a_profiled_set_up_waits_for_another_profile_and_never_for_a_check_timing() {
+        use crate::supervise::{GpuTurn, LockTurn};
+        let dir = tempfile::tempdir().unwrap();
+        let (gpu, marker) = (dir.path().join(".gpu-0-lock"), dir.path().join("marker"));
+        let profiler = profiler_lock(&gpu);
+        assert_eq!(profiler.parent(), gpu.parent(), "beside the GPU's lock, where the grader makes it");
+        assert_ne!(profiler, gpu);
+        let timing = LockTurn::new(Some(gpu.clone()), marker.clone());
+        timing.take().unwrap();
+        let first = LockTurn::new(Some(profiler.clone()), marker.clone());
+        first.take().unwrap();
+        let second = std::sync::Arc::new(LockTurn::new(Some(profiler), dir.path().join("second")));
+        let waiting = std::thread::spawn({
+            let second = second.clone();
+            move || second.take()
+        });
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        assert!(!dir.path().join("second").exists(), "one set-up at a time on a GPU");
+        first.end();
+        waiting.join().unwrap().unwrap();
+        assert!(dir.path().join("second").exists());
     }
 
     #[test]
