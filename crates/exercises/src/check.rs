@@ -212,7 +212,9 @@ pub fn check(
     let measured = counters(exercise, profile_with, known_reference).map_err(|why| diagnostics::scrub(&why));
     let (counters, profile_failed) = match measured {
         Ok(pair) => (Ok(pair), None),
-        Err(why) if counted && (known_reference.is_some() || reference_profiles(exercise, profile_with)) => {
+        // The submission's failure only where the reference still profiles now, even when its
+        // counters are known: another profiler holding the GPU's counters fails both.
+        Err(why) if counted && reference_profiles(exercise, profile_with) => {
             (Err(why.clone()), Some(why))
         }
         Err(why) => (Err(why), None),
@@ -263,7 +265,7 @@ fn counters(
     }
 }
 
-/// Whether the reference alone profiles (after a failed profile of both): then the failure was
+/// Whether the reference alone profiles (after a failed profile): then the failure was
 /// the submission's.
 fn reference_profiles(exercise: &Exercise, profile_with: &SelfCommand) -> bool {
     let Ok(ncu) = Ncu::find() else { return false };
