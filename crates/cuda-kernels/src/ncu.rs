@@ -219,7 +219,7 @@ impl SharedCounters {
 
     /// Wavefronts per request of `family`, `None` when none executed or none were counted.
     pub fn wavefronts_per_request(&self, family: SharedFamily) -> Option<f64> {
-        self.of(family).and_then(|(wavefronts, executions)| per_request(wavefronts, executions))
+        self.of(family).and_then(per_request)
     }
 
     /// Wavefronts per load instruction, `None` when the kernel executed no shared load.
@@ -231,7 +231,9 @@ impl SharedCounters {
     }
 }
 
-fn per_request(wavefronts: u64, instructions: u64) -> Option<f64> {
+/// Wavefronts per instruction of a (wavefronts, instructions) count, `None` where no instruction
+/// executed: measured here, declared in `lesson-kit`.
+pub fn per_request((wavefronts, instructions): (u64, u64)) -> Option<f64> {
     (instructions > 0).then(|| wavefronts as f64 / instructions as f64)
 }
 

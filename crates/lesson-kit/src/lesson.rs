@@ -8,7 +8,7 @@
 use bank_model::{Op, Request};
 use cuda_kernels::{
     Gpu, GpuError, GpuInfo, Occupancy,
-    ncu::{SharedCounters, SharedFamily, SharedInstruction},
+    ncu::{SharedCounters, SharedFamily, SharedInstruction, per_request},
     timing::Timing,
 };
 use serde::Serialize;
@@ -127,10 +127,6 @@ impl<S> KernelRun<S> {
     pub fn predicted_family_per_request(&self, family: SharedFamily) -> Option<f64> {
         per_request(self.predicted_family(family))
     }
-}
-
-fn per_request((wavefronts, instructions): (u64, u64)) -> Option<f64> {
-    (instructions > 0).then(|| wavefronts as f64 / instructions as f64)
 }
 
 /// The machine instruction an access of `op` compiles to, as ncu counts it.
