@@ -214,9 +214,7 @@ pub fn check(
         Ok(pair) => (Ok(pair), None),
         // The submission's failure only where the reference still profiles now, even when its
         // counters are known: another profiler holding the GPU's counters fails both.
-        Err(why) if counted && reference_profiles(exercise, profile_with) => {
-            (Err(why.clone()), Some(why))
-        }
+        Err(why) if counted && reference_profiles(exercise, profile_with) => (Err(why.clone()), Some(why)),
         Err(why) => (Err(why), None),
     };
     match timed {

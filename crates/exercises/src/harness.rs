@@ -210,8 +210,9 @@ fn ldmatrix_x4_words(warp: usize, lane: usize, row_words: usize) -> impl Iterato
 }
 
 /// What a thread of an `ldmatrix-tile` kernel computes each pass (the passes then add up): the
-/// registers it received, in order, hashed as `h = 31 h + r`. A sum would not see a chunk read from another place in its
-/// row (each thread receives a word of every chunk of its two rows); the hash does.
+/// registers it received, in order, hashed as `h = 31 h + r`. A sum would not see a chunk read
+/// from another place in its row (each thread receives a word of every chunk of its two rows);
+/// the hash does.
 fn ldmatrix_pass_hash(registers: impl Iterator<Item = u32>) -> u32 {
     registers.fold(0u32, |hash, register| hash.wrapping_mul(31).wrapping_add(register))
 }
