@@ -18,7 +18,7 @@ use exercises::{
     manifest::Input,
     verdict::judge,
 };
-use serde_json::Value;
+use serde_json::{Value, json};
 
 fn manifest() -> Manifest {
     Manifest::load(&root().join("exercises")).unwrap()
@@ -408,12 +408,11 @@ fn the_check_command_works_inside_its_sandbox_and_cannot_read_beside_it() {
     let args = exercises::protocol::ChildCommand {
         role: exercises::protocol::Role::Check,
         exercise: "transpose-swizzle".into(),
-        file: submission,
-        name: "-resubmitted \"x\"\n".into(),
+        files: vec![submission],
+        name: Some("-resubmitted \"x\"\n".into()),
         result: Some(result.clone()),
-        launches: exercises::protocol::Launches::Both,
+        launches: exercises::protocol::Launches::All,
         gpu_lock: None,
-        known_reference: None,
     }
     .args();
     let secret = outside.path().join("secret");
@@ -431,6 +430,44 @@ fn the_check_command_works_inside_its_sandbox_and_cannot_read_beside_it() {
         exercises::sandbox::Status::Unconfined(why) => eprintln!("no sandbox here ({why}); read: {read:?}"),
         _ => assert_eq!(read, Err(std::io::ErrorKind::PermissionDenied), "the check's thread cannot read beside it"),
     }
+}
+
+/// The profile command, in its own sandbox too: with no ncu here it says so, blaming no submission.
+#[test]
+fn the_profile_command_works_inside_its_sandbox_and_without_counters_blames_nobody() {
+    if cuda_kernels::Gpu::open().is_ok() {
+        eprintln!("a GPU is here: this test's profile would run for real (the GPU suite grades the fixtures)");
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let files: Vec<PathBuf> = (1..=2).map(|i| work.path().join(format!("submission-{i}.cu"))).collect();
+    for file in &files {
+        fs::copy(root().join("exercises/transpose-swizzle/solution.cu"), file).unwrap();
+    }
+    let result = work.path().join("profiled.json");
+    let args = exercises::protocol::ChildCommand {
+        role: exercises::protocol::Role::Profile,
+        exercise: "transpose-swizzle".into(),
+        files,
+        name: None,
+        result: Some(result.clone()),
+        launches: exercises::protocol::Launches::All,
+        gpu_lock: None,
+    }
+    .args();
+    let run = std::thread::spawn(move || {
+        let args: Vec<&str> = args.iter().map(|a| a.to_str().unwrap()).collect();
+        xtask(&args).code
+    })
+    .join()
+    .unwrap();
+    assert_eq!(run, ExitCode::SUCCESS);
+    let profiled: Value = serde_json::from_str(&fs::read_to_string(&result).unwrap()).unwrap();
+    assert_eq!(
+        (&profiled["outcome"], &profiled["reference_profiles"]),
+        (&json!("failed"), &json!(false)),
+        "{profiled}"
+    );
 }
 
 #[test]

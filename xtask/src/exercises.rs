@@ -130,7 +130,6 @@ fn checker(time_limit: u64) -> anyhow::Result<Checker> {
         memory_limit: grading::MEMORY_LIMIT,
         gpu_lock: None,
         device: None,
-        known_reference: Default::default(),
     })
 }
 
@@ -401,10 +400,7 @@ pub fn grade(args: &GradeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> 
         }
         checkers.push(checker);
     }
-    let check = |file: &LearnerFile, shown: &str, worker: usize| match &gpu {
-        Err(_) => check::CheckOutcome::CouldNotCheck { reason: "the file is valid; grading it needs a GPU".into() },
-        Ok(()) => checkers[worker % checkers.len()].check(exercise, file, shown),
-    };
+    let checks = ClassChecks { exercise, checkers, gpu: gpu.clone() };
     let bar = ProgressBar::new(entries.len() as u64)
         .with_style(ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}").expect("valid progress template"));
     let progress = |name: &str, done: usize, _total: usize| {
@@ -416,7 +412,7 @@ pub fn grade(args: &GradeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> 
         &starter,
         &entries,
         &out_dir,
-        &check,
+        &checks,
         &progress,
         usize::from(args.jobs) * devices.len(),
     )
@@ -439,6 +435,27 @@ pub fn grade(args: &GradeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> 
         n if n == rows.len() => ExitCode::SUCCESS,
         _ => ExitCode::FAILURE,
     })
+}
+
+/// A class's checks: worker `w` uses the checker of GPU `w % checkers`.
+struct ClassChecks<'a> {
+    exercise: &'a Exercise,
+    checkers: Vec<Checker>,
+    /// Why nothing can be checked here, if so.
+    gpu: Result<(), String>,
+}
+
+impl grading::Checks for ClassChecks<'_> {
+    fn check(&self, file: &LearnerFile, shown: &str, worker: usize) -> check::CheckOutcome {
+        match &self.gpu {
+            Err(_) => check::CheckOutcome::CouldNotCheck { reason: "the file is valid; grading it needs a GPU".into() },
+            Ok(()) => self.checkers[worker % self.checkers.len()].check_unprofiled(self.exercise, file, shown),
+        }
+    }
+
+    fn profile(&self, checked: &mut [grading::Checked<'_>], worker: usize) {
+        self.checkers[worker % self.checkers.len()].profile(self.exercise, checked);
+    }
 }
 
 /// `--merge DIR...`: the shards' rows joined into `--out`, written as one run writes them.
@@ -484,61 +501,84 @@ fn output_folder(args: &GradeArgs, id: &str, folder: &Path) -> anyhow::Result<Pa
     Ok(out)
 }
 
-fn child_file(command: &ChildCommand) -> anyhow::Result<(Manifest, Exercise, LearnerFile)> {
+/// The exercise a child command names, and its files, each read and validated again.
+fn child_files(command: &ChildCommand) -> anyhow::Result<(Manifest, Exercise, Vec<LearnerFile>)> {
     let manifest = manifest()?;
     let exercise = manifest.exercise(&command.exercise)?.clone();
-    let bytes = fs::read(&command.file).with_context(|| format!("cannot read {}", command.file.display()))?;
-    let file = learner_file::validate(&exercise, &starter_text(&manifest, &exercise)?, &bytes)?;
-    Ok((manifest, exercise, file))
+    let starter = starter_text(&manifest, &exercise)?;
+    let files = command
+        .files
+        .iter()
+        .map(|path| {
+            let bytes = fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+            Ok(learner_file::validate(&exercise, &starter, &bytes)?)
+        })
+        .collect::<anyhow::Result<_>>()?;
+    Ok((manifest, exercise, files))
 }
 
-/// The child side of a check: writes the outcome as JSON to `--result=`.
-pub fn check_submission(args: &ChildArgs) -> anyhow::Result<ExitCode> {
-    let command = ChildCommand::parse(Role::Check, &args.args).map_err(anyhow::Error::msg)?;
-    // Before any thread starts and before the submission is read: see `sandbox`.
-    let work = command.file.parent().context("the submission's copy is in a folder of its own")?;
-    let mut allowance = sandbox::Allowance::for_check(work);
+/// Restricts a supervised child to its work folder (where its files' copies are) and the GPU's
+/// locks, before any thread starts and before a submission is read: see `sandbox`.
+fn enter_sandbox(command: &ChildCommand) -> anyhow::Result<()> {
+    let mut allowance = sandbox::Allowance::for_check(command.work_folder().map_err(anyhow::Error::msg)?);
     allowance.read_write.extend(command.gpu_lock.iter().flat_map(|lock| [lock.clone(), protocol::profiler_lock(lock)]));
     let sandbox = sandbox::restrict(&allowance).map_err(anyhow::Error::msg)?;
     if let sandbox::Status::Unconfined(why) = &sandbox {
         eprintln!("not sandboxed: {why}");
     }
     supervise::end_with_supervisor();
-    let (manifest, exercise, file) = child_file(&command)?;
-    let profiler = check::Profiler {
-        command: command.profile(Launches::Both).self_command().context("cannot find this program to profile it")?,
-        known_reference: command.known_reference,
-    };
+    Ok(())
+}
+
+/// Writes `value` as JSON to `result` whole, then renamed: the supervisor never reads half a result.
+fn write_result(result: &Path, value: &impl serde::Serialize) -> anyhow::Result<()> {
+    let partial = result.with_extension("partial");
+    fs::write(&partial, serde_json::to_string(value)?)
+        .and_then(|()| fs::rename(&partial, result))
+        .with_context(|| format!("cannot write {}", result.display()))
+}
+
+/// The child side of a check: writes the outcome as JSON to `--result=`.
+pub fn check_submission(args: &ChildArgs) -> anyhow::Result<ExitCode> {
+    let command = ChildCommand::parse(Role::Check, &args.args).map_err(anyhow::Error::msg)?;
+    enter_sandbox(&command)?;
+    let (manifest, exercise, files) = child_files(&command)?;
     let result = command.result.as_ref().expect("parse requires it of a check");
-    let write = |outcome: &check::CheckOutcome| -> anyhow::Result<()> {
-        // Written whole, then renamed: the supervisor never reads half a result.
-        let partial = result.with_extension("partial");
-        fs::write(&partial, serde_json::to_string(outcome)?)
-            .and_then(|()| fs::rename(&partial, result))
-            .with_context(|| format!("cannot write {}", result.display()))
-    };
     let provisional = |outcome: &check::CheckOutcome| {
-        if let Err(error) = write(outcome) {
+        if let Err(error) = write_result(result, outcome) {
             eprintln!("{error:#}");
         }
     };
+    let work = command.work_folder().map_err(anyhow::Error::msg)?;
     let turn = supervise::LockTurn::new(command.gpu_lock.clone(), work.join(protocol::GPU_TURN_MARKER));
-    let outcome = check::check(&manifest, &exercise, &file, &command.name, &profiler, &provisional, &turn);
-    write(&outcome)?;
+    let name = command.name.as_deref().expect("parse requires it of a check");
+    let outcome = check::check(&manifest, &exercise, &files[0], name, &provisional, &turn);
+    write_result(result, &outcome)?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// The profiled side of a check: the reference and the submission, once each.
-pub fn profile_submission(args: &ChildArgs) -> anyhow::Result<ExitCode> {
+/// The child side of a profile: runs the profile target under Nsight Compute, writes what it
+/// measured as JSON to `--result=`.
+pub fn profile_submissions(args: &ChildArgs) -> anyhow::Result<ExitCode> {
     let command = ChildCommand::parse(Role::Profile, &args.args).map_err(anyhow::Error::msg)?;
-    let (manifest, exercise, file) = child_file(&command)?;
-    let work = command.file.parent().context("the submission's copy is in a folder of its own")?;
-    let marker = work.join(protocol::GPU_TURN_MARKER);
+    enter_sandbox(&command)?;
+    let exercise = manifest()?.exercise(&command.exercise)?.clone();
+    let target =
+        command.profile_target(Launches::All).self_command().context("cannot find this program to profile it")?;
+    let profiled = check::profile_submissions(&exercise, command.files.len(), &target);
+    write_result(command.result.as_ref().expect("parse requires it of a profile"), &profiled)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What Nsight Compute profiles: the reference, then each file, once each.
+pub fn profile_target(args: &ChildArgs) -> anyhow::Result<ExitCode> {
+    let command = ChildCommand::parse(Role::ProfileTarget, &args.args).map_err(anyhow::Error::msg)?;
+    let (manifest, exercise, files) = child_files(&command)?;
+    let marker = command.work_folder().map_err(anyhow::Error::msg)?.join(protocol::GPU_TURN_MARKER);
     let turns = check::ProfileTurns {
         profiler: supervise::LockTurn::new(command.gpu_lock.as_deref().map(protocol::profiler_lock), marker.clone()),
         gpu: supervise::LockTurn::new(command.gpu_lock.clone(), marker),
     };
-    check::profile_target(&manifest, &exercise, &file, &command.name, command.launches, &turns)
-        .map_err(anyhow::Error::msg)?;
+    check::profile_target(&manifest, &exercise, &files, command.launches, &turns).map_err(anyhow::Error::msg)?;
     Ok(ExitCode::SUCCESS)
 }

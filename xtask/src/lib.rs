@@ -111,9 +111,12 @@ pub enum Command {
     /// Internal: check one file in a process of its own, writing the outcome as JSON.
     #[command(name = "__check-submission", hide = true)]
     CheckSubmission(exercises::ChildArgs),
-    /// Internal: launch an exercise's reference and a submission once each, to be profiled by ncu.
-    #[command(name = "__profile-submission", hide = true)]
-    ProfileSubmission(exercises::ChildArgs),
+    /// Internal: profile checked files in a process of their own, writing their counters as JSON.
+    #[command(name = "__profile-submissions", hide = true)]
+    ProfileSubmissions(exercises::ChildArgs),
+    /// Internal: launch an exercise's reference, then each file, once each, to be profiled by ncu.
+    #[command(name = "__profile-target", hide = true)]
+    ProfileTarget(exercises::ChildArgs),
     /// Internal: run a lesson's kernels once each, to be profiled by ncu.
     #[command(name = course::PROFILE_LESSON, hide = true)]
     ProfileLesson { number: String },
@@ -143,7 +146,8 @@ pub fn run(cli: Cli, out: &mut dyn Write, color: bool) -> anyhow::Result<ExitCod
         Command::Watch(args) => exercises::watch(&args, out, color),
         Command::Grade(args) => exercises::grade(&args, out),
         Command::CheckSubmission(args) => exercises::check_submission(&args),
-        Command::ProfileSubmission(args) => exercises::profile_submission(&args),
+        Command::ProfileSubmissions(args) => exercises::profile_submissions(&args),
+        Command::ProfileTarget(args) => exercises::profile_target(&args),
     }
 }
 

@@ -139,29 +139,20 @@ fn compile_text(gpu: &Gpu, shown: &str, text: &str, entry: &str) -> Result<CudaF
     gpu.function_from_text(shown, &expanded, entry)
 }
 
-/// How a check profiles: `command` restarts this program so that it runs [`profile_target`]
-/// under Nsight Compute, both kernels; where `known_reference` holds the reference's counters
-/// from an earlier check, only the submission is profiled.
-pub struct Profiler {
-    pub command: SelfCommand,
-    pub known_reference: Option<SharedCounters>,
-}
-
-/// Checks `file` (shown as `shown` in messages), profiled by `profiler`. `provisional` is told the outcome to stand if
-/// the check goes no further: [`CheckOutcome::CorrectUnmeasured`] once the output is right.
-/// What needs only the CPU (compiling, the timed input and its answer) is done before this check
-/// takes its `turn` on the GPU, and reading ncu's report after; the profiled child takes a turn
-/// of its own for its launches.
+/// Checks `file` (shown as `shown` in messages): correct on every input, then timed beside the
+/// starter and the reference. `provisional` is told the outcome to stand if the check goes no
+/// further: [`CheckOutcome::CorrectUnmeasured`] once the output is right. What needs only the CPU
+/// (compiling, the timed input and its answer) is done before this check takes its `turn` on the
+/// GPU. Its counters are left to [`profile_submissions`], which profiles several checked files in
+/// one Nsight Compute session: a correct outcome's counters say [`NOT_YET_PROFILED`].
 pub fn check(
     manifest: &Manifest,
     exercise: &Exercise,
     file: &LearnerFile,
     shown: &str,
-    profiler: &Profiler,
     provisional: &dyn Fn(&CheckOutcome),
     turn: &dyn GpuTurn,
 ) -> CheckOutcome {
-    let (profile_with, known_reference) = (&profiler.command, profiler.known_reference);
     let gpu = match Gpu::open() {
         Ok(gpu) => gpu,
         Err(why) => return CheckOutcome::CouldNotCheck { reason: why.to_string() },
@@ -202,26 +193,19 @@ pub fn check(
             }
         }
     }
-    provisional(&CheckOutcome::CorrectUnmeasured {
-        detail: "the check stopped before profiling and timing ended".into(),
-    });
+    provisional(&CheckOutcome::CorrectUnmeasured { detail: "the check stopped before timing ended".into() });
     let timed = measure(&gpu, exercise, &kernels, &starter, &timed_input, expectation);
     turn.end();
-    let counted = exercise.requirements.iter().any(|r| r.measure.needs_counters());
-    // ncu's messages name this program's path: scrubbed before they reach a report.
-    let measured = counters(exercise, profile_with, known_reference).map_err(|why| diagnostics::scrub(&why));
-    let (counters, profile_failed) = match measured {
-        Ok(pair) => (Ok(pair), None),
-        // The submission's failure only where the reference still profiles now, even when its
-        // counters are known: another profiler holding the GPU's counters fails both.
-        Err(why) if counted && reference_profiles(exercise, profile_with) => (Err(why.clone()), Some(why)),
-        Err(why) => (Err(why), None),
-    };
+    let counters = Err(match needs_counters(exercise) {
+        true => NOT_YET_PROFILED,
+        false => NO_COUNTERS_NEEDED,
+    }
+    .to_owned());
     match timed {
         Ok((submission_ms, reference_ms, starter_ms, shared_bytes)) => {
             CheckOutcome::Correct(Box::new(SubmissionMeasurements {
                 counters,
-                profile_failed,
+                profile_failed: None,
                 submission_ms,
                 reference_ms,
                 starter_ms,
@@ -236,40 +220,52 @@ pub fn check(
     }
 }
 
-/// Reference and submission under Nsight Compute, when a requirement asks for counters: the
-/// submission alone where the reference's are `known`.
-fn counters(
-    exercise: &Exercise,
-    profile_with: &SelfCommand,
-    known: Option<SharedCounters>,
-) -> Result<CounterPair, String> {
-    if !exercise.requirements.iter().any(|r| r.measure.needs_counters()) {
-        return Err("no requirement of this exercise needs them".into());
-    }
-    let ncu = Ncu::find().map_err(|e| e.to_string())?;
-    let launches = if known.is_some() { Launches::Submission } else { Launches::Both };
-    let profiled = ncu.profile_totals(&launches.of(profile_with), &families(exercise)).map_err(|e| e.to_string())?;
-    let shared: Vec<SharedCounters> =
-        profiled.iter().filter(|l| l.kernel == exercise.entry).filter_map(|l| l.shared()).collect();
-    match (known, &shared[..]) {
-        (None, &[reference, submission]) => Ok(CounterPair { submission, reference }),
-        (Some(reference), &[submission]) => Ok(CounterPair { submission, reference }),
-        _ => Err(format!(
-            "ncu reported {} launches of `{}`, expected {}",
-            shared.len(),
-            exercise.entry,
-            if known.is_some() { "1 (the submission)" } else { "2 (reference, submission)" }
-        )),
-    }
+/// What a correct outcome's counters say until [`profile_submissions`] has measured them.
+pub const NOT_YET_PROFILED: &str = "not profiled yet";
+/// What they say where no requirement reads them.
+const NO_COUNTERS_NEEDED: &str = "no requirement of this exercise needs them";
+
+/// Whether a requirement of `exercise` reads Nsight Compute's counters.
+pub fn needs_counters(exercise: &Exercise) -> bool {
+    exercise.requirements.iter().any(|r| r.measure.needs_counters())
 }
 
-/// Whether the reference alone profiles (after a failed profile): then the failure was
-/// the submission's.
-fn reference_profiles(exercise: &Exercise, profile_with: &SelfCommand) -> bool {
-    let Ok(ncu) = Ncu::find() else { return false };
-    ncu.profile_totals(&Launches::Reference.of(profile_with), &families(exercise)).is_ok_and(|launches| {
-        launches.iter().filter(|l| l.kernel == exercise.entry).filter_map(|l| l.shared()).count() == 1
-    })
+/// What a profile of one or more checked files came to (written as JSON by the profile command).
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(tag = "outcome", rename_all = "kebab-case")]
+pub enum Profiled {
+    /// The reference's counters, and each file's in the order given.
+    Measured { reference: SharedCounters, submissions: Vec<SharedCounters> },
+    /// The profile failed. `reference_profiles`: the reference alone still profiled after it, so
+    /// the failure was the submissions' (of the one, where one was profiled); else the counters
+    /// cannot be read here and the clock stands in.
+    Failed { reason: String, reference_profiles: bool },
+}
+
+/// The reference, then `files` submissions under Nsight Compute, in one session: one set-up of
+/// the profiler for them all. `profile_with` restarts this program as the profile target of them
+/// all ([`profile_target`]). ncu's messages name this program's path: scrubbed here.
+pub fn profile_submissions(exercise: &Exercise, files: usize, profile_with: &SelfCommand) -> Profiled {
+    let entry_counters = |launches: Launches| -> Result<Vec<SharedCounters>, String> {
+        let ncu = Ncu::find().map_err(|e| e.to_string())?;
+        let profiled =
+            ncu.profile_totals(&launches.of(profile_with), &families(exercise)).map_err(|e| e.to_string())?;
+        Ok(profiled.iter().filter(|l| l.kernel == exercise.entry).filter_map(|l| l.shared()).collect())
+    };
+    let failure = match entry_counters(Launches::All) {
+        Ok(shared) if shared.len() == files + 1 => {
+            return Profiled::Measured { reference: shared[0], submissions: shared[1..].to_vec() };
+        }
+        Ok(shared) => format!(
+            "ncu reported {} launches of `{}`, expected {} (the reference, then each submission)",
+            shared.len(),
+            exercise.entry,
+            files + 1
+        ),
+        Err(why) => why,
+    };
+    let reference_profiles = entry_counters(Launches::Reference).is_ok_and(|shared| shared.len() == 1);
+    Profiled::Failed { reason: diagnostics::scrub(&failure), reference_profiles }
 }
 
 /// The kinds of instruction whose counters the requirements read (ncu collects loads' and
@@ -285,43 +281,38 @@ pub struct ProfileTurns<T: GpuTurn> {
     pub gpu: T,
 }
 
-/// The profiled side of [`counters`]: the reference, then the submission, once each (or only
-/// the one `launches` names). ncu's set-up takes the GPU's profiler in turn and leaves the GPU
-/// to the checks timing beside it; the launches take the GPU in turn too.
+/// The profiled side of [`profile_submissions`]: the reference, then each of `files`, launched
+/// once each (or the reference alone, as `launches` says). ncu's set-up takes the GPU's profiler
+/// in turn and leaves the GPU to the checks timing beside it; the launches take the GPU in turn too.
 pub fn profile_target<T: GpuTurn>(
     manifest: &Manifest,
     exercise: &Exercise,
-    file: &LearnerFile,
-    shown: &str,
+    files: &[LearnerFile],
     launches: Launches,
     turns: &ProfileTurns<T>,
 ) -> Result<(), String> {
     let gpu = Gpu::open().map_err(|e| e.to_string())?;
-    // Only what it launches is compiled.
-    let functions = match launches {
-        Launches::Both => {
-            let kernels = compile(&gpu, manifest, exercise, file, shown).map_err(|outcome| format!("{outcome:?}"))?;
-            vec![kernels.reference, kernels.submission]
+    let mut functions =
+        vec![compile_file(&gpu, manifest, &exercise.solution, &exercise.entry).map_err(|e| e.to_string())?];
+    if launches == Launches::All {
+        for file in files {
+            functions.push(compile_text(&gpu, PROGRAM_NAME, &file.text, &exercise.entry).map_err(|e| e.to_string())?);
         }
-        Launches::Reference => {
-            vec![compile_file(&gpu, manifest, &exercise.solution, &exercise.entry).map_err(|e| e.to_string())?]
-        }
-        Launches::Submission => {
-            vec![compile_text(&gpu, PROGRAM_NAME, &file.text, &exercise.entry).map_err(|e| e.to_string())?]
-        }
-    };
+    }
     let data = exercise.harness.input(Input::Random, CheckSize::Check);
-    let mut runs = functions
-        .iter()
-        .map(|function| Run::new(&gpu, function, &exercise.harness, CheckSize::Check, &data))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| e.to_string())?;
     turns.profiler.take().map_err(|why| format!("cannot take the GPU's profiler in turn: {why}"))?;
     ncu::set_up_profiler(&gpu).map_err(|e| format!("setting Nsight Compute up: {e}"))?;
     turns.gpu.take().map_err(|why| format!("cannot take the GPU in turn: {why}"))?;
-    for run in &mut runs {
+    // Each kernel's buffers exist only around its own launch, and its guard is checked after it:
+    // no kernel reaches another's input.
+    for (index, function) in functions.iter().enumerate() {
+        let mut run =
+            Run::new(&gpu, function, &exercise.harness, CheckSize::Check, &data).map_err(|e| e.to_string())?;
         run.launch().map_err(|e| e.to_string())?;
         gpu.synchronize().map_err(|e| e.to_string())?;
+        if let Err(detail) = run.checked_output().map_err(|e| e.to_string())? {
+            return Err(format!("launch {} of {} under Nsight Compute: {detail}", index + 1, functions.len()));
+        }
     }
     // Profiled: the process's end (ncu writing its report) needs neither turn.
     turns.gpu.end();

@@ -6,15 +6,13 @@ use std::{
     fs,
     io::{self, Write},
     path::{Path, PathBuf},
-    sync::Mutex,
     time::Duration,
 };
 
-use cuda_kernels::ncu::SharedCounters;
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    check::CheckOutcome,
+    check::{self, CheckOutcome, CounterPair, Profiled},
     learner_file::{self, LearnerFile},
     manifest::{Exercise, MAX_SCORE, Measure},
     protocol::{ChildCommand, Launches, Role},
@@ -57,11 +55,13 @@ impl Row {
     }
 }
 
-/// Starts this program's hidden check command ([`ChildCommand`]) on a file, in a process of its own.
+/// Starts this program's hidden check and profile commands ([`ChildCommand`]) on files, each in a
+/// process of its own.
 pub struct Checker {
     pub program: PathBuf,
     /// Arguments before the child command: none for this program (a test's shell takes `-c SCRIPT sh`).
     pub leading_args: Vec<OsString>,
+    /// How long a check, or a profile, may take.
     pub time_limit: Duration,
     /// Resident bytes the check's process group may use ([`MEMORY_LIMIT`] by default).
     pub memory_limit: u64,
@@ -70,62 +70,128 @@ pub struct Checker {
     pub gpu_lock: Option<(PathBuf, Duration)>,
     /// The GPU the check runs on (`CUDA_VISIBLE_DEVICES`), where several are used.
     pub device: Option<String>,
-    /// The reference solution's counters, once a check has measured them: later checks profile
-    /// only their submission (half the profiled launches, which hold the GPU).
-    pub known_reference: Mutex<Option<SharedCounters>>,
+}
+
+/// A checked file and its outcome, whose counters a profile fills in.
+pub type Checked<'a> = (&'a LearnerFile, &'a mut CheckOutcome);
+
+/// How a supervised child ended: what it wrote to its result file, if that reads whole, and how
+/// its process ended.
+struct Ended<T> {
+    written: Option<T>,
+    /// `None` when it was killed at the time limit or for its memory.
+    status: Option<std::process::ExitStatus>,
+    memory_exceeded: Option<u64>,
+    /// The last lines it printed to its standard error.
+    stderr_tail: String,
 }
 
 impl Checker {
-    /// Checks `file` (shown as `shown`) in a child process killed at the time limit.
+    /// Checks `file` (shown as `shown`) in a child process killed at the time limit, then profiles
+    /// it if it is correct.
     pub fn check(&self, exercise: &Exercise, file: &LearnerFile, shown: &str) -> CheckOutcome {
-        let outcome = match self.try_check(exercise, file, shown) {
-            Ok(outcome) => outcome,
-            Err(error) => CheckOutcome::CouldNotCheck { reason: format!("cannot run the check process: {error}") },
-        };
-        if let CheckOutcome::Correct(measured) = &outcome
-            && let Ok(pair) = &measured.counters
-        {
-            self.known_reference().get_or_insert(pair.reference);
-        }
+        let mut outcome = self.check_unprofiled(exercise, file, shown);
+        self.profile(exercise, &mut [(file, &mut outcome)]);
         outcome
     }
 
-    /// The reference's counters, once known (a check that panicked holding the lock left them whole).
-    fn known_reference(&self) -> std::sync::MutexGuard<'_, Option<SharedCounters>> {
-        self.known_reference.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    /// Checks `file` in a child process: everything but its counters ([`Checker::profile`]).
+    pub fn check_unprofiled(&self, exercise: &Exercise, file: &LearnerFile, shown: &str) -> CheckOutcome {
+        match self.try_check(exercise, file, shown) {
+            Ok(outcome) => outcome,
+            Err(error) => CheckOutcome::CouldNotCheck { reason: format!("cannot run the check process: {error}") },
+        }
+    }
+
+    /// Fills in the counters of the correct outcomes among `checked` that need them: profiled
+    /// together in one process (one set-up of Nsight Compute for them all). Where that fails and
+    /// the reference alone still profiles, each is profiled alone, so that only a submission
+    /// whose own profile fails loses its counter points.
+    pub fn profile(&self, exercise: &Exercise, checked: &mut [Checked<'_>]) {
+        if !check::needs_counters(exercise) {
+            return;
+        }
+        let mut waiting: Vec<&mut Checked<'_>> =
+            checked.iter_mut().filter(|(_, outcome)| matches!(outcome, CheckOutcome::Correct(_))).collect();
+        self.profile_together(exercise, &mut waiting);
+    }
+
+    fn profile_together(&self, exercise: &Exercise, waiting: &mut [&mut Checked<'_>]) {
+        if waiting.is_empty() {
+            return;
+        }
+        let files: Vec<&LearnerFile> = waiting.iter().map(|(file, _)| *file).collect();
+        // (the counters, or why not; whether that is each submission's own failure)
+        let (measured, blamed): (Result<Vec<CounterPair>, String>, bool) = match self.try_profile(exercise, &files) {
+            // Not the submissions' doing: the grader could not start it.
+            Err(error) => (Err(format!("cannot run the profile process: {error}")), false),
+            Ok(Ended { memory_exceeded: Some(bytes), .. }) => (
+                Err(format!(
+                    "the profile used {} MiB of memory, more than the limit of {} MiB, and was stopped",
+                    bytes >> 20,
+                    self.memory_limit >> 20
+                )),
+                true,
+            ),
+            Ok(Ended { written: Some(Profiled::Measured { reference, submissions }), .. }) => {
+                match submissions.len() == files.len() {
+                    true => (
+                        Ok(submissions.into_iter().map(|submission| CounterPair { submission, reference }).collect()),
+                        false,
+                    ),
+                    false => (
+                        Err(format!(
+                            "the profile reported {} counters for {} submissions",
+                            submissions.len(),
+                            files.len()
+                        )),
+                        false,
+                    ),
+                }
+            }
+            Ok(Ended { written: Some(Profiled::Failed { reason, reference_profiles }), .. }) => {
+                (Err(reason), reference_profiles)
+            }
+            Ok(Ended { written: None, status: None, .. }) => {
+                (Err(format!("the profile stopped at the time limit ({} s)", self.time_limit.as_secs())), true)
+            }
+            Ok(Ended { written: None, status: Some(status), stderr_tail, .. }) => {
+                (Err(format!("the profile process ended ({status}) without a result:\n{stderr_tail}")), true)
+            }
+        };
+        match measured {
+            Ok(pairs) => {
+                for ((_, outcome), pair) in waiting.iter_mut().zip(pairs) {
+                    set_counters(outcome, Ok(pair), None);
+                }
+            }
+            Err(_) if blamed && waiting.len() > 1 => {
+                for one in waiting.chunks_mut(1) {
+                    self.profile_together(exercise, one);
+                }
+            }
+            Err(why) => {
+                for (_, outcome) in waiting.iter_mut() {
+                    set_counters(outcome, Err(why.clone()), blamed.then(|| why.clone()));
+                }
+            }
+        }
     }
 
     fn try_check(&self, exercise: &Exercise, file: &LearnerFile, shown: &str) -> io::Result<CheckOutcome> {
         let work = tempfile::tempdir()?;
-        let copy = work.path().join("submission.cu");
-        fs::write(&copy, &file.text)?;
-        let mut permissions = fs::metadata(&copy)?.permissions();
-        permissions.set_readonly(true);
-        fs::set_permissions(&copy, permissions)?;
         let result = work.path().join("result.json");
         let child = ChildCommand {
             role: Role::Check,
             exercise: exercise.id.clone(),
-            file: copy,
-            name: shown.to_owned(),
+            files: vec![read_only_copy(work.path(), "submission.cu", file)?],
+            name: Some(shown.to_owned()),
             result: Some(result.clone()),
-            launches: Launches::Both,
+            launches: Launches::All,
             gpu_lock: self.gpu_lock.as_ref().map(|(lock, _)| lock.clone()),
-            known_reference: *self.known_reference(),
         };
-        let mut command = std::process::Command::new(&self.program);
-        command.args(&self.leading_args).args(child.args()).current_dir(work.path());
-        // Temporary files (ncu's reports) in the check's own folder, where its sandbox may write.
-        command.env("TMPDIR", work.path());
-        if let Some(device) = &self.device {
-            command.env("CUDA_VISIBLE_DEVICES", device);
-        }
-        let turn = supervise::Turn {
-            marker: self.gpu_lock.as_ref().map(|_| work.path().join(crate::protocol::GPU_TURN_MARKER)),
-            wait: self.gpu_lock.as_ref().map_or(Duration::ZERO, |(_, wait)| *wait),
-        };
-        let finished = supervise::run(&mut command, self.time_limit, OUTPUT_CAP, self.memory_limit, &turn)?;
-        if let Some(bytes) = finished.memory_exceeded {
+        let ended = self.run_child(&child, work.path(), &result)?;
+        if let Some(bytes) = ended.memory_exceeded {
             return Ok(CheckOutcome::Crashed {
                 detail: format!(
                     "the check used {} MiB of memory, more than the limit of {} MiB, and was stopped \
@@ -135,33 +201,96 @@ impl Checker {
                 ),
             });
         }
-        let mut text = String::new();
-        if let Ok(file) = fs::File::open(&result) {
-            io::Read::read_to_string(&mut io::Read::take(file, RESULT_CAP), &mut text)?;
-        }
-        let written: Option<CheckOutcome> = serde_json::from_str(&text).ok();
-        let Some(status) = finished.status else {
+        let Some(status) = ended.status else {
             let seconds = self.time_limit.as_secs();
-            return Ok(match written {
+            return Ok(match ended.written {
                 Some(CheckOutcome::CorrectUnmeasured { .. }) => CheckOutcome::CorrectUnmeasured {
-                    detail: format!("stopped at the time limit ({seconds} s) while profiling and timing"),
+                    detail: format!("stopped at the time limit ({seconds} s) while timing"),
                 },
                 _ => CheckOutcome::TimedOut { seconds },
             });
         };
-        if let (false, Some(CheckOutcome::CorrectUnmeasured { .. })) = (status.success(), &written) {
+        if let (false, Some(CheckOutcome::CorrectUnmeasured { .. })) = (status.success(), &ended.written) {
             return Ok(CheckOutcome::CorrectUnmeasured {
-                detail: format!("the check process ended ({status}) while profiling and timing"),
+                detail: format!("the check process ended ({status}) while timing"),
             });
         }
-        Ok(written.unwrap_or_else(|| {
-            let stderr = finished.stderr.shown();
-            let tail: Vec<&str> = stderr.lines().rev().take(12).collect::<Vec<_>>().into_iter().rev().collect();
-            CheckOutcome::Crashed {
-                detail: format!("the check process ended ({status}) without a result:\n{}", tail.join("\n")),
-            }
+        Ok(ended.written.unwrap_or_else(|| CheckOutcome::Crashed {
+            detail: format!("the check process ended ({status}) without a result:\n{}", ended.stderr_tail),
         }))
     }
+
+    /// Profiles `files` in one child process (`__profile-submissions`).
+    fn try_profile(&self, exercise: &Exercise, files: &[&LearnerFile]) -> io::Result<Ended<Profiled>> {
+        let work = tempfile::tempdir()?;
+        let result = work.path().join("profiled.json");
+        let copies = files
+            .iter()
+            .enumerate()
+            .map(|(index, file)| read_only_copy(work.path(), &format!("submission-{}.cu", index + 1), file))
+            .collect::<io::Result<Vec<_>>>()?;
+        let child = ChildCommand {
+            role: Role::Profile,
+            exercise: exercise.id.clone(),
+            files: copies,
+            name: None,
+            result: Some(result.clone()),
+            launches: Launches::All,
+            gpu_lock: self.gpu_lock.as_ref().map(|(lock, _)| lock.clone()),
+        };
+        self.run_child(&child, work.path(), &result)
+    }
+
+    /// Runs `child` in `work` under the time, memory and output limits; what it wrote to `result`.
+    fn run_child<T: serde::de::DeserializeOwned>(
+        &self,
+        child: &ChildCommand,
+        work: &Path,
+        result: &Path,
+    ) -> io::Result<Ended<T>> {
+        let mut command = std::process::Command::new(&self.program);
+        command.args(&self.leading_args).args(child.args()).current_dir(work);
+        // Temporary files (ncu's reports) in the child's own folder, where its sandbox may write.
+        command.env("TMPDIR", work);
+        if let Some(device) = &self.device {
+            command.env("CUDA_VISIBLE_DEVICES", device);
+        }
+        let turn = supervise::Turn {
+            marker: self.gpu_lock.as_ref().map(|_| work.join(crate::protocol::GPU_TURN_MARKER)),
+            wait: self.gpu_lock.as_ref().map_or(Duration::ZERO, |(_, wait)| *wait),
+        };
+        let finished = supervise::run(&mut command, self.time_limit, OUTPUT_CAP, self.memory_limit, &turn)?;
+        let mut text = String::new();
+        if let Ok(file) = fs::File::open(result) {
+            io::Read::read_to_string(&mut io::Read::take(file, RESULT_CAP), &mut text)?;
+        }
+        let stderr = finished.stderr.shown();
+        let tail: Vec<&str> = stderr.lines().rev().take(12).collect::<Vec<_>>().into_iter().rev().collect();
+        Ok(Ended {
+            written: serde_json::from_str(&text).ok(),
+            status: finished.status,
+            memory_exceeded: finished.memory_exceeded,
+            stderr_tail: tail.join("\n"),
+        })
+    }
+}
+
+/// A correct outcome's counters, and whether their profile failed by the submission's doing.
+fn set_counters(outcome: &mut CheckOutcome, counters: Result<CounterPair, String>, profile_failed: Option<String>) {
+    if let CheckOutcome::Correct(measured) = outcome {
+        measured.counters = counters;
+        measured.profile_failed = profile_failed;
+    }
+}
+
+/// `file`'s text as `name` in `work`, read-only: the copy a child command reads.
+fn read_only_copy(work: &Path, name: &str, file: &LearnerFile) -> io::Result<PathBuf> {
+    let copy = work.join(name);
+    fs::write(&copy, &file.text)?;
+    let mut permissions = fs::metadata(&copy)?.permissions();
+    permissions.set_readonly(true);
+    fs::set_permissions(&copy, permissions)?;
+    Ok(copy)
 }
 
 /// The rows already graded in `out_dir` for `exercise`, by (submission, sha256). A line that
@@ -295,19 +424,32 @@ struct Pending {
     shown: String,
 }
 
+/// What grading asks of the GPU's side, told which worker (0 to `jobs - 1`) asks, so that workers
+/// can be spread over GPUs.
+pub trait Checks: Sync {
+    /// Checks one file: everything but its counters.
+    fn check(&self, file: &LearnerFile, shown: &str, worker: usize) -> CheckOutcome;
+    /// Fills in the counters of `checked` (see [`Checker::profile`]), several at once.
+    fn profile(&self, checked: &mut [Checked<'_>], worker: usize);
+}
+
+/// Correct outcomes a worker keeps to profile together: one set-up of Nsight Compute (most of a
+/// profile's time) for them all, while their rows wait at most this many checks.
+pub const PROFILE_BATCH: usize = 8;
+
 /// Grades `entries` for `exercise` (its starter text is `starter`) into `out_dir`: each file is
-/// validated, then checked by `check` unless an earlier run in `out_dir` graded the same file;
+/// validated, then checked by `checks` unless an earlier run in `out_dir` graded the same file;
 /// the reports are rewritten after every row, so an interrupted run keeps what it finished.
-/// `jobs` checks run at once (each takes the GPU in turn, see [`Checker::gpu_lock`]), `check`
-/// told which worker (0 to `jobs - 1`) runs it, so that workers can be spread over GPUs; the
-/// rows come out in the entries' order whatever order the checks end in.
+/// `jobs` workers check at once (each takes the GPU in turn, see [`Checker::gpu_lock`]); each
+/// profiles its correct submissions [`PROFILE_BATCH`] at a time. The rows come out in the
+/// entries' order whatever order the checks end in.
 /// `progress(name, index, total)` is told before each check.
 pub fn grade(
     exercise: &Exercise,
     starter: &str,
     entries: &[Entry],
     out_dir: &Path,
-    check: &(dyn Fn(&LearnerFile, &str, usize) -> CheckOutcome + Sync),
+    checks: &dyn Checks,
     progress: &(dyn Fn(&str, usize, usize) + Sync),
     jobs: usize,
 ) -> io::Result<Graded> {
@@ -353,12 +495,32 @@ pub fn grade(
         for worker in 0..jobs.max(1) {
             let (send, queue) = (send.clone(), &queue);
             scope.spawn(move || {
+                let mut correct: Vec<(Pending, CheckOutcome)> = Vec::new();
                 loop {
                     let next = queue.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).next();
-                    let Some(Pending { index, file, row, shown }) = next else { break };
-                    progress(&row.submission, index, total);
-                    let outcome = check(&file, &shown, worker);
-                    if send.send((index, row, outcome)).is_err() {
+                    let last = next.is_none();
+                    if let Some(pending) = next {
+                        progress(&pending.row.submission, pending.index, total);
+                        match checks.check(&pending.file, &pending.shown, worker) {
+                            outcome @ CheckOutcome::Correct(_) => correct.push((pending, outcome)),
+                            outcome => {
+                                if send.send((pending.index, pending.row, outcome)).is_err() {
+                                    return;
+                                }
+                            }
+                        }
+                    }
+                    if correct.len() == PROFILE_BATCH || (last && !correct.is_empty()) {
+                        let mut checked: Vec<Checked<'_>> =
+                            correct.iter_mut().map(|(pending, outcome)| (&pending.file, outcome)).collect();
+                        checks.profile(&mut checked, worker);
+                        for (pending, outcome) in correct.drain(..) {
+                            if send.send((pending.index, pending.row, outcome)).is_err() {
+                                return;
+                            }
+                        }
+                    }
+                    if last {
                         break;
                     }
                 }
@@ -541,13 +703,25 @@ pub fn markdown(exercise: &Exercise, rows: &[Row]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{
+        Mutex,
+        atomic::{AtomicUsize, Ordering},
+    };
 
     use super::*;
     use crate::{
         submissions::scan,
         verdict::tests::{measured, transpose},
     };
+
+    /// A check that measures its counters itself: nothing is left to profile.
+    impl<F: Fn(&LearnerFile, &str, usize) -> CheckOutcome + Sync> Checks for F {
+        fn check(&self, file: &LearnerFile, shown: &str, worker: usize) -> CheckOutcome {
+            self(file, shown, worker)
+        }
+
+        fn profile(&self, _: &mut [Checked<'_>], _: usize) {}
+    }
 
     /// A folder with `correct.cu` and `invalid.cu`, graded by a check that counts its calls.
     struct Setup {
@@ -618,33 +792,159 @@ mod tests {
             memory_limit: MEMORY_LIMIT,
             gpu_lock: None,
             device: None,
-            known_reference: Mutex::new(None),
+        }
+    }
+
+    /// A correct outcome as the check process writes it: counters not yet profiled.
+    fn unprofiled() -> CheckOutcome {
+        let mut measured = measured(1, 1, 1.0);
+        measured.counters = Err(check::NOT_YET_PROFILED.into());
+        CheckOutcome::Correct(Box::new(measured))
+    }
+
+    /// A checker whose profile process writes each file's text (a number) as its load wavefronts,
+    /// fails where a file says `trap` (the reference alone still profiling) or `hang`, and logs
+    /// how many files each profile was given to `log`.
+    fn profiling_checker(log: &Path, seconds: u64) -> Checker {
+        let counters = |load: &str| {
+            format!(
+                r#"{{"load_wavefronts":{load},"load_instructions":32,"store_wavefronts":32,"store_instructions":32}}"#
+            )
+        };
+        let script = format!(
+            r#"role=$1; files=""; n=0
+            while [ $# -gt 0 ]; do case $1 in --result=*) r=${{1#--result=}};; --file=*) files="$files ${{1#--file=}}"; n=$((n+1));; esac; shift; done
+            [ $role = __profile-submissions ] || exit 3
+            echo $n >> '{log}'
+            subs=""
+            for f in $files; do
+                text=$(cat "$f")
+                [ "$text" = hang ] && sleep 600
+                [ "$text" = trap ] && {{ echo '{{"outcome":"failed","reason":"trapped","reference_profiles":true}}' > "$r"; exit 0; }}
+                subs="$subs${{subs:+,}}$(echo '{one}' | sed "s/LOAD/$text/")"
+            done
+            echo "{{\"outcome\":\"measured\",\"reference\":{reference},\"submissions\":[$subs]}}" | sed 's/LOAD/32/' > "$r""#,
+            log = log.display(),
+            one = counters("LOAD"),
+            reference = counters("32").replace('"', "\\\""),
+        );
+        shell_checker(&script, seconds)
+    }
+
+    fn counters_of(outcome: &CheckOutcome) -> (Result<u64, String>, Option<String>) {
+        match outcome {
+            CheckOutcome::Correct(m) => (
+                m.counters.as_ref().map(|pair| pair.submission.load_wavefronts).map_err(Clone::clone),
+                m.profile_failed.clone(),
+            ),
+            other => panic!("{other:?}"),
         }
     }
 
     #[test]
-    fn after_one_measured_check_the_next_profile_only_their_submission() {
-        let (exercise, file) = (transpose(), LearnerFile { text: "x".into(), region: (1, 1) });
-        // The check process answers with 1 wavefront per load, or 2 when told the reference's counters.
-        let answer = |load| {
-            let mut measured = crate::verdict::tests::measured(load, 1, 1.0);
-            measured.counters.as_mut().unwrap().reference.load_wavefronts = 64;
-            serde_json::to_string(&CheckOutcome::Correct(Box::new(measured))).unwrap()
+    fn correct_submissions_are_profiled_together_and_alone_only_where_that_fails() {
+        let exercise = transpose();
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("profiles");
+        let files = |texts: &[&str]| -> Vec<LearnerFile> {
+            texts.iter().map(|t| LearnerFile { text: (*t).into(), region: (1, 1) }).collect()
         };
-        let script = format!(
-            r#"known=no; while [ $# -gt 0 ]; do case $1 in --result=*) r=${{1#--result=}};; --reference-counters=*) known=yes;; esac; shift; done
-            if [ $known = yes ]; then echo '{}' > "$r"; else echo '{}' > "$r"; fi"#,
-            answer(2),
-            answer(1)
+        let profile = |checker: &Checker, files: &[LearnerFile], outcomes: &mut Vec<CheckOutcome>| {
+            let mut checked: Vec<Checked<'_>> = files.iter().zip(outcomes.iter_mut()).collect();
+            checker.profile(&exercise, &mut checked);
+        };
+        let sizes = || fs::read_to_string(&log).unwrap().lines().map(|l| l.parse().unwrap()).collect::<Vec<usize>>();
+        let checker = profiling_checker(&log, 60);
+
+        // One profile for the three correct ones; the incorrect one is left as it was.
+        let incorrect = CheckOutcome::Incorrect { input: crate::manifest::Input::Random, detail: "out[3]".into() };
+        let three = files(&["32", "64", "x", "96"]);
+        let mut outcomes = vec![unprofiled(), unprofiled(), incorrect.clone(), unprofiled()];
+        profile(&checker, &three, &mut outcomes);
+        assert_eq!(sizes(), [3]);
+        assert_eq!(outcomes[2], incorrect);
+        let loads: Vec<_> = [0, 1, 3].iter().map(|&i| counters_of(&outcomes[i])).collect();
+        assert_eq!(loads, [(Ok(32), None), (Ok(64), None), (Ok(96), None)], "each its own, in order");
+
+        // A profile that fails by a submission's doing: each alone, and only that one is blamed.
+        fs::remove_file(&log).unwrap();
+        let one_traps = files(&["32", "trap", "96"]);
+        let mut outcomes = vec![unprofiled(), unprofiled(), unprofiled()];
+        profile(&checker, &one_traps, &mut outcomes);
+        assert_eq!(sizes(), [3, 1, 1, 1]);
+        assert_eq!(counters_of(&outcomes[0]), (Ok(32), None));
+        assert_eq!(counters_of(&outcomes[1]), (Err("trapped".into()), Some("trapped".into())));
+        assert_eq!(counters_of(&outcomes[2]), (Ok(96), None));
+
+        // One that hangs under the profiler is stopped alone at the time limit, and blamed.
+        fs::remove_file(&log).unwrap();
+        let one_hangs = files(&["32", "hang"]);
+        let mut outcomes = vec![unprofiled(), unprofiled()];
+        profile(&profiling_checker(&log, 1), &one_hangs, &mut outcomes);
+        assert_eq!(sizes(), [2, 1, 1]);
+        assert_eq!(counters_of(&outcomes[0]), (Ok(32), None));
+        let stopped = "the profile stopped at the time limit (1 s)".to_owned();
+        assert_eq!(counters_of(&outcomes[1]), (Err(stopped.clone()), Some(stopped)));
+    }
+
+    #[test]
+    fn where_the_reference_does_not_profile_either_the_clock_stands_in_for_all() {
+        let exercise = transpose();
+        let no_counters = shell_checker(
+            r#"while [ $# -gt 0 ]; do case $1 in --result=*) r=${1#--result=};; esac; shift; done
+            echo '{"outcome":"failed","reason":"ncu not found","reference_profiles":false}' > "$r""#,
+            60,
         );
-        let checker = shell_checker(&script, 60);
-        let load_wavefronts = |outcome: CheckOutcome| match outcome {
-            CheckOutcome::Correct(m) => m.counters.unwrap().submission.load_wavefronts,
-            other => panic!("{other:?}"),
-        };
-        assert_eq!(load_wavefronts(checker.check(&exercise, &file, "a.cu")), 32, "the first profiles both");
-        assert_eq!(checker.known_reference.lock().unwrap().map(|c| c.load_wavefronts), Some(64));
-        assert_eq!(load_wavefronts(checker.check(&exercise, &file, "b.cu")), 64, "the second is told the reference's");
+        let files =
+            [LearnerFile { text: "32".into(), region: (1, 1) }, LearnerFile { text: "64".into(), region: (1, 1) }];
+        let mut outcomes = vec![unprofiled(), unprofiled()];
+        let mut checked: Vec<Checked<'_>> = files.iter().zip(outcomes.iter_mut()).collect();
+        no_counters.profile(&exercise, &mut checked);
+        for outcome in &outcomes {
+            assert_eq!(counters_of(outcome), (Err("ncu not found".into()), None), "nobody is blamed");
+        }
+    }
+
+    #[test]
+    fn a_class_is_profiled_in_batches_of_its_correct_submissions() {
+        struct Batches {
+            sizes: Mutex<Vec<usize>>,
+        }
+        impl Checks for Batches {
+            fn check(&self, _: &LearnerFile, shown: &str, _: usize) -> CheckOutcome {
+                match shown.starts_with('x') {
+                    true => CheckOutcome::Crashed { detail: "trap".into() },
+                    false => unprofiled(),
+                }
+            }
+            fn profile(&self, checked: &mut [Checked<'_>], _: usize) {
+                self.sizes.lock().unwrap().push(checked.len());
+                for (_, outcome) in checked.iter_mut() {
+                    assert!(matches!(outcome, CheckOutcome::Correct(_)), "only correct outcomes wait for a profile");
+                    set_counters(outcome, measured(2, 1, 1.0).counters, None);
+                }
+            }
+        }
+        let setup = Setup::new();
+        for name in (0..20).map(|i| format!("s{i:02}")).chain((0..3).map(|i| format!("x{i}"))) {
+            fs::copy(setup.submissions.path().join("correct.cu"), setup.submissions.path().join(format!("{name}.cu")))
+                .unwrap();
+        }
+        let entries = scan(setup.submissions.path(), "exercise.cu").unwrap();
+        let batches = Batches { sizes: Mutex::new(Vec::new()) };
+        let graded =
+            grade(&setup.exercise, &setup.starter, &entries, setup.out.path(), &batches, &|_, _, _| {}, 2).unwrap();
+        let sizes = batches.sizes.into_inner().unwrap();
+        assert_eq!(sizes.iter().sum::<usize>(), 21, "every correct submission once: {sizes:?}");
+        assert!(sizes.iter().all(|&n| (1..=PROFILE_BATCH).contains(&n)), "{sizes:?}");
+        assert!(sizes.len() <= 21usize.div_ceil(PROFILE_BATCH) + 2, "batched, not one at a time: {sizes:?}");
+        for row in &graded.rows {
+            match row.submission.as_str() {
+                name if name.starts_with("invalid") => assert_eq!(row.score(), None),
+                name if name.starts_with('x') => assert_eq!(row.score(), Some(0), "{row:?}"),
+                _ => assert_eq!(row.score(), Some(70), "its profiled counters judged: {row:?}"),
+            }
+        }
     }
 
     #[test]
@@ -665,9 +965,7 @@ mod tests {
             echo '{"outcome":"correct-unmeasured","detail":"x"}' > "$r"; sleep 600"#;
         assert_eq!(
             shell_checker(correct_then_slow, 1).check(&exercise, &file, "a.cu"),
-            CheckOutcome::CorrectUnmeasured {
-                detail: "stopped at the time limit (1 s) while profiling and timing".into()
-            },
+            CheckOutcome::CorrectUnmeasured { detail: "stopped at the time limit (1 s) while timing".into() },
             "a correct kernel too slow to time keeps what it showed"
         );
         let died =
