@@ -262,6 +262,15 @@ fn region_problems(yours: &Parts, theirs: &Parts) -> Result<(usize, usize), Inva
                     ),
                 );
             }
+            // Outside a literal, `\` starts only a universal character name: `\u005f_syncthreads`
+            // spells `__syncthreads` where a tokenizer of ASCII names would not see it.
+            (Kind::Punct, "\\") => {
+                return problem(
+                    line,
+                    "a `\\` outside a string (a universal character name such as `\\u005f`?): write names in ASCII"
+                        .into(),
+                );
+            }
             (Kind::Punct, "{" | "(" | "[") => open.push(token),
             (Kind::Punct, close @ ("}" | ")" | "]")) => {
                 let opener = match close {
@@ -627,6 +636,8 @@ mod tests {
             ("int f\u{200b}() { return 0; }", "U+200B"),
             ("__global__ void k2() {}", "may not define a kernel"),
             ("int f() { asm(\"exit;\"); return 0; }", "inline assembly"),
+            ("#define \\u005f_syncthreads() (void)0", "universal character name"),
+            ("int f() { return N\\U00000030; }", "write names in ASCII"),
         ] {
             let (line, problem) = region_error(region);
             assert!(problem.contains(expected), "{region:?}: {problem}");
