@@ -57,11 +57,13 @@ pub enum CheckOutcome {
 /// What was measured of a correct kernel.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 pub struct SubmissionMeasurements {
-    /// Submission and reference, launched once each at the check size under Nsight Compute.
-    /// `Err` only where the reference's counters could not be read either: the clock stands in.
+    /// Submission and reference, launched once each at the check size under Nsight Compute
+    /// ([`profile_submissions`]; [`NOT_YET_PROFILED`] until then). `Err` where the submission's
+    /// profile failed (`profile_failed`), or where the reference's counters could not be read
+    /// either: then the clock stands in.
     pub counters: Result<CounterPair, String>,
-    /// The submission's profile failed (it crashed, or made no launch) where the reference's alone
-    /// did not: its counter requirements are not met.
+    /// The submission's profile failed (it crashed, hung, or wrote past `out` under the profiler)
+    /// where the reference's alone did not: its counter requirements are not met.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile_failed: Option<String>,
     /// Median ms per launch at the timed size, measured side by side in one run.
