@@ -6,7 +6,8 @@ use std::{
     io::Write,
     path::{Path, PathBuf},
     process::ExitCode,
-    time::Duration,
+    sync::atomic::{AtomicUsize, Ordering},
+    time::{Duration, Instant},
 };
 
 use anyhow::Context;
@@ -400,7 +401,8 @@ pub fn grade(args: &GradeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> 
         }
         checkers.push(checker);
     }
-    let checks = ClassChecks { exercise, checkers, gpu: gpu.clone() };
+    let checks = ClassChecks { exercise, checkers, gpu: gpu.clone(), checked: AtomicUsize::new(0) };
+    let start = Instant::now();
     let bar = ProgressBar::new(entries.len() as u64)
         .with_style(ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}").expect("valid progress template"));
     let progress = |name: &str, done: usize, _total: usize| {
@@ -421,6 +423,19 @@ pub fn grade(args: &GradeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> 
     write!(out, "{}", grading::markdown(exercise, &rows))?;
     if resumed > 0 {
         writeln!(out, "\nResumed: {resumed} submissions graded by an earlier run into this folder were kept.")?;
+    }
+    let checked = checks.checked.into_inner();
+    if checked > 0 {
+        let seconds = start.elapsed().as_secs_f64();
+        let gpus = match devices.len() {
+            1 => "one GPU".to_owned(),
+            n => format!("{n} GPUs"),
+        };
+        writeln!(
+            out,
+            "\nChecked {checked} on {gpus} in {seconds:.1} s: {:.1} a minute.",
+            60.0 * checked as f64 / seconds
+        )?;
     }
     let graded = rows.iter().filter(|r| r.graded()).count();
     let written =
@@ -443,13 +458,18 @@ struct ClassChecks<'a> {
     checkers: Vec<Checker>,
     /// Why nothing can be checked here, if so.
     gpu: Result<(), String>,
+    /// How many files were checked on a GPU.
+    checked: AtomicUsize,
 }
 
 impl grading::Checks for ClassChecks<'_> {
     fn check(&self, file: &LearnerFile, shown: &str, worker: usize) -> check::CheckOutcome {
         match &self.gpu {
             Err(_) => check::CheckOutcome::CouldNotCheck { reason: "the file is valid; grading it needs a GPU".into() },
-            Ok(()) => self.checkers[worker % self.checkers.len()].check_unprofiled(self.exercise, file, shown),
+            Ok(()) => {
+                self.checked.fetch_add(1, Ordering::Relaxed);
+                self.checkers[worker % self.checkers.len()].check_unprofiled(self.exercise, file, shown)
+            }
         }
     }
 
