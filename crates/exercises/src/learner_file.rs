@@ -271,6 +271,14 @@ fn region_problems(yours: &Parts, theirs: &Parts) -> Result<(usize, usize), Inva
                         .into(),
                 );
             }
+            // Pasted tokens are made after every check here has read the region: `re ## turn`
+            // is an early `return`, `as ## m` inline assembly.
+            (Kind::Punct, "##") => {
+                return problem(
+                    line,
+                    "`##` pastes tokens into names and keywords that no check can see: write them out".into(),
+                );
+            }
             (Kind::Punct, "{" | "(" | "[") => open.push(token),
             (Kind::Punct, close @ ("}" | ")" | "]")) => {
                 let opener = match close {
@@ -638,6 +646,8 @@ mod tests {
             ("int f() { asm(\"exit;\"); return 0; }", "inline assembly"),
             ("#define \\u005f_syncthreads() (void)0", "universal character name"),
             ("int f() { return N\\U00000030; }", "write names in ASCII"),
+            ("#define CAT(a, b) a##b\nint f() { CAT(re, turn) 0; }", "`##` pastes tokens"),
+            ("#define CAT(a, b) a %:%: b", "`##` pastes tokens"),
         ] {
             let (line, problem) = region_error(region);
             assert!(problem.contains(expected), "{region:?}: {problem}");
