@@ -406,7 +406,34 @@ fn region_problems(yours: &Parts, theirs: &Parts) -> Result<(usize, usize), Inva
     if let Some(unclosed) = conditionals.first() {
         return problem(unclosed.line, format!("this `#if` is not closed by an `#endif` before `{EDIT_ABOVE}`"));
     }
+    // Code that stops mid-statement runs on into the code after the region: `if (c)` takes the next
+    // statement as its body, `__launch_bounds__(..)` attaches to the kernel.
+    if let Some(last) = last_code_token(&tokens).filter(|t| !matches!(t.text.as_str(), ";" | "}")) {
+        return problem(
+            last.line,
+            format!(
+                "your part ends with `{}`, which runs on into the code after it: end it with a whole statement or \
+                 definition (`;` or `}}`)",
+                last.text
+            ),
+        );
+    }
     Ok(region)
+}
+
+/// The last token of `tokens` outside a directive.
+fn last_code_token(tokens: &[Token]) -> Option<&Token> {
+    let mut in_directive = false;
+    let mut last = None;
+    for token in tokens {
+        match token.kind {
+            Kind::Directive => in_directive = true,
+            Kind::EndOfDirective => in_directive = false,
+            _ if !in_directive => last = Some(token),
+            _ => {}
+        }
+    }
+    last
 }
 
 /// Open braces at the end of `tokens`.
@@ -648,6 +675,9 @@ mod tests {
             ("int f() { return N\\U00000030; }", "write names in ASCII"),
             ("#define CAT(a, b) a##b\nint f() { CAT(re, turn) 0; }", "`##` pastes tokens"),
             ("#define CAT(a, b) a %:%: b", "`##` pastes tokens"),
+            ("int f() { return 0; }\nstatic", "ends with `static`, which runs on"),
+            ("int f() { return 0; }\n#define X 1\n__launch_bounds__(32)", "ends with `)`"),
+            ("int x = 1,", "ends with `,`"),
         ] {
             let (line, problem) = region_error(region);
             assert!(problem.contains(expected), "{region:?}: {problem}");
@@ -665,6 +695,15 @@ mod tests {
             "{early:?}"
         );
         assert!(validate(&exercise(), kernel_region, kernel_region.as_bytes()).is_ok());
+        let dangling = validate(
+            &exercise(),
+            kernel_region,
+            kernel_region.replace("unsigned v = 1;", "unsigned v = 1;\nif (n > 4)").as_bytes(),
+        );
+        assert!(
+            matches!(&dangling, Err(Invalid::Region { line: 4, problem }) if problem.contains("ends with `)`")),
+            "an `if` without its body takes the next statement outside: {dangling:?}"
+        );
         // What the region may do: its own helpers, macros and the course's headers, comments with
         // anything in them.
         let fine = "#include \"shared_load.cuh\"\n#define MINE 3 // ??? #include \"/etc/passwd\"\n/* caf\u{e9} */\n#if MINE > 2\nint f() { return MINE; }\n#else\nint f() { return 1; }\n#endif";
