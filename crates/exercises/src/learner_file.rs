@@ -418,6 +418,17 @@ fn region_problems(yours: &Parts, theirs: &Parts) -> Result<(usize, usize), Inva
             ),
         );
     }
+    // `#pragma unroll` applies to the loop that follows: after the region's code, one outside it.
+    if let Some((start, _)) = tokens::directives(&tokens)
+        .filter(|(start, name)| *name == "pragma" && last_code_token(&tokens[*start..]).is_none())
+        .last()
+    {
+        return problem(
+            tokens[start].line,
+            "a `#pragma` after the last of your code applies to the code after your part: put it before the code it is for"
+                .into(),
+        );
+    }
     Ok(region)
 }
 
@@ -678,6 +689,7 @@ mod tests {
             ("int f() { return 0; }\nstatic", "ends with `static`, which runs on"),
             ("int f() { return 0; }\n#define X 1\n__launch_bounds__(32)", "ends with `)`"),
             ("int x = 1,", "ends with `,`"),
+            ("int f() { return 0; }\n#pragma unroll 1", "`#pragma` after the last of your code"),
         ] {
             let (line, problem) = region_error(region);
             assert!(problem.contains(expected), "{region:?}: {problem}");
