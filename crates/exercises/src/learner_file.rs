@@ -14,6 +14,7 @@ use std::collections::BTreeSet;
 use thiserror::Error;
 
 use crate::{
+    declared,
     manifest::Exercise,
     tokens::{self, Kind, LexError, Token},
 };
@@ -406,6 +407,20 @@ fn region_problems(yours: &Parts, theirs: &Parts) -> Result<(usize, usize), Inva
     if let Some(unclosed) = conditionals.first() {
         return problem(unclosed.line, format!("this `#if` is not closed by an `#endif` before `{EDIT_ABOVE}`"));
     }
+    // A name the code outside uses, declared where that code sees it, would mean the region's.
+    let starter_declares: BTreeSet<&str> = declared::top_level(&starter_tokens).into_iter().map(|d| d.name).collect();
+    if let Some(shadow) =
+        declared::top_level(&tokens).into_iter().find(|d| used.contains(d.name) && !starter_declares.contains(d.name))
+    {
+        return problem(
+            shadow.token.line,
+            format!(
+                "this declares `{}`, a name the code outside your part uses, which would then mean yours: \
+                 choose another name",
+                shadow.name
+            ),
+        );
+    }
     // Code that stops mid-statement runs on into the code after the region: `if (c)` takes the next
     // statement as its body, `__launch_bounds__(..)` attaches to the kernel.
     if let Some(last) = last_code_token(&tokens).filter(|t| !matches!(t.text.as_str(), ";" | "}")) {
@@ -690,6 +705,8 @@ mod tests {
             ("int f() { return 0; }\n#define X 1\n__launch_bounds__(32)", "ends with `)`"),
             ("int x = 1,", "ends with `,`"),
             ("int f() { return 0; }\n#pragma unroll 1", "`#pragma` after the last of your code"),
+            ("int f() { return 0; }\nint k(int n) { return n; }", "this declares `k`, a name the code outside"),
+            ("int f() { return 0; }\nconst int N2 = 1, out = 2;", "this declares `out`"),
         ] {
             let (line, problem) = region_error(region);
             assert!(problem.contains(expected), "{region:?}: {problem}");
@@ -707,6 +724,17 @@ mod tests {
             "{early:?}"
         );
         assert!(validate(&exercise(), kernel_region, kernel_region.as_bytes()).is_ok());
+        let shadowed = validate(
+            &exercise(),
+            kernel_region,
+            kernel_region.replace("unsigned v = 1;", "unsigned v = 1;\nconst unsigned n = 4;").as_bytes(),
+        );
+        assert!(
+            matches!(&shadowed, Err(Invalid::Region { line: 4, problem }) if problem.contains("this declares `n`")),
+            "a parameter's name declared again changes what the code after means: {shadowed:?}"
+        );
+        let nested = kernel_region.replace("unsigned v = 1;", "unsigned v = 1;\n{ const unsigned n = 4; v += n; }");
+        assert!(validate(&exercise(), kernel_region, nested.as_bytes()).is_ok(), "a block's names stay in it");
         let dangling = validate(
             &exercise(),
             kernel_region,

@@ -2,7 +2,8 @@
 //! a reference solution, and requirements measured on the GPU.
 //!
 //! - [`manifest`]: `exercises/info.toml`, found on disk like the kernels.
-//! - [`learner_file`]: checks a learner's file against the starter (no GPU needed).
+//! - [`learner_file`]: checks a learner's file against the starter (no GPU needed); [`tokens`] and
+//!   [`declared`] read its marked part as the preprocessor and the compiler would.
 //! - [`harness`], [`check`]: compile, check the output on index-encoded and random inputs, read
 //!   Nsight Compute's counters beside the reference's, time beside the starter and the reference.
 //! - [`verdict`]: score, the reason for every lost point, what to fix next (no GPU needed).
@@ -12,6 +13,7 @@
 //! - [`sample_class`]: a generated class, for measuring the grader.
 
 pub mod check;
+pub mod declared;
 pub mod diagnostics;
 pub mod grading;
 pub mod harness;

@@ -1,0 +1,480 @@
+//! The names a learner's region declares where the code after it can see them: at the region's
+//! top level. A name the rest of the file uses, declared there, changes what that code means
+//! without a line of it changing: `const uint3 threadIdx = ...;` in a kernel's body gives every
+//! later `threadIdx.x` another thread's index, and a function `load(const unsigned*, unsigned)`
+//! before the kernel is called in place of the header's.
+//!
+//! Read from tokens, statement by statement. A statement that opens a scope of its own (`if`,
+//! `for`, `while`, `switch`, `do`, a block) declares nothing the code after it sees. Any other is
+//! a declaration when only specifiers and a type (names, `*`, `&`, `::`, template arguments,
+//! `__align__(16)`) come before a name that a declarator goes on from (`=`, `;`, `,`, `[`, `(`,
+//! `{`, `<`); it declares that name and the first after each top-level comma. A structured binding
+//! declares every name in its brackets, `struct S { ... } a;` the names after the body, `using
+//! A = ...;` the alias. Macros the region defines are read too: their replacement lists, and the
+//! arguments given to a parameter that a replacement list declares.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::tokens::{Kind, Token};
+
+/// Identifiers that start or continue an expression: a name after one of them is used, not declared.
+const EXPRESSION_WORDS: [&str; 26] = [
+    "return",
+    "case",
+    "sizeof",
+    "alignof",
+    "throw",
+    "else",
+    "do",
+    "new",
+    "delete",
+    "co_return",
+    "co_yield",
+    "co_await",
+    "typeid",
+    "goto",
+    "not",
+    "and",
+    "or",
+    "xor",
+    "bitand",
+    "bitor",
+    "compl",
+    "not_eq",
+    "and_eq",
+    "or_eq",
+    "xor_eq",
+    "operator",
+];
+
+/// What may follow a declared name.
+const DECLARATOR_NEXT: [&str; 7] = ["=", ";", ",", "[", "(", "{", "<"];
+
+/// A name the tokens declare, with the token that declares it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Declared<'t> {
+    pub name: &'t str,
+    pub token: &'t Token,
+}
+
+/// The names `tokens` (a region) declare at their top level, code and macros alike, in order.
+pub fn top_level(tokens: &[Token]) -> Vec<Declared<'_>> {
+    let (code, macros) = split_directives(tokens);
+    let declaring = declaring_parameters(&macros);
+    let mut declared: Vec<Declared<'_>> = in_code(&code, &macros, &declaring);
+    for definition in macros.values() {
+        // A parameter is a placeholder: what it declares is found where the macro is called.
+        let found = in_code(&definition.body, &macros, &declaring);
+        declared.extend(found.into_iter().filter(|d| !definition.parameters.contains(&d.name)));
+    }
+    declared.sort_by_key(|d| d.token.line);
+    declared
+}
+
+/// A function-like or object-like macro the region defines.
+struct Macro<'t> {
+    parameters: Vec<&'t str>,
+    body: Vec<&'t Token>,
+}
+
+/// The region's code outside directives, and the macros its `#define`s make, by name.
+fn split_directives(tokens: &[Token]) -> (Vec<&Token>, BTreeMap<&str, Macro<'_>>) {
+    let (mut code, mut macros) = (Vec::new(), BTreeMap::new());
+    let mut i = 0;
+    while i < tokens.len() {
+        if tokens[i].kind != Kind::Directive {
+            code.push(&tokens[i]);
+            i += 1;
+            continue;
+        }
+        let end = tokens[i..].iter().position(|t| t.kind == Kind::EndOfDirective).map_or(tokens.len(), |e| i + e);
+        let directive = &tokens[i..end];
+        if let [_, define, name, rest @ ..] = directive
+            && define.text == "define"
+            && name.kind == Kind::Identifier
+        {
+            // `NAME(` with no space is a function-like macro; the tokenizer keeps no spaces, so
+            // any `(` right after the name is read as its parameter list (more declarations
+            // found, never fewer).
+            let (parameters, body) = match rest {
+                [open, after @ ..] if open.text == "(" => {
+                    let close = after.iter().position(|t| t.text == ")").unwrap_or(after.len());
+                    let parameters =
+                        after[..close].iter().filter(|t| t.kind == Kind::Identifier).map(|t| t.text.as_str()).collect();
+                    (parameters, after.get(close + 1..).unwrap_or_default())
+                }
+                _ => (Vec::new(), rest),
+            };
+            macros.insert(name.text.as_str(), Macro { parameters, body: body.iter().collect() });
+        }
+        i = end + 1;
+    }
+    (code, macros)
+}
+
+/// For each function-like macro, the indices of the parameters its expansion declares (directly,
+/// or by passing them to another such parameter).
+fn declaring_parameters<'t>(macros: &BTreeMap<&'t str, Macro<'t>>) -> BTreeMap<&'t str, BTreeSet<usize>> {
+    let mut declaring: BTreeMap<&str, BTreeSet<usize>> = BTreeMap::new();
+    // Each round can only add; a chain of macros is at most as long as their number.
+    for _ in 0..=macros.len() {
+        let mut changed = false;
+        for (name, definition) in macros {
+            let names: BTreeSet<&str> = in_code(&definition.body, macros, &declaring).iter().map(|d| d.name).collect();
+            for (index, parameter) in definition.parameters.iter().enumerate() {
+                if names.contains(parameter) && declaring.entry(name).or_default().insert(index) {
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    declaring
+}
+
+/// The names `code` declares at its top level, statement by statement. Statements that open a
+/// scope of their own (`if`, `for`, `while`, `switch`, `do`, a block) declare nothing outside it.
+fn in_code<'t>(
+    code: &[&'t Token],
+    macros: &BTreeMap<&str, Macro<'_>>,
+    declaring: &BTreeMap<&str, BTreeSet<usize>>,
+) -> Vec<Declared<'t>> {
+    let mut declared = Vec::new();
+    let mut start = 0;
+    while start < code.len() {
+        let end = statement_end(code, start).max(start + 1);
+        declared.extend(in_statement(&code[start..end], macros, declaring));
+        start = end;
+    }
+    declared
+}
+
+/// The index after the statement that starts at `start`.
+fn statement_end(code: &[&Token], start: usize) -> usize {
+    let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
+    match text(start) {
+        "{" => matching(code, start) + 1,
+        "if" | "for" | "while" | "switch" => {
+            let mut end = start + 1;
+            if text(end) == "(" {
+                end = matching(code, end) + 1;
+            }
+            end = statement_end(code, end);
+            if text(start) == "if" && text(end) == "else" {
+                end = statement_end(code, end + 1);
+            }
+            end
+        }
+        "else" => statement_end(code, start + 1),
+        "do" => {
+            let end = statement_end(code, start + 1);
+            (end..code.len()).find(|&i| text(i) == ";").map_or(code.len(), |i| i + 1)
+        }
+        _ => {
+            let aggregate = |upto: usize| code[start..upto].iter().any(|t| AGGREGATES.contains(&t.text.as_str()));
+            let mut i = start;
+            while i < code.len() {
+                match text(i) {
+                    ";" => return i + 1,
+                    "(" | "[" => i = matching(code, i),
+                    // A function's body, a namespace's or an `extern "C"` block's ends the
+                    // statement; a class's body or a braced initializer does not.
+                    "{" => {
+                        let close = matching(code, i);
+                        let initializer = i > start && matches!(text(i - 1), "=" | "," | "(");
+                        if !aggregate(i) && !initializer && (i == start || text(i - 1) != "]") {
+                            return close + 1;
+                        }
+                        i = close;
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+            code.len()
+        }
+    }
+}
+
+/// Keywords after which a brace opens a class's body, which declarators may follow.
+const AGGREGATES: [&str; 4] = ["struct", "class", "union", "enum"];
+
+/// Specifiers that take a parenthesized argument before the declarator.
+const SPECIFIERS_WITH_ARGUMENTS: [&str; 7] =
+    ["__align__", "alignas", "__launch_bounds__", "__attribute__", "decltype", "__declspec", "__maxnreg__"];
+
+/// Statements that are not declarations.
+const NOT_DECLARATIONS: [&str; 9] = ["if", "for", "while", "switch", "do", "else", "namespace", "static_assert", "{"];
+
+/// The index of the bracket that closes the one at `open`, or the last index.
+fn matching(code: &[&Token], open: usize) -> usize {
+    let mut depth = 0i64;
+    for (i, token) in code.iter().enumerate().skip(open) {
+        match token.text.as_str() {
+            "(" | "[" | "{" => depth += 1,
+            ")" | "]" | "}" => {
+                depth -= 1;
+                if depth == 0 {
+                    return i;
+                }
+            }
+            _ => {}
+        }
+    }
+    code.len().saturating_sub(1)
+}
+
+/// The names one top-level statement declares.
+fn in_statement<'t>(
+    statement: &[&'t Token],
+    macros: &BTreeMap<&str, Macro<'_>>,
+    declaring: &BTreeMap<&str, BTreeSet<usize>>,
+) -> Vec<Declared<'t>> {
+    let mut declared = Vec::new();
+    let Some(first) = statement.first() else { return declared };
+    let text = |i: usize| statement.get(i).map_or("", |t| t.text.as_str());
+    let name_at = |i: usize, declared: &mut Vec<Declared<'t>>| {
+        if let Some(token) =
+            statement.get(i).filter(|t| t.kind == Kind::Identifier && !macros.contains_key(t.text.as_str()))
+        {
+            declared.push(Declared { name: token.text.as_str(), token });
+        }
+    };
+    // A macro call: the arguments it declares.
+    if let Some(indices) = declaring.get(first.text.as_str())
+        && text(1) == "("
+    {
+        for (index, argument) in arguments(&statement[2..]).into_iter().enumerate() {
+            if let ([one], true) = (argument, indices.contains(&index)) {
+                declared.push(Declared { name: one.text.as_str(), token: one });
+            }
+        }
+        return declared;
+    }
+    if first.text == "[" && text(1) == "[" {
+        let close = matching(statement, 0);
+        return in_statement(&statement[close + 1..], macros, declaring);
+    }
+    if first.kind != Kind::Identifier
+        || EXPRESSION_WORDS.contains(&first.text.as_str())
+        || NOT_DECLARATIONS.contains(&first.text.as_str())
+    {
+        return declared;
+    }
+    if first.text == "using" {
+        if text(2) == "=" {
+            name_at(1, &mut declared);
+        }
+        return declared;
+    }
+    // The specifiers, then the first declarator: the name before what a declarator continues with.
+    let mut i = 0;
+    let mut aggregate_body = None;
+    while i < statement.len() {
+        let token = statement[i];
+        match token.text.as_str() {
+            "template" if text(i + 1) == "<" => i = angle_end(statement, i + 1),
+            word if SPECIFIERS_WITH_ARGUMENTS.contains(&word) && text(i + 1) == "(" => i = matching(statement, i + 1),
+            "[" if i > 0 && matches!(text(i - 1), "auto" | "&" | "&&") => {
+                // A structured binding: every name in the brackets.
+                let close = matching(statement, i);
+                for j in i + 1..close {
+                    name_at(j, &mut declared);
+                }
+                return declared;
+            }
+            "{" if statement[..i].iter().any(|t| AGGREGATES.contains(&t.text.as_str())) => {
+                aggregate_body = Some(matching(statement, i));
+                break;
+            }
+            "<" if i > 0 && statement[i - 1].kind == Kind::Identifier && is_template_name(statement, i - 1) => {
+                let close = angle_end(statement, i);
+                if DECLARATOR_NEXT.contains(&text(close + 1)) && i >= 2 {
+                    name_at(i - 1, &mut declared);
+                    return declared;
+                }
+                i = close;
+            }
+            next if i > 0
+                && (DECLARATOR_NEXT.contains(&next) || macros.contains_key(next))
+                && statement[i - 1].kind == Kind::Identifier =>
+            {
+                // Something before the name: a type.
+                if i >= 2 {
+                    name_at(i - 1, &mut declared);
+                    // A region macro in a declarator's place: its lone-name arguments too.
+                    if next == "(" && macros.contains_key(text(i - 1)) {
+                        for argument in arguments(&statement[i + 1..]) {
+                            if let [one] = argument {
+                                name_at_token(one, &mut declared);
+                            }
+                        }
+                    }
+                    further_declarators(statement, i, &mut declared);
+                }
+                return declared;
+            }
+            // Specifiers, a type's name and its `*` or `&` come before a declarator.
+            word if token.kind == Kind::Identifier && !EXPRESSION_WORDS.contains(&word) => {}
+            "*" | "&" | "&&" | "::" => {}
+            // Anything else (`+=`, `.`, `->`, ...) makes the statement an expression.
+            _ => return declared,
+        }
+        i += 1;
+    }
+    // `struct S { ... } a, *b;`: the names after the body.
+    if let Some(close) = aggregate_body {
+        for (j, token) in statement.iter().enumerate().skip(close + 1) {
+            if token.kind == Kind::Identifier && DECLARATOR_NEXT.contains(&text(j + 1)) {
+                name_at(j, &mut declared);
+            }
+        }
+    }
+    declared
+}
+
+fn name_at_token<'t>(token: &'t Token, declared: &mut Vec<Declared<'t>>) {
+    if token.kind == Kind::Identifier {
+        declared.push(Declared { name: token.text.as_str(), token });
+    }
+}
+
+/// The declarators after the first, each after a top-level comma: `unsigned a = 1, b = 2;`.
+fn further_declarators<'t>(statement: &[&'t Token], from: usize, declared: &mut Vec<Declared<'t>>) {
+    let mut i = from;
+    while i < statement.len() {
+        match statement[i].text.as_str() {
+            "(" | "[" | "{" => i = matching(statement, i),
+            "," => {
+                let name = statement[i + 1..]
+                    .iter()
+                    .find(|t| !matches!(t.text.as_str(), "*" | "&" | "&&" | "const" | "volatile"));
+                if let Some(name) = name {
+                    name_at_token(name, declared);
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+}
+
+/// Whether the `<` after the identifier at `at` opens template arguments: a `>` closes it before
+/// the statement's end, with nothing but names, numbers, `::`, `,` and `*` between.
+fn is_template_name(statement: &[&Token], at: usize) -> bool {
+    let close = angle_end(statement, at + 1);
+    close < statement.len()
+        && statement[at + 2..close].iter().all(|t| {
+            matches!(t.kind, Kind::Identifier | Kind::Number) || matches!(t.text.as_str(), "::" | "," | "*" | "<" | ">")
+        })
+}
+
+/// The index of the `>` that closes the `<` at `open` (or the last index).
+fn angle_end(statement: &[&Token], open: usize) -> usize {
+    let mut depth = 0i64;
+    for (i, token) in statement.iter().enumerate().skip(open) {
+        match token.text.as_str() {
+            "<" => depth += 1,
+            ">" => {
+                depth -= 1;
+                if depth == 0 {
+                    return i;
+                }
+            }
+            ">>" => {
+                depth -= 2;
+                if depth <= 0 {
+                    return i;
+                }
+            }
+            _ => {}
+        }
+    }
+    statement.len().saturating_sub(1)
+}
+
+/// The top-level, comma-separated arguments of a call whose `(` was just before `tokens`.
+fn arguments<'a, 't>(tokens: &'a [&'t Token]) -> Vec<&'a [&'t Token]> {
+    let (mut arguments, mut start, mut depth) = (Vec::new(), 0, 0i64);
+    for (i, token) in tokens.iter().enumerate() {
+        match token.text.as_str() {
+            "(" | "[" | "{" => depth += 1,
+            ")" | "]" | "}" if depth > 0 => depth -= 1,
+            ")" => {
+                arguments.push(&tokens[start..i]);
+                break;
+            }
+            "," if depth == 0 => {
+                arguments.push(&tokens[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    arguments
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tokens::tokenize;
+
+    fn names(region: &str) -> Vec<String> {
+        let tokens = tokenize(region, 1).unwrap();
+        top_level(&tokens).into_iter().map(|d| d.name.to_owned()).collect()
+    }
+
+    #[test]
+    fn declarations_at_the_top_level_are_found_in_every_form() {
+        assert_eq!(names("const uint3 threadIdx = make_uint3(0, 0, 0);"), ["threadIdx"]);
+        assert_eq!(names("const dim3 blockDim(4096);"), ["blockDim"]);
+        assert_eq!(names("unsigned a = 1, lane = 2;"), ["a", "lane"]);
+        assert_eq!(names("uint3& threadIdx = other;"), ["threadIdx"]);
+        assert_eq!(names("auto [threadIdx, y] = pair;"), ["threadIdx", "y"]);
+        assert_eq!(names("auto load = [&](unsigned k) { unsigned inner = k; };"), ["load"]);
+        assert_eq!(names("__device__ unsigned load(const unsigned* t, unsigned i) { return t[i]; }"), ["load"]);
+        assert_eq!(names("template <> __device__ unsigned load<unsigned>(const unsigned*, unsigned);"), ["load"]);
+        assert_eq!(names("__shared__ unsigned char tile[32][129];"), ["tile"]);
+        assert_eq!(names("__shared__ __align__(16) unsigned tile[32][33];"), ["tile"]);
+        assert_eq!(names("[[maybe_unused]] const uint3 threadIdx = x;"), ["threadIdx"]);
+        assert_eq!(names("struct S { unsigned x; } threadIdx, *p;"), ["threadIdx", "p"]);
+        assert_eq!(names("using uint3 = int;"), ["uint3"]);
+        assert_eq!(names("static unsigned launches;\n__shared__ unsigned profiled;"), ["launches", "profiled"]);
+        assert_eq!(names("#define T const uint3\nT threadIdx = x;"), ["threadIdx"]);
+        assert_eq!(names("#define SHADOW const uint3 threadIdx = x\nSHADOW;"), ["threadIdx"]);
+        assert_eq!(names("#define EQ =\nuint3 threadIdx EQ {0, 0, 0};"), ["threadIdx"]);
+        assert_eq!(names("#define DECL(n) const uint3 n = x\nDECL(threadIdx);"), ["threadIdx"]);
+        assert_eq!(
+            names("#define INNER(n) uint3 n = x\n#define OUTER(a, b) INNER(b)\nOUTER(q, threadIdx);"),
+            ["threadIdx"],
+            "through another macro"
+        );
+    }
+
+    #[test]
+    fn uses_and_nested_declarations_are_not_declarations() {
+        for region in [
+            "__shared__ unsigned char tile[ROWS][COLUMNS + 4u];",
+            "namespace mine { __device__ unsigned load(unsigned i) { return i; } }",
+            "__device__ unsigned slot(unsigned row, unsigned n) { unsigned threadIdx = 0; return row ^ n; }",
+            "if (n > 4) { const uint3 threadIdx = x; }",
+            "x = a * threadIdx.x; y = lane; f(threadIdx, blockDim);",
+            "#define PAD(c) ((c) + 4u)\n__shared__ unsigned tile[32][PAD(COLUMNS)];",
+            "static_assert(sizeof(unsigned) == 4, \"words\");",
+            "sum += load(&tile[lane][0], warp); lane = n; a.load = 1; p->lane = 2; (void)n;",
+            "if (threadIdx.x == 0) profiled = atomicAdd(&launches, 1u) == 0u && words[1] != 7u;",
+            "for (unsigned n = 0; n < 4; ++n) load(tile, n); while (lane) lane--; do { unsigned n = 1; } while (0);",
+            "auto f = [&](unsigned k) { return load(tile, k); };",
+        ] {
+            let found = names(region);
+            assert!(
+                !found
+                    .iter()
+                    .any(|n| ["threadIdx", "blockDim", "load", "lane", "COLUMNS", "n", "words"].contains(&n.as_str())),
+                "{region}: {found:?}"
+            );
+        }
+    }
+}
