@@ -141,12 +141,42 @@ fn in_code<'t>(
     macros: &BTreeMap<&str, Macro<'_>>,
     declaring: &BTreeMap<&str, BTreeSet<usize>>,
 ) -> Vec<Declared<'t>> {
-    let mut declared = Vec::new();
+    let mut statements = Vec::new();
     let mut start = 0;
     while start < code.len() {
         let end = statement_end(code, start).max(start + 1);
-        declared.extend(in_statement(&code[start..end], macros, declaring));
+        statements.push(&code[start..end]);
         start = end;
+    }
+    // What a block's names become where they are seen from outside it: an anonymous or `inline`
+    // namespace's and an `extern "C" { }` block's at once, a named namespace's through `using
+    // namespace`.
+    let body = |statement: &[&'t Token]| -> Option<Vec<Declared<'t>>> {
+        let open = statement.iter().position(|t| t.text == "{")?;
+        let close = matching(statement, open);
+        Some(in_code(&statement[open + 1..close], macros, declaring))
+    };
+    let words = |statement: &[&'t Token]| -> Vec<&'t str> { statement.iter().map(|t| t.text.as_str()).collect() };
+    let mut declared = Vec::new();
+    for statement in &statements {
+        let spelled = words(statement);
+        match spelled.as_slice() {
+            ["namespace", "{", ..] | ["inline", "namespace", ..] | ["extern", _, "{", ..] => {
+                declared.extend(body(statement).unwrap_or_default());
+            }
+            ["using", "namespace", .., last, ";"] | ["using", "namespace", .., last] if *last != ";" => {
+                for named in statements.iter().filter(|s| words(s).get(..2) == Some(&["namespace", *last][..])) {
+                    declared.extend(body(named).unwrap_or_default());
+                }
+            }
+            ["using", .., _, ";"] if !spelled.contains(&"=") && !spelled.contains(&"namespace") => {
+                let token = statement[spelled.len() - 2];
+                if token.kind == Kind::Identifier {
+                    declared.push(Declared { name: token.text.as_str(), token });
+                }
+            }
+            _ => declared.extend(in_statement(statement, macros, declaring)),
+        }
     }
     declared
 }
@@ -319,6 +349,8 @@ fn in_statement<'t>(
             // Specifiers, a type's name and its `*` or `&` come before a declarator.
             word if token.kind == Kind::Identifier && !EXPRESSION_WORDS.contains(&word) => {}
             "*" | "&" | "&&" | "::" => {}
+            // `extern "C"`'s linkage.
+            _ if token.kind == Kind::Literal && i > 0 && text(i - 1) == "extern" => {}
             // Anything else (`+=`, `.`, `->`, ...) makes the statement an expression.
             _ => return declared,
         }
@@ -441,6 +473,17 @@ mod tests {
         assert_eq!(names("[[maybe_unused]] const uint3 threadIdx = x;"), ["threadIdx"]);
         assert_eq!(names("struct S { unsigned x; } threadIdx, *p;"), ["threadIdx", "p"]);
         assert_eq!(names("using uint3 = int;"), ["uint3"]);
+        let load = "__device__ unsigned load(const unsigned* t, unsigned i) { return t[i]; }";
+        for hidden in [
+            format!("namespace {{ {load} }}"),
+            format!("inline namespace m {{ {load} }}"),
+            format!("extern \"C\" {{ {load} }}"),
+            format!("namespace m {{ {load} }}\nusing namespace m;"),
+            format!("namespace m {{ {load} }}\nusing m::load;"),
+            format!("extern \"C\" {load}"),
+        ] {
+            assert_eq!(names(&hidden), ["load"], "{hidden}");
+        }
         assert_eq!(names("static unsigned launches;\n__shared__ unsigned profiled;"), ["launches", "profiled"]);
         assert_eq!(names("#define T const uint3\nT threadIdx = x;"), ["threadIdx"]);
         assert_eq!(names("#define SHADOW const uint3 threadIdx = x\nSHADOW;"), ["threadIdx"]);

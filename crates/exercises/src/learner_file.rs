@@ -707,6 +707,7 @@ mod tests {
             ("int f() { return 0; }\n#pragma unroll 1", "`#pragma` after the last of your code"),
             ("int f() { return 0; }\nint k(int n) { return n; }", "this declares `k`, a name the code outside"),
             ("int f() { return 0; }\nconst int N2 = 1, out = 2;", "this declares `out`"),
+            ("int f() { return 0; }\nnamespace { int k(int n) { return n; } }", "this declares `k`"),
         ] {
             let (line, problem) = region_error(region);
             assert!(problem.contains(expected), "{region:?}: {problem}");
