@@ -327,6 +327,15 @@ fn in_statement<'t>(
                 }
                 i = close;
             }
+            // A declarator in parentheses, after a type: `unsigned (*load)(const unsigned*, unsigned)`.
+            "(" if i > 0 && statement[i - 1].kind == Kind::Identifier && matches!(text(i + 1), "*" | "&" | "&&") => {
+                let close = matching(statement, i);
+                if let Some(j) = (i + 2..close).find(|&j| statement[j].kind == Kind::Identifier) {
+                    name_at(j, &mut declared);
+                }
+                further_declarators(statement, close, &mut declared);
+                return declared;
+            }
             next if i > 0
                 && (DECLARATOR_NEXT.contains(&next) || macros.contains_key(next))
                 && statement[i - 1].kind == Kind::Identifier =>
@@ -473,6 +482,8 @@ mod tests {
         assert_eq!(names("[[maybe_unused]] const uint3 threadIdx = x;"), ["threadIdx"]);
         assert_eq!(names("struct S { unsigned x; } threadIdx, *p;"), ["threadIdx", "p"]);
         assert_eq!(names("using uint3 = int;"), ["uint3"]);
+        assert_eq!(names("unsigned (*load)(const unsigned char*, unsigned) = nullptr;"), ["load"]);
+        assert_eq!(names("const uint3 (&threadIdx) = other;"), ["threadIdx"]);
         let load = "__device__ unsigned load(const unsigned* t, unsigned i) { return t[i]; }";
         for hidden in [
             format!("namespace {{ {load} }}"),
