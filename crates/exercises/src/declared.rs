@@ -185,11 +185,11 @@ fn in_code<'t>(
 fn statement_end(code: &[&Token], start: usize) -> usize {
     let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
     match text(start) {
-        "{" => matching(code, start) + 1,
+        "{" => (matching(code, start) + 1).min(code.len()),
         "if" | "for" | "while" | "switch" => {
             let mut end = start + 1;
             if text(end) == "(" {
-                end = matching(code, end) + 1;
+                end = (matching(code, end) + 1).min(code.len());
             }
             end = statement_end(code, end);
             if text(start) == "if" && text(end) == "else" {
@@ -215,7 +215,7 @@ fn statement_end(code: &[&Token], start: usize) -> usize {
                         let close = matching(code, i);
                         let initializer = i > start && matches!(text(i - 1), "=" | "," | "(");
                         if !aggregate(i) && !initializer && (i == start || text(i - 1) != "]") {
-                            return close + 1;
+                            return (close + 1).min(code.len());
                         }
                         i = close;
                     }
@@ -238,7 +238,8 @@ const SPECIFIERS_WITH_ARGUMENTS: [&str; 7] =
 /// Statements that are not declarations.
 const NOT_DECLARATIONS: [&str; 9] = ["if", "for", "while", "switch", "do", "else", "namespace", "static_assert", "{"];
 
-/// The index of the bracket that closes the one at `open`, or the last index.
+/// The index of the bracket that closes the one at `open`, or `code.len()` where none does (a
+/// macro's replacement list may hold half a pair).
 fn matching(code: &[&Token], open: usize) -> usize {
     let mut depth = 0i64;
     for (i, token) in code.iter().enumerate().skip(open) {
@@ -253,7 +254,7 @@ fn matching(code: &[&Token], open: usize) -> usize {
             _ => {}
         }
     }
-    code.len().saturating_sub(1)
+    code.len()
 }
 
 /// The names one top-level statement declares.
@@ -285,7 +286,7 @@ fn in_statement<'t>(
     }
     if first.text == "[" && text(1) == "[" {
         let close = matching(statement, 0);
-        return in_statement(&statement[close + 1..], macros, declaring);
+        return in_statement(statement.get(close + 1..).unwrap_or_default(), macros, declaring);
     }
     if first.kind != Kind::Identifier
         || EXPRESSION_WORDS.contains(&first.text.as_str())
@@ -412,7 +413,7 @@ fn is_template_name(statement: &[&Token], at: usize) -> bool {
         })
 }
 
-/// The index of the `>` that closes the `<` at `open` (or the last index).
+/// The index of the `>` that closes the `<` at `open`, or `statement.len()` where none does.
 fn angle_end(statement: &[&Token], open: usize) -> usize {
     let mut depth = 0i64;
     for (i, token) in statement.iter().enumerate().skip(open) {
@@ -433,7 +434,7 @@ fn angle_end(statement: &[&Token], open: usize) -> usize {
             _ => {}
         }
     }
-    statement.len().saturating_sub(1)
+    statement.len()
 }
 
 /// The top-level, comma-separated arguments of a call whose `(` was just before `tokens`.
@@ -505,6 +506,50 @@ mod tests {
             ["threadIdx"],
             "through another macro"
         );
+    }
+
+    #[test]
+    fn any_arrangement_of_tokens_is_read_without_a_panic() {
+        const WORDS: [&str; 30] = [
+            "namespace",
+            "{",
+            "}",
+            "(",
+            ")",
+            "[",
+            "]",
+            "<",
+            ">",
+            ";",
+            ",",
+            "=",
+            "*",
+            "&",
+            "auto",
+            "using",
+            "extern",
+            "\"C\"",
+            "struct",
+            "template",
+            "if",
+            "else",
+            "do",
+            "while",
+            "unsigned",
+            "x",
+            "load",
+            "__align__",
+            "\n#define M(a) a x {\n",
+            "\n#define N namespace {\n",
+        ];
+        let mut tokens_read = 0;
+        for text in crate::tokens::soups(&WORDS, 100_000) {
+            if let Ok(tokens) = tokenize(&text, 1) {
+                tokens_read += tokens.len();
+                let _ = top_level(&tokens);
+            }
+        }
+        assert!(tokens_read > 500_000, "the soups hold tokens: {tokens_read}");
     }
 
     #[test]

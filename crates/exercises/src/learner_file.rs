@@ -752,6 +752,51 @@ mod tests {
     }
 
     #[test]
+    fn any_region_is_judged_without_a_panic() {
+        const WORDS: [&str; 34] = [
+            "{",
+            "}",
+            "(",
+            ")",
+            "[",
+            "]",
+            "<",
+            ">",
+            ";",
+            ",",
+            "=",
+            "*",
+            "&",
+            "##",
+            "\\",
+            "\\\n",
+            "return",
+            "f",
+            "n",
+            "out",
+            "auto",
+            "namespace",
+            "using",
+            "\"s\"",
+            "'c'",
+            "/*",
+            "*/",
+            "//",
+            "\n#define",
+            "\n#include",
+            "\n#if",
+            "\n#endif",
+            "\n#pragma",
+            "\n",
+        ];
+        let mut judged = 0;
+        for region in crate::tokens::soups(&WORDS, 20_000) {
+            judged += check(&STARTER.replace("int f() { return 0; }", &region)).is_err() as usize;
+        }
+        assert!(judged > 10_000, "most soups are refused: {judged}");
+    }
+
+    #[test]
     fn a_macro_may_share_a_name_with_a_header_read_before_the_region() {
         let starter = format!("#include \"shared_load.cuh\"\n{STARTER}");
         let edited = starter.replace("int f() { return 0; }", "#define load 3\nint f() { return load; }");

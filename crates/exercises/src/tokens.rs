@@ -283,6 +283,22 @@ pub fn include_left(text: &str) -> Option<String> {
     Some(directive_tokens(&tokens, start).iter().map(|t| t.text.as_str()).collect::<Vec<_>>().join(" "))
 }
 
+/// `count` texts of up to 23 of `words` each, the same on every run (a fixed xorshift sequence):
+/// input for tests that what reads a region never panics, whatever it holds.
+#[cfg(test)]
+pub(crate) fn soups(words: &[&str], count: usize) -> Vec<String> {
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    (0..count)
+        .map(|_| (0..next() % 24).map(|_| format!("{} ", words[(next() % words.len() as u64) as usize])).collect())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
