@@ -63,9 +63,9 @@ pub fn top_level(tokens: &[Token]) -> Vec<Declared<'_>> {
     let declaring = declaring_parameters(&macros);
     let mut declared: Vec<Declared<'_>> = in_code(&code, &macros, &declaring);
     for definition in macros.values() {
-        // A parameter is a placeholder: what it declares is found where the macro is called.
-        let found = in_code(&definition.body, &macros, &declaring);
-        declared.extend(found.into_iter().filter(|d| !definition.parameters.contains(&d.name)));
+        // A parameter's own name counts too: with no spaces kept, `#define D (x) ...` cannot be
+        // told from `#define D(x) ...`, and a parameter needs no outside name.
+        declared.extend(in_code(&definition.body, &macros, &declaring));
     }
     declared.sort_by_key(|d| d.token.line);
     declared
@@ -94,8 +94,7 @@ fn split_directives(tokens: &[Token]) -> (Vec<&Token>, BTreeMap<&str, Macro<'_>>
             && name.kind == Kind::Identifier
         {
             // `NAME(` with no space is a function-like macro; the tokenizer keeps no spaces, so
-            // any `(` right after the name is read as its parameter list (more declarations
-            // found, never fewer).
+            // any `(` right after the name is read as its parameter list.
             let (parameters, body) = match rest {
                 [open, after @ ..] if open.text == "(" => {
                     let close = after.iter().position(|t| t.text == ")").unwrap_or(after.len());
@@ -500,12 +499,13 @@ mod tests {
         assert_eq!(names("#define T const uint3\nT threadIdx = x;"), ["threadIdx"]);
         assert_eq!(names("#define SHADOW const uint3 threadIdx = x\nSHADOW;"), ["threadIdx"]);
         assert_eq!(names("#define EQ =\nuint3 threadIdx EQ {0, 0, 0};"), ["threadIdx"]);
-        assert_eq!(names("#define DECL(n) const uint3 n = x\nDECL(threadIdx);"), ["threadIdx"]);
+        assert_eq!(names("#define DECL(n) const uint3 n = x\nDECL(threadIdx);"), ["n", "threadIdx"]);
         assert_eq!(
             names("#define INNER(n) uint3 n = x\n#define OUTER(a, b) INNER(b)\nOUTER(q, threadIdx);"),
-            ["threadIdx"],
+            ["n", "b", "threadIdx"],
             "through another macro"
         );
+        assert_eq!(names("#define D (threadIdx); const uint3 threadIdx = x\nD;"), ["threadIdx"], "object-like");
     }
 
     #[test]
