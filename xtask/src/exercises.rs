@@ -433,7 +433,7 @@ pub fn grade(args: &GradeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> 
         };
         writeln!(
             out,
-            "\nChecked {checked} on {gpus} in {seconds:.1} s: {:.1} a minute.",
+            "\nChecked {checked} submissions on {gpus} in {seconds:.1} s: {:.1} a minute.",
             60.0 * checked as f64 / seconds
         )?;
     }
