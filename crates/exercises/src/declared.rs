@@ -71,6 +71,24 @@ pub fn top_level(tokens: &[Token]) -> Vec<Declared<'_>> {
     declared
 }
 
+/// Names the tokens (the starter's code outside the region) declare for themselves anywhere, as
+/// parameters or locals: a name after a type's name (an identifier that starts no expression),
+/// before `=`, `;`, `,`, `)`, `[`, `(` or `{`. A region's declaration of one changes nothing
+/// outside, where the outside's own declaration is nearer (or, in the same block, does not
+/// compile). Only an identifier counts as the type, so `a * load(x)` declares no `load`.
+pub fn by_the_code_itself(tokens: &[Token]) -> BTreeSet<&str> {
+    tokens
+        .windows(3)
+        .filter(|w| {
+            w[0].kind == Kind::Identifier
+                && !EXPRESSION_WORDS.contains(&w[0].text.as_str())
+                && w[1].kind == Kind::Identifier
+                && matches!(w[2].text.as_str(), "=" | ";" | "," | ")" | "[" | "(" | "{")
+        })
+        .map(|w| w[1].text.as_str())
+        .collect()
+}
+
 /// A function-like or object-like macro the region defines.
 struct Macro<'t> {
     parameters: Vec<&'t str>,
@@ -506,6 +524,26 @@ mod tests {
             "through another macro"
         );
         assert_eq!(names("#define D (threadIdx); const uint3 threadIdx = x\nD;"), ["threadIdx"], "object-like");
+    }
+
+    #[test]
+    fn what_the_code_outside_declares_for_itself() {
+        let outside = tokenize(
+            "extern \"C\" __global__ void k(const unsigned* __restrict__ in, unsigned n) {\n\
+             const unsigned lane = threadIdx.x % 32;\n\
+             unsigned sum = 0;\n\
+             for (unsigned i = 0; i < n; ++i) sum += x * load(in, lane);\n\
+             return sum;\n}",
+            1,
+        )
+        .unwrap();
+        let declared = by_the_code_itself(&outside);
+        for own in ["k", "in", "n", "lane", "sum", "i"] {
+            assert!(declared.contains(own), "{own}: {declared:?}");
+        }
+        for used in ["load", "threadIdx", "x"] {
+            assert!(!declared.contains(used), "{used} is only used: {declared:?}");
+        }
     }
 
     #[test]

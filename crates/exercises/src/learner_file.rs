@@ -407,10 +407,14 @@ fn region_problems(yours: &Parts, theirs: &Parts) -> Result<(usize, usize), Inva
     if let Some(unclosed) = conditionals.first() {
         return problem(unclosed.line, format!("this `#if` is not closed by an `#endif` before `{EDIT_ABOVE}`"));
     }
-    // A name the code outside uses, declared where that code sees it, would mean the region's.
+    // A name the code outside uses, declared where that code sees it, would mean the region's:
+    // unless the starter's region declares it too, or the code outside declares its own.
     let starter_declares: BTreeSet<&str> = declared::top_level(&starter_tokens).into_iter().map(|d| d.name).collect();
-    if let Some(shadow) =
-        declared::top_level(&tokens).into_iter().find(|d| used.contains(d.name) && !starter_declares.contains(d.name))
+    let outside_declares: BTreeSet<&str> =
+        declared::by_the_code_itself(&before).union(&declared::by_the_code_itself(&after)).copied().collect();
+    if let Some(shadow) = declared::top_level(&tokens)
+        .into_iter()
+        .find(|d| used.contains(d.name) && !starter_declares.contains(d.name) && !outside_declares.contains(d.name))
     {
         return problem(
             shadow.token.line,
@@ -705,16 +709,13 @@ mod tests {
             ("int f() { return 0; }\n#define X 1\n__launch_bounds__(32)", "ends with `)`"),
             ("int x = 1,", "ends with `,`"),
             ("int f() { return 0; }\n#pragma unroll 1", "`#pragma` after the last of your code"),
-            ("int f() { return 0; }\nint k(int n) { return n; }", "this declares `k`, a name the code outside"),
-            ("int f() { return 0; }\nconst int N2 = 1, out = 2;", "this declares `out`"),
-            ("int f() { return 0; }\nnamespace { int k(int n) { return n; } }", "this declares `k`"),
         ] {
             let (line, problem) = region_error(region);
             assert!(problem.contains(expected), "{region:?}: {problem}");
             assert!(line >= 4, "{region:?}: line {line}");
         }
         // Inside a kernel's body, an early `return` leaves the kernel.
-        let kernel_region = "extern \"C\" __global__ void k(unsigned* out, unsigned n) {\n// ---- EDIT BELOW ----\nunsigned v = 1;\n// ---- EDIT ABOVE ----\n    out[0] = v;\n}\n";
+        let kernel_region = "extern \"C\" __global__ void k(unsigned* out, unsigned n) {\n// ---- EDIT BELOW ----\nunsigned v = 1;\n// ---- EDIT ABOVE ----\n    out[0] = v + threadIdx.x;\n}\n";
         let early = validate(
             &exercise(),
             kernel_region,
@@ -728,13 +729,14 @@ mod tests {
         let shadowed = validate(
             &exercise(),
             kernel_region,
-            kernel_region.replace("unsigned v = 1;", "unsigned v = 1;\nconst unsigned n = 4;").as_bytes(),
+            kernel_region.replace("unsigned v = 1;", "unsigned v = 1;\nconst uint3 threadIdx = {};").as_bytes(),
         );
         assert!(
-            matches!(&shadowed, Err(Invalid::Region { line: 4, problem }) if problem.contains("this declares `n`")),
-            "a parameter's name declared again changes what the code after means: {shadowed:?}"
+            matches!(&shadowed, Err(Invalid::Region { line: 4, problem }) if problem.contains("this declares `threadIdx`")),
+            "a name the code after uses, declared again, changes what that code means: {shadowed:?}"
         );
-        let nested = kernel_region.replace("unsigned v = 1;", "unsigned v = 1;\n{ const unsigned n = 4; v += n; }");
+        let nested = kernel_region
+            .replace("unsigned v = 1;", "unsigned v = 1;\n{ const uint3 threadIdx = {}; v += threadIdx.x; }");
         assert!(validate(&exercise(), kernel_region, nested.as_bytes()).is_ok(), "a block's names stay in it");
         let dangling = validate(
             &exercise(),
@@ -794,6 +796,32 @@ mod tests {
             judged += check(&STARTER.replace("int f() { return 0; }", &region)).is_err() as usize;
         }
         assert!(judged > 10_000, "most soups are refused: {judged}");
+    }
+
+    #[test]
+    fn a_region_may_not_declare_a_name_the_code_outside_uses_unless_that_code_declares_its_own() {
+        let starter = "#include \"shared_load.cuh\"\n// ---- EDIT BELOW ----\nint f() { return 0; }\n// ---- EDIT ABOVE ----\n\
+             extern \"C\" __global__ void k(unsigned* out, unsigned n) {\n    const unsigned lane = threadIdx.x;\n    \
+             out[lane] = f() + load(out, n);\n}\n";
+        let exercise = exercise();
+        let region =
+            |text: &str| validate(&exercise, starter, starter.replace("int f() { return 0; }", text).as_bytes());
+        for (text, name) in [
+            ("int f() { return 0; }\n__device__ unsigned load(unsigned* t, unsigned i) { return t[i]; }", "load"),
+            (
+                "int f() { return 0; }\nnamespace { __device__ unsigned load(unsigned* t, unsigned i) { return 0; } }",
+                "load",
+            ),
+            ("int f() { return 0; }\nconst int a = 1, threadIdx = 2;", "threadIdx"),
+        ] {
+            let refused = region(text);
+            assert!(
+                matches!(&refused, Err(Invalid::Region { problem, .. }) if problem.contains(&format!("this declares `{name}`"))),
+                "{text}: {refused:?}"
+            );
+        }
+        // The kernel's own `n` and `lane` are nearer than any the region declares: no change.
+        assert!(region("constexpr unsigned n = 32, lane = 1;\nint f() { return n + lane; }").is_ok());
     }
 
     #[test]
