@@ -283,10 +283,13 @@ pub fn include_left(text: &str) -> Option<String> {
     Some(directive_tokens(&tokens, start).iter().map(|t| t.text.as_str()).collect::<Vec<_>>().join(" "))
 }
 
-/// `count` texts of up to 23 of `words` each, the same on every run (a fixed xorshift sequence):
-/// input for tests that what reads a region never panics, whatever it holds.
+/// `count` texts of up to 23 tokens each, drawn from brackets and punctuation and `words`, the
+/// same on every run (a fixed xorshift sequence): input for tests that what reads a region never
+/// panics, whatever it holds.
 #[cfg(test)]
 pub(crate) fn soups(words: &[&str], count: usize) -> Vec<String> {
+    let punctuation = ["{", "}", "(", ")", "[", "]", "<", ">", ";", ",", "=", "*", "&"];
+    let words: Vec<&str> = punctuation.iter().chain(words).copied().collect();
     let mut state = 0x2545_f491_4f6c_dd1du64;
     let mut next = || {
         state ^= state << 13;
