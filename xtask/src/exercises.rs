@@ -468,13 +468,17 @@ impl grading::Checks for ClassChecks<'_> {
             Err(_) => check::CheckOutcome::CouldNotCheck { reason: "the file is valid; grading it needs a GPU".into() },
             Ok(()) => {
                 self.checked.fetch_add(1, Ordering::Relaxed);
-                self.checkers[worker % self.checkers.len()].check_unprofiled(self.exercise, file, shown)
+                self.checkers[self.gpu_of(worker)].check_unprofiled(self.exercise, file, shown)
             }
         }
     }
 
     fn profile(&self, checked: &mut [grading::Checked<'_>], worker: usize) {
-        self.checkers[worker % self.checkers.len()].profile(self.exercise, checked);
+        self.checkers[self.gpu_of(worker)].profile(self.exercise, checked);
+    }
+
+    fn gpu_of(&self, worker: usize) -> usize {
+        worker % self.checkers.len()
     }
 }
 

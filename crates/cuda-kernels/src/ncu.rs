@@ -416,9 +416,7 @@ impl Ncu {
             return Err(NcuUnavailable::NotPermitted);
         }
         if !output.status.success() {
-            let tail: Vec<&str> = all_output.lines().filter(|l| !l.trim().is_empty()).rev().take(8).collect();
-            let tail: Vec<&str> = tail.into_iter().rev().collect();
-            return Err(NcuUnavailable::Failed(format!("exit status {}:\n{}", output.status, tail.join("\n"))));
+            return Err(NcuUnavailable::Failed(format!("{}:\n{}", output.status, why_it_failed(&all_output))));
         }
         Ok(stdout)
     }
@@ -426,6 +424,21 @@ impl Ncu {
 
 fn unique() -> u128 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0)
+}
+
+/// What a failed ncu run printed that says why: its `==ERROR==` lines where it printed any (the
+/// driver's error, the target's exit code), else its last lines. Its progress and the report's
+/// temporary name are left out.
+fn why_it_failed(all_output: &str) -> String {
+    let lines = all_output.lines().map(str::trim_end).filter(|l| !l.trim().is_empty());
+    let errors: Vec<&str> = lines.clone().filter_map(|l| l.strip_prefix("==ERROR==")).map(str::trim).collect();
+    match errors.is_empty() {
+        false => errors.join("\n"),
+        true => {
+            let tail: Vec<&str> = lines.rev().take(8).collect();
+            tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+        }
+    }
 }
 
 /// Parses ncu's `--csv` details page: one row per (launch, metric).
@@ -641,6 +654,22 @@ mod tests {
         assert_eq!(twice.unwrap(), [listing("a"), listing("b")]);
         let unknown = one_listing_per_launch(vec![listing("a"), listing("b"), listing("b")], 2).unwrap_err();
         assert_eq!(unknown.to_string(), "ncu failed: ncu's source page lists 3 kernels for 2 launches");
+    }
+
+    #[test]
+    fn a_failed_run_is_told_by_its_error_lines_or_else_its_last_lines() {
+        // As ncu 2025.3 printed it on an H100 for a kernel that traps when profiled.
+        let trapped = "==PROF== Profiling \"char_column_sums\" - 2: 0%....50%....100% - 1 pass\n\
+            ==ERROR== An error was reported by the driver:\n==ERROR== LaunchFailed\n\
+            ==PROF== Trying to shutdown target application\n\
+            ==ERROR== The application returned an error code (9).\n\
+            ==PROF== Report: bank-conflicts-ncu-4236-1795.ncu-rep\n";
+        assert_eq!(
+            why_it_failed(trapped),
+            "An error was reported by the driver:\nLaunchFailed\nThe application returned an error code (9)."
+        );
+        let lines: String = (1..=10).map(|i| format!("line {i}\n\n")).collect();
+        assert_eq!(why_it_failed(&lines), (3..=10).map(|i| format!("line {i}")).collect::<Vec<_>>().join("\n"));
     }
 
     #[test]

@@ -6,6 +6,7 @@ use std::{
     fs,
     io::{self, Write},
     path::{Path, PathBuf},
+    sync::Mutex,
     time::Duration,
 };
 
@@ -431,17 +432,75 @@ pub trait Checks: Sync {
     fn check(&self, file: &LearnerFile, shown: &str, worker: usize) -> CheckOutcome;
     /// Fills in the counters of `checked` (see [`Checker::profile`]), several at once.
     fn profile(&self, checked: &mut [Checked<'_>], worker: usize);
+    /// The GPU (0, 1, ...) that `worker` checks and profiles on: its workers share one queue of
+    /// outcomes waiting for a profile.
+    fn gpu_of(&self, worker: usize) -> usize;
 }
 
-/// Correct outcomes a worker keeps to profile together: one set-up of Nsight Compute (most of a
-/// profile's time) for them all, while their rows wait at most this many checks.
+/// Correct outcomes a GPU's workers gather to profile together: one set-up of Nsight Compute
+/// (most of a profile's time) for them all, while their rows wait at most this many checks.
 pub const PROFILE_BATCH: usize = 8;
+
+/// A checked submission waiting for its counters, then for its row to be written.
+type Outcome = (Pending, CheckOutcome);
+
+/// Each GPU's correct outcomes waiting for a profile. The GPU's workers fill one batch together,
+/// and the worker whose check fills it profiles it while the others go on checking, so profiles
+/// are spread over the run rather than left to its end, and a batch is whole however many
+/// workers share the GPU.
+struct ProfileQueues {
+    gpus: Vec<Mutex<ProfileQueue>>,
+}
+
+struct ProfileQueue {
+    waiting: Vec<Outcome>,
+    /// Workers of this GPU still checking: the last to stop profiles what is left.
+    checking: usize,
+}
+
+impl ProfileQueues {
+    fn new(checks: &dyn Checks, workers: usize) -> ProfileQueues {
+        let mut checking = Vec::new();
+        for worker in 0..workers {
+            let gpu = checks.gpu_of(worker);
+            checking.resize(checking.len().max(gpu + 1), 0);
+            checking[gpu] += 1;
+        }
+        let queue = |checking| Mutex::new(ProfileQueue { waiting: Vec::new(), checking });
+        ProfileQueues { gpus: checking.into_iter().map(queue).collect() }
+    }
+
+    fn lock(&self, gpu: usize) -> std::sync::MutexGuard<'_, ProfileQueue> {
+        self.gpus[gpu].lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Adds a correct outcome checked on `gpu`; a whole batch to profile, once there is one.
+    fn add(&self, gpu: usize, outcome: Outcome) -> Vec<Outcome> {
+        let mut queue = self.lock(gpu);
+        queue.waiting.push(outcome);
+        match queue.waiting.len() >= PROFILE_BATCH {
+            true => std::mem::take(&mut queue.waiting),
+            false => Vec::new(),
+        }
+    }
+
+    /// A worker of `gpu` has checked its last file: if it is the last of them, what is left.
+    fn stop(&self, gpu: usize) -> Vec<Outcome> {
+        let mut queue = self.lock(gpu);
+        queue.checking -= 1;
+        match queue.checking {
+            0 => std::mem::take(&mut queue.waiting),
+            _ => Vec::new(),
+        }
+    }
+}
 
 /// Grades `entries` for `exercise` (its starter text is `starter`) into `out_dir`: each file is
 /// validated, then checked by `checks` unless an earlier run in `out_dir` graded the same file;
 /// the reports are rewritten after every row, so an interrupted run keeps what it finished.
-/// `jobs` workers check at once (each takes the GPU in turn, see [`Checker::gpu_lock`]); each
-/// profiles its correct submissions [`PROFILE_BATCH`] at a time. The rows come out in the
+/// `jobs` workers check at once (each takes its GPU in turn, see [`Checker::gpu_lock`]); the
+/// correct submissions of a GPU are profiled [`PROFILE_BATCH`] at a time ([`ProfileQueues`]),
+/// and a row is written once its counters are in. The rows come out in the
 /// entries' order whatever order the checks end in.
 /// `progress(name, index, total)` is told before each check.
 pub fn grade(
@@ -489,41 +548,41 @@ pub fn grade(
     let finished = |rows: &[Option<Row>]| rows.iter().flatten().cloned().collect::<Vec<Row>>();
     write_reports(exercise, &finished(&rows), out_dir)?;
     let total = entries.len();
-    let queue = std::sync::Mutex::new(pending.into_iter());
+    let queue = Mutex::new(pending.into_iter());
+    let workers = jobs.max(1);
+    let profiles = ProfileQueues::new(checks, workers);
     std::thread::scope(|scope| -> io::Result<()> {
         let (send, receive) = std::sync::mpsc::channel();
-        for worker in 0..jobs.max(1) {
-            let (send, queue) = (send.clone(), &queue);
+        for worker in 0..workers {
+            let (send, queue, profiles) = (send.clone(), &queue, &profiles);
+            let gpu = checks.gpu_of(worker);
+            let profile = move |mut batch: Vec<Outcome>| {
+                if !batch.is_empty() {
+                    let mut checked: Vec<Checked<'_>> =
+                        batch.iter_mut().map(|(pending, outcome)| (&pending.file, outcome)).collect();
+                    checks.profile(&mut checked, worker);
+                }
+                batch
+            };
+            // False once nobody reads the rows.
+            let send_rows = move |batch: Vec<Outcome>| {
+                batch.into_iter().all(|(pending, outcome)| send.send((pending.index, pending.row, outcome)).is_ok())
+            };
             scope.spawn(move || {
-                let mut correct: Vec<(Pending, CheckOutcome)> = Vec::new();
                 loop {
+                    // (Not `while let`: the queue's lock would be held through the check.)
                     let next = queue.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).next();
-                    let last = next.is_none();
-                    if let Some(pending) = next {
-                        progress(&pending.row.submission, pending.index, total);
-                        match checks.check(&pending.file, &pending.shown, worker) {
-                            outcome @ CheckOutcome::Correct(_) => correct.push((pending, outcome)),
-                            outcome => {
-                                if send.send((pending.index, pending.row, outcome)).is_err() {
-                                    return;
-                                }
-                            }
-                        }
-                    }
-                    if correct.len() == PROFILE_BATCH || (last && !correct.is_empty()) {
-                        let mut checked: Vec<Checked<'_>> =
-                            correct.iter_mut().map(|(pending, outcome)| (&pending.file, outcome)).collect();
-                        checks.profile(&mut checked, worker);
-                        for (pending, outcome) in correct.drain(..) {
-                            if send.send((pending.index, pending.row, outcome)).is_err() {
-                                return;
-                            }
-                        }
-                    }
-                    if last {
-                        break;
+                    let Some(pending) = next else { break };
+                    progress(&pending.row.submission, pending.index, total);
+                    let rows = match checks.check(&pending.file, &pending.shown, worker) {
+                        outcome @ CheckOutcome::Correct(_) => profile(profiles.add(gpu, (pending, outcome))),
+                        outcome => vec![(pending, outcome)],
+                    };
+                    if !send_rows(rows) {
+                        return;
                     }
                 }
+                send_rows(profile(profiles.stop(gpu)));
             });
         }
         drop(send);
@@ -721,6 +780,10 @@ mod tests {
         }
 
         fn profile(&self, _: &mut [Checked<'_>], _: usize) {}
+
+        fn gpu_of(&self, _: usize) -> usize {
+            0
+        }
     }
 
     /// A folder with `correct.cu` and `invalid.cu`, graded by a check that counts its calls.
@@ -906,38 +969,69 @@ mod tests {
     }
 
     #[test]
-    fn a_class_is_profiled_in_batches_of_its_correct_submissions() {
+    fn each_gpu_profiles_its_correct_submissions_in_whole_batches_as_they_fill() {
+        const GPUS: usize = 2;
+        /// Two GPUs with two workers each: what each GPU checked correct, and its profiles.
         struct Batches {
-            sizes: Mutex<Vec<usize>>,
+            correct: [AtomicUsize; GPUS],
+            sizes: Mutex<Vec<(usize, usize)>>,
+            /// Checks started on each GPU when each profile began.
+            started: [AtomicUsize; GPUS],
+            profiled_while_checking: AtomicUsize,
         }
         impl Checks for Batches {
-            fn check(&self, _: &LearnerFile, shown: &str, _: usize) -> CheckOutcome {
+            fn check(&self, _: &LearnerFile, shown: &str, worker: usize) -> CheckOutcome {
+                self.started[self.gpu_of(worker)].fetch_add(1, Ordering::SeqCst);
+                std::thread::sleep(Duration::from_millis(5));
                 match shown.starts_with('x') {
                     true => CheckOutcome::Crashed { detail: "trap".into() },
-                    false => unprofiled(),
+                    false => {
+                        self.correct[self.gpu_of(worker)].fetch_add(1, Ordering::SeqCst);
+                        unprofiled()
+                    }
                 }
             }
-            fn profile(&self, checked: &mut [Checked<'_>], _: usize) {
-                self.sizes.lock().unwrap().push(checked.len());
+            fn profile(&self, checked: &mut [Checked<'_>], worker: usize) {
+                self.sizes.lock().unwrap().push((self.gpu_of(worker), checked.len()));
+                if self.started.iter().map(|n| n.load(Ordering::SeqCst)).sum::<usize>() < 43 {
+                    self.profiled_while_checking.fetch_add(1, Ordering::SeqCst);
+                }
                 for (_, outcome) in checked.iter_mut() {
                     assert!(matches!(outcome, CheckOutcome::Correct(_)), "only correct outcomes wait for a profile");
                     set_counters(outcome, measured(2, 1, 1.0).counters, None);
                 }
             }
+            fn gpu_of(&self, worker: usize) -> usize {
+                worker % GPUS
+            }
         }
         let setup = Setup::new();
-        for name in (0..20).map(|i| format!("s{i:02}")).chain((0..3).map(|i| format!("x{i}"))) {
+        // 40 correct and 3 that crash, beside correct.cu and invalid.cu: 43 checks.
+        for name in (0..39).map(|i| format!("s{i:02}")).chain((0..3).map(|i| format!("x{i}"))) {
             fs::copy(setup.submissions.path().join("correct.cu"), setup.submissions.path().join(format!("{name}.cu")))
                 .unwrap();
         }
         let entries = scan(setup.submissions.path(), "exercise.cu").unwrap();
-        let batches = Batches { sizes: Mutex::new(Vec::new()) };
+        let batches = Batches {
+            correct: Default::default(),
+            sizes: Mutex::new(Vec::new()),
+            started: Default::default(),
+            profiled_while_checking: AtomicUsize::new(0),
+        };
         let graded =
-            grade(&setup.exercise, &setup.starter, &entries, setup.out.path(), &batches, &|_, _, _| {}, 2).unwrap();
+            grade(&setup.exercise, &setup.starter, &entries, setup.out.path(), &batches, &|_, _, _| {}, 4).unwrap();
         let sizes = batches.sizes.into_inner().unwrap();
-        assert_eq!(sizes.iter().sum::<usize>(), 21, "every correct submission once: {sizes:?}");
-        assert!(sizes.iter().all(|&n| (1..=PROFILE_BATCH).contains(&n)), "{sizes:?}");
-        assert!(sizes.len() <= 21usize.div_ceil(PROFILE_BATCH) + 2, "batched, not one at a time: {sizes:?}");
+        for gpu in 0..GPUS {
+            let profiled: Vec<usize> = sizes.iter().filter(|(g, _)| *g == gpu).map(|(_, n)| *n).collect();
+            let correct = batches.correct[gpu].load(Ordering::SeqCst);
+            assert_eq!(profiled.iter().sum::<usize>(), correct, "GPU {gpu} profiles what it checked: {sizes:?}");
+            assert!(
+                profiled.iter().filter(|&&n| n != PROFILE_BATCH).count() <= 1,
+                "whole batches but the last, whichever of its two workers checked them: {sizes:?}"
+            );
+        }
+        assert!(batches.correct.iter().all(|n| n.load(Ordering::SeqCst) > 0), "both GPUs checked");
+        assert!(batches.profiled_while_checking.into_inner() > 0, "profiles go on beside the checks: {sizes:?}");
         for row in &graded.rows {
             match row.submission.as_str() {
                 name if name.starts_with("invalid") => assert_eq!(row.score(), None),
