@@ -15,9 +15,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::{
     diagnostics,
-    harness::{CheckSize, Expectation, HostInput, Run, compare},
+    harness::{CheckSize, Expectation, HostInput, Run, Verifier, compare},
     learner_file::LearnerFile,
-    manifest::{Exercise, Input, Manifest},
+    manifest::{Exercise, Harness, Input, Manifest},
     protocol::Launches,
     supervise::GpuTurn,
 };
@@ -143,9 +143,9 @@ fn compile_text(gpu: &Gpu, shown: &str, text: &str, entry: &str) -> Result<CudaF
 
 /// Checks `file` (shown as `shown` in messages): correct on every input, then timed beside the
 /// starter and the reference. `provisional` is told the outcome to stand if the check goes no
-/// further: [`CheckOutcome::CorrectUnmeasured`] once the output is right. What needs only the CPU
-/// (compiling, the timed input and its answer) is done before this check takes its `turn` on the
-/// GPU. Its counters are left to [`profile_submissions`], which profiles several checked files in
+/// further: [`CheckOutcome::CorrectUnmeasured`] once the output is right. What is not a launch
+/// (compiling, the timed input and its answer, every buffer and its upload) is done before this
+/// check takes its `turn` on the GPU. Its counters are left to [`profile_submissions`], which profiles several checked files in
 /// one Nsight Compute session: a correct outcome's counters say [`NOT_YET_PROFILED`].
 pub fn check(
     manifest: &Manifest,
@@ -176,15 +176,29 @@ pub fn check(
             };
         }
     };
+    // Every buffer is made and filled before the turn, which is kept for the launches: other
+    // checks' uploads then overlap this GPU's timing rather than wait in line with it.
+    let mut correctness_runs = Vec::with_capacity(exercise.inputs.len());
+    for &input in &exercise.inputs {
+        let data = harness.input(input, CheckSize::Check);
+        match Run::new(&gpu, &kernels.submission, harness, CheckSize::Check, &data) {
+            Ok(run) => correctness_runs.push((input, data, run)),
+            Err(error) => return CheckOutcome::Crashed { detail: format!("on the {input} input: {error}") },
+        }
+    }
+    let timed_runs = TimedRuns::new(&gpu, harness, [&kernels.submission, &kernels.reference, &starter], &timed_input)
+        .and_then(|runs| Ok((runs, expectation.upload(&gpu)?)));
+    let (mut timed_runs, verifier) = match timed_runs {
+        Ok(prepared) => prepared,
+        Err(error) => {
+            return CheckOutcome::Crashed { detail: diagnostics::scrub(&format!("at the timed size: {error}")) };
+        }
+    };
     if let Err(why) = turn.take() {
         return CheckOutcome::CouldNotCheck { reason: format!("cannot take the GPU in turn: {why}") };
     }
-    for &input in &exercise.inputs {
-        let data = harness.input(input, CheckSize::Check);
-        let result = Run::new(&gpu, &kernels.submission, harness, CheckSize::Check, &data).and_then(|mut run| {
-            run.launch()?;
-            run.checked_output()
-        });
+    for (input, data, mut run) in correctness_runs {
+        let result = run.launch().and_then(|()| run.checked_output());
         match result {
             Err(error) => return CheckOutcome::Crashed { detail: format!("on the {input} input: {error}") },
             Ok(Err(detail)) => return CheckOutcome::Incorrect { input, detail },
@@ -196,7 +210,10 @@ pub fn check(
         }
     }
     provisional(&CheckOutcome::CorrectUnmeasured { detail: "the check stopped before timing ended".into() });
-    let timed = measure(&gpu, exercise, &kernels, &starter, &timed_input, expectation);
+    let timed = timed_runs.measure(&gpu, verifier).and_then(|times| {
+        let shared_bytes = gpu.occupancy(&kernels.submission, harness.block_threads(), 0)?.shared_bytes_per_block;
+        Ok((times, shared_bytes))
+    });
     turn.end();
     let counters = Err(match needs_counters(exercise) {
         true => NOT_YET_PROFILED,
@@ -204,7 +221,7 @@ pub fn check(
     }
     .to_owned());
     match timed {
-        Ok((submission_ms, reference_ms, starter_ms, shared_bytes)) => {
+        Ok(([submission_ms, reference_ms, starter_ms], shared_bytes)) => {
             CheckOutcome::Correct(Box::new(SubmissionMeasurements {
                 counters,
                 profile_failed: None,
@@ -343,55 +360,57 @@ impl From<GpuError> for TimingError {
     }
 }
 
-/// (submission, reference, starter) median ms at the timed size on `data`, and the submission's
-/// shared bytes. Every launch starts from a zeroed output; after each, its output is compared with
-/// the CPU's (`expectation`: a sample of rows for a GEMM) and its guard checked
-/// ([`Verifier`](crate::harness::Verifier)), so
-/// a kernel that skips work when timed, or writes past `out`, is caught at the launch that did it.
-fn measure(
-    gpu: &Gpu,
-    exercise: &Exercise,
-    kernels: &Kernels,
-    starter: &CudaFunction,
-    data: &HostInput,
-    expectation: Expectation,
-) -> Result<(f64, f64, f64, u32), TimingError> {
-    let harness = &exercise.harness;
-    let mut verifier = expectation.upload(gpu)?;
-    let mut runs = [&kernels.submission, &kernels.reference, starter]
-        .into_iter()
-        .map(|function| Run::new(gpu, function, harness, CheckSize::Timed, data))
-        .collect::<Result<Vec<_>, _>>()?;
-    let start = Instant::now();
-    while start.elapsed().as_secs_f64() < WARM_UP_SECONDS {
-        runs[1].launch()?;
-        gpu.synchronize()?;
+/// The submission, the reference and the starter, each with its buffers at the timed size on
+/// the same input, ready to be timed side by side.
+struct TimedRuns<'g> {
+    runs: [Run<'g>; 3],
+}
+
+impl<'g> TimedRuns<'g> {
+    fn new(
+        gpu: &'g Gpu,
+        harness: &Harness,
+        [submission, reference, starter]: [&CudaFunction; 3],
+        data: &HostInput,
+    ) -> Result<TimedRuns<'g>, GpuError> {
+        let run = |function| Run::new(gpu, function, harness, CheckSize::Timed, data);
+        Ok(TimedRuns { runs: [run(submission)?, run(reference)?, run(starter)?] })
     }
-    let one_launch = Plan { warmup: 0, reps: 1 };
-    let mut medians = vec![Vec::with_capacity(ROUNDS); runs.len()];
-    for round in 0..ROUNDS {
-        for (kernel, (run, samples)) in runs.iter_mut().zip(&mut medians).enumerate() {
-            let mut times = Vec::with_capacity(PLAN.reps);
-            for launch in 0..PLAN.warmup + PLAN.reps {
-                run.clear_output()?;
-                let ms = timing::time(gpu, one_launch, || run.launch())?.median_ms;
-                if launch >= PLAN.warmup {
-                    times.push(ms);
-                }
-                // Every kernel's output is checked, so that each waits alike between launches.
-                if let Err(detail) = verifier.verify(run)? {
-                    let at = format!("at the timed size, launch {} of round {}: {detail}", launch + 1, round + 1);
-                    return Err(match kernel {
-                        0 => TimingError::Incorrect(at),
-                        1 => TimingError::Reference(format!("the reference solution's output {at}")),
-                        _ => TimingError::Reference(format!("the starter's output {at}")),
-                    });
-                }
-            }
-            samples.push(timing::Timing::from_samples(times).expect("reps").median_ms);
+
+    /// (submission, reference, starter) median ms. Every launch starts from a zeroed output;
+    /// after each, its output is compared with the CPU's answer by `verifier` (a sample of rows
+    /// for a GEMM) and its guard checked, so a kernel that skips work when timed, or writes past
+    /// `out`, is caught at the launch that did it.
+    fn measure(&mut self, gpu: &Gpu, mut verifier: Verifier<'_>) -> Result<[f64; 3], TimingError> {
+        let start = Instant::now();
+        while start.elapsed().as_secs_f64() < WARM_UP_SECONDS {
+            self.runs[1].launch()?;
+            gpu.synchronize()?;
         }
+        let one_launch = Plan { warmup: 0, reps: 1 };
+        let mut medians = [(); 3].map(|()| Vec::with_capacity(ROUNDS));
+        for round in 0..ROUNDS {
+            for (kernel, (run, samples)) in self.runs.iter_mut().zip(&mut medians).enumerate() {
+                let mut times = Vec::with_capacity(PLAN.reps);
+                for launch in 0..PLAN.warmup + PLAN.reps {
+                    run.clear_output()?;
+                    let ms = timing::time(gpu, one_launch, || run.launch())?.median_ms;
+                    if launch >= PLAN.warmup {
+                        times.push(ms);
+                    }
+                    // Every kernel's output is checked, so that each waits alike between launches.
+                    if let Err(detail) = verifier.verify(run)? {
+                        let at = format!("at the timed size, launch {} of round {}: {detail}", launch + 1, round + 1);
+                        return Err(match kernel {
+                            0 => TimingError::Incorrect(at),
+                            1 => TimingError::Reference(format!("the reference solution's output {at}")),
+                            _ => TimingError::Reference(format!("the starter's output {at}")),
+                        });
+                    }
+                }
+                samples.push(timing::Timing::from_samples(times).expect("reps").median_ms);
+            }
+        }
+        Ok(medians.map(|samples| timing::Timing::from_samples(samples).expect("rounds").median_ms))
     }
-    let median = |samples: &Vec<f64>| timing::Timing::from_samples(samples.clone()).expect("rounds").median_ms;
-    let shared_bytes = gpu.occupancy(&kernels.submission, harness.block_threads(), 0)?.shared_bytes_per_block;
-    Ok((median(&medians[0]), median(&medians[1]), median(&medians[2]), shared_bytes))
 }
