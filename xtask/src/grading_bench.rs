@@ -1,5 +1,7 @@
 //! The grader's speed for `cargo xtask bench`: a generated class graded as `cargo xtask grade`
-//! grades it, one check at a time and then several side by side, in one run.
+//! grades it, one check at a time and then several side by side, in one run. Each side-by-side
+//! spread also grades the first half of the class, which splits its time into what every
+//! submission adds and what a run pays once (starting the first checks, the last profile).
 
 use std::{collections::HashMap, io, path::Path, time::Instant};
 
@@ -28,6 +30,9 @@ pub struct GradingRun {
     #[serde(flatten)]
     pub spread: Spread,
     pub seconds: f64,
+    /// The same spread's time for the first half of the class, where it was graded too.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub half_class_seconds: Option<f64>,
     /// Submissions that got a score (all of them, unless a check failed to run).
     pub graded: usize,
     /// Beside the first run (one check at a time), where this is a later one: whether checks side
@@ -65,6 +70,14 @@ impl GradingRun {
     pub fn per_minute(&self, class_size: usize) -> f64 {
         60.0 * class_size as f64 / self.seconds
     }
+
+    /// (seconds a run pays whatever the class's size, submissions a minute beyond them), from the
+    /// whole class's time and its first half's, where the half took less.
+    pub fn once_started(&self, class_size: usize) -> Option<(f64, f64)> {
+        let added = (class_size - class_size / 2) as f64;
+        let each = (self.seconds - self.half_class_seconds?) / added;
+        (each > 0.0).then(|| (self.seconds - class_size as f64 * each, 60.0 / each))
+    }
 }
 
 #[derive(Serialize)]
@@ -79,9 +92,11 @@ pub struct GradingBench {
 pub fn measure(exercise: &str, class_size: usize, spreads: &[Spread]) -> anyhow::Result<GradingBench> {
     let manifest = Manifest::find()?;
     let work = tempfile::tempdir().context("cannot make a folder for the generated class")?;
-    let class = work.path().join("class");
-    sample_class::write(&manifest, manifest.exercise(exercise)?, &class, class_size)
-        .context("cannot write the generated class")?;
+    let (class, half_class) = (work.path().join("class"), work.path().join("half-class"));
+    for (dir, size) in [(&class, class_size), (&half_class, class_size / 2)] {
+        sample_class::write(&manifest, manifest.exercise(exercise)?, dir, size)
+            .context("cannot write the generated class")?;
+    }
     let mut first: Option<Vec<Row>> = None;
     let mut runs = Vec::with_capacity(spreads.len());
     for (index, spread) in spreads.iter().enumerate() {
@@ -89,11 +104,19 @@ pub fn measure(exercise: &str, class_size: usize, spreads: &[Spread]) -> anyhow:
         let start = Instant::now();
         grade_quietly(exercise, &class, &out, spread)?;
         let seconds = start.elapsed().as_secs_f64();
+        let half_class_seconds = match index > 0 && class_size >= 2 {
+            true => {
+                let start = Instant::now();
+                grade_quietly(exercise, &half_class, &work.path().join(format!("grades-{index}-half")), spread)?;
+                Some(start.elapsed().as_secs_f64())
+            }
+            false => None,
+        };
         let rows = grading::read(&out)?.rows;
         let graded = rows.iter().filter(|row| row.graded()).count();
         let beside_first = first.as_deref().map(|first| Agreement::between(first, &rows));
         first.get_or_insert(rows);
-        runs.push(GradingRun { spread: spread.clone(), seconds, graded, beside_first });
+        runs.push(GradingRun { spread: spread.clone(), seconds, half_class_seconds, graded, beside_first });
     }
     Ok(GradingBench { exercise: exercise.to_owned(), class_size, runs })
 }
@@ -127,6 +150,25 @@ mod tests {
             },
         }))
         .expect("a row")
+    }
+
+    #[test]
+    fn the_half_class_splits_a_run_into_what_it_pays_once_and_what_each_submission_adds() {
+        let run = |seconds, half_class_seconds| GradingRun {
+            spread: Spread { jobs: 4, gpus: Vec::new() },
+            seconds,
+            half_class_seconds,
+            graded: 64,
+            beside_first: None,
+        };
+        // 32 more submissions took 26 s more: 0.8125 s each, so 8 s of the 60 are paid once.
+        let (once, per_minute) = run(60.0, Some(34.0)).once_started(64).unwrap();
+        assert!((once - 8.0).abs() < 1e-9 && (per_minute - 60.0 / 0.8125).abs() < 1e-9, "{once} {per_minute}");
+        // An odd class: its first half is 2 of 5, so the 3 others took the 18 s more.
+        let (once, per_minute) = run(40.0, Some(22.0)).once_started(5).unwrap();
+        assert!((once - 10.0).abs() < 1e-9 && (per_minute - 10.0).abs() < 1e-9, "{once} {per_minute}");
+        assert_eq!(run(30.0, Some(31.0)).once_started(64), None, "noise larger than the half's work");
+        assert_eq!(run(30.0, None).once_started(64), None);
     }
 
     #[test]
