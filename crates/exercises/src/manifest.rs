@@ -182,6 +182,16 @@ impl Measure {
         }
     }
 
+    /// Wavefronts per request of one kind of instruction.
+    pub fn per_request(self) -> bool {
+        matches!(
+            self,
+            Measure::LoadWavefrontsPerRequest
+                | Measure::StoreWavefrontsPerRequest
+                | Measure::MatrixLoadWavefrontsPerRequest
+        )
+    }
+
     /// Read from Nsight Compute's counters (else judged by the clock).
     pub fn needs_counters(self) -> bool {
         self.family().is_some()

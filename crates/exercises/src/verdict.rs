@@ -1,11 +1,11 @@
 //! From what a check measured to a score, the reason for every lost point, and what to fix next.
 //! Needs no GPU: it only reads an [`CheckOutcome`].
 
-use cuda_kernels::ncu::SharedFamily;
+use cuda_kernels::ncu::{SharedFamily, per_request};
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    check::{CheckOutcome, SubmissionMeasurements},
+    check::{CheckOutcome, CounterPair, SubmissionMeasurements},
     manifest::{Exercise, MAX_SCORE, Measure},
 };
 
@@ -174,9 +174,20 @@ fn judge_measurements(exercise: &Exercise, m: &SubmissionMeasurements, verdict: 
     verdict.speedup_vs_starter = Some(m.starter_ms / m.submission_ms);
     verdict.shared_bytes = Some(m.shared_bytes);
     if let Ok(pair) = &m.counters {
-        verdict.load_wavefronts_per_request = pair.submission.load_wavefronts_per_request();
-        verdict.store_wavefronts_per_request = pair.submission.store_wavefronts_per_request();
-        verdict.matrix_load_wavefronts_per_request = pair.submission.wavefronts_per_request(SharedFamily::Ldsm);
+        verdict.load_wavefronts_per_request = judged_per_request(pair, SharedFamily::Lds);
+        verdict.store_wavefronts_per_request = judged_per_request(pair, SharedFamily::Sts);
+        verdict.matrix_load_wavefronts_per_request = judged_per_request(pair, SharedFamily::Ldsm);
+        for measure in exercise.requirements.iter().map(|r| r.measure).filter(|m| m.per_request()) {
+            if let Some((made, reference)) = measure.family().and_then(|family| extra_requests(pair, family)) {
+                verdict.notes.push(format!(
+                    "{}: your kernel made {made} requests where the reference makes {reference}, with the same code \
+                     outside your part; its wavefronts are counted per the reference's {reference}, since requests \
+                     that your part adds (a load in an index function, or one that no lane makes) would lower the \
+                     figure without removing a conflict.",
+                    measure.describe()
+                ));
+            }
+        }
     }
     let mut by_clock = false;
     for requirement in &exercise.requirements {
@@ -258,6 +269,23 @@ fn reference_value(measure: Measure, m: &SubmissionMeasurements) -> Option<u64> 
     (count > 0).then_some(count)
 }
 
+/// The submission's wavefronts per request of `family`, counted over at most as many requests
+/// as the reference made: the requests are made by the code outside the learner's part, the
+/// same in both, so more can only come from that part (see [`extra_requests`]).
+fn judged_per_request(pair: &CounterPair, family: SharedFamily) -> Option<f64> {
+    let (wavefronts, requests) = pair.submission.of(family)?;
+    let reference = pair.reference.of(family).map_or(0, |(_, requests)| requests);
+    per_request((wavefronts, if reference > 0 { requests.min(reference) } else { requests }))
+}
+
+/// (the submission's requests of `family`, the reference's) where the submission made more:
+/// loads added in an index function, or loads that no lane makes, which count as requests that
+/// take no wavefront and would water a conflict down.
+fn extra_requests(pair: &CounterPair, family: SharedFamily) -> Option<(u64, u64)> {
+    let ((_, made), (_, reference)) = (pair.submission.of(family)?, pair.reference.of(family)?);
+    (reference > 0 && made > reference).then_some((made, reference))
+}
+
 /// A requirement's value, `None` when the kernel made no shared access of that kind.
 fn value(measure: Measure, m: &SubmissionMeasurements) -> Option<f64> {
     let counters = m.counters.as_ref().ok();
@@ -265,7 +293,7 @@ fn value(measure: Measure, m: &SubmissionMeasurements) -> Option<f64> {
     match measure {
         Measure::LoadWavefrontsPerRequest
         | Measure::StoreWavefrontsPerRequest
-        | Measure::MatrixLoadWavefrontsPerRequest => counters?.submission.wavefronts_per_request(measure.family()?),
+        | Measure::MatrixLoadWavefrontsPerRequest => judged_per_request(counters?, measure.family()?),
         Measure::LoadWavefrontsVsReference => {
             let c = counters?;
             ratio(c.submission.load_wavefronts, c.reference.load_wavefronts)
@@ -327,6 +355,34 @@ pub(crate) mod tests {
                 "-30 shared load wavefronts per request: none (the kernel makes no such access; the reference does), needed ≤ 1"
             ]
         );
+    }
+
+    #[test]
+    fn requests_beyond_the_references_do_not_water_a_conflict_down() {
+        // The starter's 32-way column loads, plus 31 loads a request that no lane makes: counted
+        // as requests with no wavefront, they would make 1 wavefront per request.
+        let mut diluted = measured(32, 1, 1.0);
+        diluted.counters.as_mut().unwrap().submission.load_instructions = 32 * 32;
+        let verdict = judge(&transpose(), &CheckOutcome::Correct(Box::new(diluted)));
+        assert_eq!(verdict.load_wavefronts_per_request, Some(32.0));
+        assert!(
+            verdict.lost.iter().any(|l| l.starts_with("-30 shared load wavefronts per request: 32")),
+            "{:?}",
+            verdict.lost
+        );
+        assert!(
+            verdict.notes.iter().any(|n| n.contains("made 1024 requests where the reference makes 32")),
+            "{:?}",
+            verdict.notes
+        );
+        // Fewer requests than the reference's (loads merged into wider ones) are its own.
+        let mut merged = measured(4, 1, 1.0);
+        merged.counters.as_mut().unwrap().submission.load_instructions = 8;
+        let verdict = judge(&transpose(), &CheckOutcome::Correct(Box::new(merged)));
+        assert_eq!((verdict.load_wavefronts_per_request, verdict.notes.len()), (Some(16.0), 0));
+        // The same requests as the reference: as measured, with no note.
+        let verdict = judge(&transpose(), &CheckOutcome::Correct(Box::new(measured(1, 1, 1.0))));
+        assert_eq!((verdict.load_wavefronts_per_request, verdict.notes.len()), (Some(1.0), 0));
     }
 
     #[test]
