@@ -8,7 +8,11 @@ use serde::Serialize;
 
 use course::results::StoredFigure;
 
-use crate::{grading_bench, grading_bench::GradingBench, lessons};
+use crate::{
+    grading_bench,
+    grading_bench::{GradingBench, GradingRun},
+    lessons,
+};
 
 #[derive(Debug, clap::Args)]
 pub struct BenchArgs {
@@ -25,8 +29,8 @@ pub struct BenchArgs {
     #[arg(long, value_enum, value_delimiter = ',', value_name = "PART")]
     only: Vec<Part>,
     /// Submissions in the generated class the grader is timed on: half the reference solution,
-    /// half the starter.
-    #[arg(long, default_value_t = 20, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1000))]
+    /// half the starter. The one-at-a-time run grades only its first 16.
+    #[arg(long, default_value_t = 32, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1000))]
     class_size: u16,
     /// The exercise the generated class answers.
     #[arg(long, default_value = "transpose-swizzle", value_name = "ID")]
@@ -221,13 +225,17 @@ fn render_grading(report: &mut Report, grading: &GradingBench, on_gpu: &str) {
     report.heading("The grader on a generated class");
     report.text(format!(
         "{} submissions to {} (half the solution, half the starter), graded as `cargo xtask grade` grades \
-         them, on the {on_gpu}: compiled, checked, profiled under Nsight Compute and timed, in one run. Each spread of \
-         checks side by side grades the first half of the class too: the difference is what each \
-         submission adds once grading is under way, and the rest of the run's time is paid once \
-         whatever the class's size (starting the first checks, the last profile).",
-        grading.class_size, grading.exercise
+         them, on the {on_gpu}: compiled, checked, profiled under Nsight Compute and timed, in one run. The first run grades \
+         the first {} one check at a time; the later ones are compared with it, submission by \
+         submission. Each spread of checks side by side grades the first half of the class too: the \
+         difference is what each submission adds once grading is under way, and the rest of the \
+         run's time is paid once whatever the class's size (starting the first checks, the last \
+         profile).",
+        grading.class_size,
+        grading.exercise,
+        grading.runs.first().map_or(0, |run| run.submissions),
     ));
-    let one_at_a_time = grading.runs.first().map(|run| run.seconds);
+    let one_at_a_time = grading.runs.first().map(GradingRun::per_minute);
     let rows = grading
         .runs
         .iter()
@@ -239,14 +247,16 @@ fn render_grading(report: &mut Report, grading: &GradingBench, on_gpu: &str) {
                 }
                 .into(),
                 run.spread.jobs.into(),
-                format!("{}/{}", run.graded, grading.class_size).into(),
+                format!("{}/{}", run.graded, run.submissions).into(),
                 format!("{:.1}", run.seconds).into(),
-                format!("{:.1}", run.per_minute(grading.class_size)).into(),
-                run.once_started(grading.class_size)
+                format!("{:.1}", run.per_minute()).into(),
+                run.once_started()
                     .map_or("-".to_owned(), |(once, per_minute)| format!("{once:.1} s, then {per_minute:.1}"))
                     .into(),
-                one_at_a_time.map_or("-".to_owned(), |first| format!("{}x", format_ratio(first / run.seconds))).into(),
-                run.beside_first.as_ref().map_or("-".to_owned(), |a| format!("{}/{}", a.same_score, run.graded)).into(),
+                one_at_a_time
+                    .map_or("-".to_owned(), |first| format!("{}x", format_ratio(run.per_minute() / first)))
+                    .into(),
+                run.beside_first.as_ref().map_or("-".to_owned(), |a| format!("{}/{}", a.same_score, a.compared)).into(),
                 run.beside_first
                     .as_ref()
                     .map_or("-".to_owned(), |a| format!("{:.1}%", 100.0 * a.largest_time_change))
