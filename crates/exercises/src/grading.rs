@@ -499,7 +499,7 @@ impl ProfileQueues {
 /// validated, then checked by `checks` unless an earlier run in `out_dir` graded the same file;
 /// the reports are rewritten after every row, so an interrupted run keeps what it finished.
 /// `jobs` workers check at once (each takes its GPU in turn, see [`Checker::gpu_lock`]); the
-/// correct submissions of a GPU are profiled [`PROFILE_BATCH`] at a time ([`ProfileQueues`]),
+/// correct submissions of a GPU are profiled [`PROFILE_BATCH`] at a time (see `ProfileQueues`),
 /// and a row is written once its counters are in. The rows come out in the
 /// entries' order whatever order the checks end in.
 /// `progress(name, index, total)` is told before each check.

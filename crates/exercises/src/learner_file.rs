@@ -7,7 +7,7 @@
 //! region only tokens count: a byte-order mark, line endings, trailing spaces, tabs for spaces,
 //! indentation and comments are not changes (see [`crate::tokens::normalize`]).
 //!
-//! The region is a region: what it holds may not reach beyond it (see [`region_problems`]).
+//! The region is a region: what it holds may not reach beyond it (see `region_problems`).
 
 use std::collections::BTreeSet;
 
