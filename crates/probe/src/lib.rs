@@ -1,7 +1,7 @@
 //! Measures single shared-memory instructions under Nsight Compute (`cargo xtask probe` and
 //! `calibrate` compare each with the model). This is how the model's test data was made.
 //!
-//! The batch's instructions become generated kernels of up to [`STEPS_PER_KERNEL`] steps (the
+//! The batch's instructions become generated kernels of up to `STEPS_PER_KERNEL` steps (the
 //! macros of `kernels/probe.cuh`), each step one machine instruction executed once by one warp;
 //! ncu's source page gives every instruction's wavefronts, so one launch measures hundreds.
 
