@@ -15,7 +15,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::tokens::{Kind, Token};
+use crate::tokens::{self, Kind, Token};
 
 /// Identifiers that start or continue an expression: a name after one of them is used, not declared.
 const EXPRESSION_WORDS: [&str; 26] = [
@@ -97,36 +97,31 @@ struct Macro<'t> {
 
 /// The region's code outside directives, and the macros its `#define`s make, by name.
 fn split_directives(tokens: &[Token]) -> (Vec<&Token>, BTreeMap<&str, Macro<'_>>) {
-    let (mut code, mut macros) = (Vec::new(), BTreeMap::new());
-    let mut i = 0;
-    while i < tokens.len() {
-        if tokens[i].kind != Kind::Directive {
-            code.push(&tokens[i]);
-            i += 1;
-            continue;
-        }
-        let end = tokens[i..].iter().position(|t| t.kind == Kind::EndOfDirective).map_or(tokens.len(), |e| i + e);
-        let directive = &tokens[i..end];
-        if let [_, define, name, rest @ ..] = directive
-            && define.text == "define"
-            && name.kind == Kind::Identifier
-        {
-            // `NAME(` with no space is a function-like macro; the tokenizer keeps no spaces, so
-            // any `(` right after the name is read as its parameter list.
-            let (parameters, body) = match rest {
-                [open, after @ ..] if open.text == "(" => {
-                    let close = after.iter().position(|t| t.text == ")").unwrap_or(after.len());
-                    let parameters =
-                        after[..close].iter().filter(|t| t.kind == Kind::Identifier).map(|t| t.text.as_str()).collect();
-                    (parameters, after.get(close + 1..).unwrap_or_default())
-                }
-                _ => (Vec::new(), rest),
-            };
-            macros.insert(name.text.as_str(), Macro { parameters, body: body.iter().collect() });
-        }
-        i = end + 1;
+    let macros = tokens::directives(tokens)
+        .filter(|(_, name)| *name == "define")
+        .filter_map(|(start, _)| defined_macro(tokens::directive_tokens(tokens, start)))
+        .collect();
+    (tokens::code(tokens).collect(), macros)
+}
+
+/// The name and the macro a `#define` directive (from its `#`) makes, if it names one.
+fn defined_macro(directive: &[Token]) -> Option<(&str, Macro<'_>)> {
+    let [_, _, name, rest @ ..] = directive else { return None };
+    if name.kind != Kind::Identifier {
+        return None;
     }
-    (code, macros)
+    // `NAME(` with no space is a function-like macro; the tokenizer keeps no spaces, so any `(`
+    // right after the name is read as its parameter list.
+    let (parameters, body) = match rest {
+        [open, after @ ..] if open.text == "(" => {
+            let close = after.iter().position(|t| t.text == ")").unwrap_or(after.len());
+            let parameters =
+                after[..close].iter().filter(|t| t.kind == Kind::Identifier).map(|t| t.text.as_str()).collect();
+            (parameters, after.get(close + 1..).unwrap_or_default())
+        }
+        _ => (Vec::new(), rest),
+    };
+    Some((name.text.as_str(), Macro { parameters, body: body.iter().collect() }))
 }
 
 /// For each function-like macro, the indices of the parameters its expansion declares (directly,

@@ -427,7 +427,7 @@ fn region_problems(yours: &Parts, theirs: &Parts) -> Result<(usize, usize), Inva
     }
     // Code that stops mid-statement runs on into the code after the region: `if (c)` takes the next
     // statement as its body, `__launch_bounds__(..)` attaches to the kernel.
-    if let Some(last) = last_code_token(&tokens).filter(|t| !matches!(t.text.as_str(), ";" | "}")) {
+    if let Some(last) = tokens::code(&tokens).last().filter(|t| !matches!(t.text.as_str(), ";" | "}")) {
         return problem(
             last.line,
             format!(
@@ -439,7 +439,7 @@ fn region_problems(yours: &Parts, theirs: &Parts) -> Result<(usize, usize), Inva
     }
     // `#pragma unroll` applies to the loop that follows: after the region's code, one outside it.
     if let Some((start, _)) = tokens::directives(&tokens)
-        .filter(|(start, name)| *name == "pragma" && last_code_token(&tokens[*start..]).is_none())
+        .filter(|(start, name)| *name == "pragma" && tokens::code(&tokens[*start..]).next().is_none())
         .last()
     {
         return problem(
@@ -449,21 +449,6 @@ fn region_problems(yours: &Parts, theirs: &Parts) -> Result<(usize, usize), Inva
         );
     }
     Ok(region)
-}
-
-/// The last token of `tokens` outside a directive.
-fn last_code_token(tokens: &[Token]) -> Option<&Token> {
-    let mut in_directive = false;
-    let mut last = None;
-    for token in tokens {
-        match token.kind {
-            Kind::Directive => in_directive = true,
-            Kind::EndOfDirective => in_directive = false,
-            _ if !in_directive => last = Some(token),
-            _ => {}
-        }
-    }
-    last
 }
 
 /// Open braces at the end of `tokens`.

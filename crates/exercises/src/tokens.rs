@@ -268,6 +268,22 @@ pub fn directives(tokens: &[Token]) -> impl Iterator<Item = (usize, &str)> {
     })
 }
 
+/// The tokens of `tokens` outside directives: the code the compiler reads as it is written.
+pub fn code(tokens: &[Token]) -> impl Iterator<Item = &Token> {
+    let mut in_directive = false;
+    tokens.iter().filter(move |token| match token.kind {
+        Kind::Directive => {
+            in_directive = true;
+            false
+        }
+        Kind::EndOfDirective => {
+            in_directive = false;
+            false
+        }
+        _ => !in_directive,
+    })
+}
+
 /// The tokens of the directive starting at `start` (its `#`), up to its end.
 pub fn directive_tokens(tokens: &[Token], start: usize) -> &[Token] {
     let end = tokens[start..].iter().position(|t| t.kind == Kind::EndOfDirective).map_or(tokens.len(), |e| start + e);
