@@ -225,12 +225,12 @@ fn render_grading(report: &mut Report, grading: &GradingBench, on_gpu: &str) {
     report.heading("The grader on a generated class");
     report.text(format!(
         "{} submissions to {} (half the solution, half the starter), graded as `cargo xtask grade` grades \
-         them, on the {on_gpu}: compiled, checked, profiled under Nsight Compute and timed, in one run. The first run grades \
-         the first {} one check at a time; the later ones are compared with it, submission by \
-         submission. Each spread of checks side by side grades the first half of the class too: the \
-         difference is what each submission adds once grading is under way, and the rest of the \
-         run's time is paid once whatever the class's size (starting the first checks, the last \
-         profile).",
+         them, on the {on_gpu}: compiled, checked, profiled under Nsight Compute and timed, in one run. \
+         The first run grades the first {} one check at a time; the later ones are compared with it, \
+         submission by submission. Each spread of checks side by side grades the first half of the \
+         class too: the difference is what each submission adds once grading is under way, and the \
+         rest of the run's time is paid once whatever the class's size (starting the first checks, \
+         the last profile).",
         grading.class_size,
         grading.exercise,
         grading.runs.first().map_or(0, |run| run.submissions),

@@ -117,14 +117,10 @@ pub fn measure(exercise: &str, class_size: usize, spreads: &[Spread]) -> anyhow:
             _ => (class_size, &class),
         };
         let out = work.path().join(format!("grades-{index}"));
-        let start = Instant::now();
-        grade_quietly(exercise, class, &out, spread)?;
-        let seconds = start.elapsed().as_secs_f64();
+        let seconds = timed_grading(exercise, class, &out, spread)?;
         let half_class_seconds = match index > 0 && class_size >= 2 {
             true => {
-                let start = Instant::now();
-                grade_quietly(exercise, &half_class, &work.path().join(format!("grades-{index}-half")), spread)?;
-                Some(start.elapsed().as_secs_f64())
+                Some(timed_grading(exercise, &half_class, &work.path().join(format!("grades-{index}-half")), spread)?)
             }
             false => None,
         };
@@ -142,6 +138,13 @@ pub fn measure(exercise: &str, class_size: usize, spreads: &[Spread]) -> anyhow:
         });
     }
     Ok(GradingBench { exercise: exercise.to_owned(), class_size, runs })
+}
+
+/// Seconds [`grade_quietly`] took.
+fn timed_grading(exercise: &str, class: &Path, out: &Path, spread: &Spread) -> anyhow::Result<f64> {
+    let start = Instant::now();
+    grade_quietly(exercise, class, out, spread)?;
+    Ok(start.elapsed().as_secs_f64())
 }
 
 /// `cargo xtask grade --exercise ID CLASS --out OUT --jobs N [--gpus LIST]`, its summary not printed.

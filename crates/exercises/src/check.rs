@@ -145,8 +145,9 @@ fn compile_text(gpu: &Gpu, shown: &str, text: &str, entry: &str) -> Result<CudaF
 /// starter and the reference. `provisional` is told the outcome to stand if the check goes no
 /// further: [`CheckOutcome::CorrectUnmeasured`] once the output is right. What is not a launch
 /// (compiling, the timed input and its answer, every buffer and its upload) is done before this
-/// check takes its `turn` on the GPU. Its counters are left to [`profile_submissions`], which profiles several checked files in
-/// one Nsight Compute session: a correct outcome's counters say [`NOT_YET_PROFILED`].
+/// check takes its `turn` on the GPU. Its counters are left to [`profile_submissions`], which
+/// profiles several checked files in one Nsight Compute session: a correct outcome's counters say
+/// [`NOT_YET_PROFILED`].
 pub fn check(
     manifest: &Manifest,
     exercise: &Exercise,

@@ -274,8 +274,8 @@ fn reference_value(measure: Measure, m: &SubmissionMeasurements) -> Option<u64> 
 /// same in both, so more can only come from that part (see [`extra_requests`]).
 fn judged_per_request(pair: &CounterPair, family: SharedFamily) -> Option<f64> {
     let (wavefronts, requests) = pair.submission.of(family)?;
-    let reference = pair.reference.of(family).map_or(0, |(_, requests)| requests);
-    per_request((wavefronts, if reference > 0 { requests.min(reference) } else { requests }))
+    let counted = extra_requests(pair, family).map_or(requests, |(_, reference)| reference);
+    per_request((wavefronts, counted))
 }
 
 /// (the submission's requests of `family`, the reference's) where the submission made more:
