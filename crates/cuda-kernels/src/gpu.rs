@@ -243,6 +243,11 @@ impl Gpu {
         Ok(self.stream.clone_htod(data)?)
     }
 
+    /// A copy of `data` made on the GPU.
+    pub fn copy<T: DeviceRepr>(&self, data: &CudaSlice<T>) -> Result<CudaSlice<T>, GpuError> {
+        Ok(self.stream.clone_dtod(data)?)
+    }
+
     pub fn zeros<T: DeviceRepr + ValidAsZeroBits>(&self, len: usize) -> Result<CudaSlice<T>, GpuError> {
         Ok(self.stream.alloc_zeros(len)?)
     }

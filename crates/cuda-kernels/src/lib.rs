@@ -30,5 +30,7 @@ pub mod timing;
 
 pub use half;
 
-pub use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg};
+pub use cudarc::driver::{
+    CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits,
+};
 pub use gpu::{Gpu, GpuError, GpuInfo, Occupancy, Unavailable, driver_version};

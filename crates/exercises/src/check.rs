@@ -374,8 +374,10 @@ impl<'g> TimedRuns<'g> {
         [submission, reference, starter]: [&CudaFunction; 3],
         data: &HostInput,
     ) -> Result<TimedRuns<'g>, GpuError> {
-        let run = |function| Run::new(gpu, function, harness, CheckSize::Timed, data);
-        Ok(TimedRuns { runs: [run(submission)?, run(reference)?, run(starter)?] })
+        // The input crosses from the host once; the others' copies are made on the GPU.
+        let submission = Run::new(gpu, submission, harness, CheckSize::Timed, data)?;
+        let (reference, starter) = (submission.alongside(reference)?, submission.alongside(starter)?);
+        Ok(TimedRuns { runs: [submission, reference, starter] })
     }
 
     /// (submission, reference, starter) median ms. Every launch starts from a zeroed output;

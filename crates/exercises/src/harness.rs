@@ -1,7 +1,7 @@
 //! An exercise's kernel on the GPU: its input data, its launch, and the output the CPU expects.
 
 use cuda_kernels::{
-    CudaFunction, CudaSlice, Gpu, GpuError, LaunchConfig, PushKernelArg,
+    CudaFunction, CudaSlice, DeviceRepr, Gpu, GpuError, LaunchConfig, PushKernelArg, ValidAsZeroBits,
     tensor_map::{Box2d, SwizzleMaps, TmaSwizzle},
 };
 use lesson_04_gemm::cpu_product;
@@ -171,8 +171,7 @@ impl Harness {
                 Expected::Words(out.collect())
             }
             (Harness::Transpose { .. }, HostInput::Words(words)) => {
-                let n = self.extent(size) as usize;
-                Expected::Words((0..n * n).map(|i| words[(i % n) * n + i / n]).collect())
+                Expected::Words(transposed(words, self.extent(size) as usize))
             }
             (Harness::Gemm { .. }, HostInput::Matrices(a, b)) => {
                 let n = self.extent(size) as usize;
@@ -195,6 +194,25 @@ impl Harness {
             (harness, _) => unreachable!("{harness:?} makes its own kind of input"),
         }
     }
+}
+
+/// `words`, an `n` x `n` matrix, transposed: row r of the answer is column r of `words`. Every
+/// check computes the answer at the timed size (8192^2 words), and a band of 16 rows at a time
+/// reads each cache line of a column 16 times while it is cached, not once per row.
+fn transposed(words: &[u32], n: usize) -> Vec<u32> {
+    const BAND: usize = 16;
+    let mut out = vec![0; n * n];
+    for (band, rows) in out.chunks_mut((BAND * n).max(1)).enumerate() {
+        for columns in (0..n).step_by(BAND) {
+            for (k, row) in rows.chunks_mut(n).enumerate() {
+                let r = band * BAND + k;
+                for c in columns..n.min(columns + BAND) {
+                    row[c] = words[c * n + r];
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The words of a tile (`row_words` to a row) that lane `lane` of warp `warp` receives from its
@@ -424,7 +442,8 @@ enum WordsInput {
     /// A tensor map of the input's halves per swizzle mode; the maps point into `halves`.
     TensorMaps {
         maps: Box<SwizzleMaps>,
-        _halves: CudaSlice<u16>,
+        halves: CudaSlice<u16>,
+        shape: Box2d,
     },
 }
 
@@ -438,7 +457,6 @@ impl WordsInput {
     fn tensor_maps(gpu: &Gpu, words: &[u32], row_halves: u32) -> Result<WordsInput, GpuError> {
         let halves: Vec<u16> = words.iter().flat_map(|w| [*w as u16, (w >> 16) as u16]).collect();
         let rows = (halves.len() / row_halves as usize) as u64;
-        let halves = gpu.upload(&halves)?;
         let shape = Box2d {
             row_elements: row_halves.into(),
             rows,
@@ -446,15 +464,28 @@ impl WordsInput {
             box_rows: LDMATRIX_TILE_ROWS as u32,
             swizzle: TmaSwizzle::None,
         };
-        Ok(WordsInput::TensorMaps { maps: Box::new(gpu.tensor_maps_every_swizzle(&halves, shape)?), _halves: halves })
+        WordsInput::maps_over(gpu, gpu.upload(&halves)?, shape)
+    }
+
+    fn maps_over(gpu: &Gpu, halves: CudaSlice<u16>, shape: Box2d) -> Result<WordsInput, GpuError> {
+        Ok(WordsInput::TensorMaps { maps: Box::new(gpu.tensor_maps_every_swizzle(&halves, shape)?), halves, shape })
+    }
+
+    /// A copy made on the GPU, with maps of its own.
+    fn copy(&self, gpu: &Gpu) -> Result<WordsInput, GpuError> {
+        match self {
+            WordsInput::Words(words) => Ok(WordsInput::Words(gpu.copy(words)?)),
+            WordsInput::TensorMaps { halves, shape, .. } => WordsInput::maps_over(gpu, gpu.copy(halves)?, *shape),
+        }
     }
 }
 
-/// An output buffer of `len` zeros followed by the guard's canaries.
-fn guarded<T: Copy>(len: usize, zero: T, canary: T) -> Vec<T> {
-    let mut buffer = vec![zero; len + GUARD_WORDS];
-    buffer[len..].fill(canary);
-    buffer
+/// An output buffer of `len` zeros followed by the guard's canaries, made on the GPU: only the
+/// guard crosses from the host.
+fn guarded<T: DeviceRepr + ValidAsZeroBits + Copy>(gpu: &Gpu, len: usize, canary: T) -> Result<CudaSlice<T>, GpuError> {
+    let mut buffer = gpu.zeros(len + GUARD_WORDS)?;
+    gpu.stream().memcpy_htod(&vec![canary; GUARD_WORDS], &mut buffer.slice_mut(len..))?;
+    Ok(buffer)
 }
 
 impl<'g> Run<'g> {
@@ -466,7 +497,7 @@ impl<'g> Run<'g> {
         input: &HostInput,
     ) -> Result<Run<'g>, GpuError> {
         let out_len = harness.output_len(size);
-        let words_out = || gpu.upload(&guarded(out_len, 0u32, CANARY));
+        let words_out = || guarded(gpu, out_len, CANARY);
         let buffers = match (harness, input) {
             (
                 Harness::RowSums { iterations, .. }
@@ -489,12 +520,30 @@ impl<'g> Run<'g> {
             (Harness::Gemm { .. }, HostInput::Matrices(a, b)) => Buffers::Gemm {
                 a: gpu.upload(a)?,
                 b: gpu.upload(b)?,
-                c: gpu.upload(&guarded(out_len, 0f32, f32::from_bits(CANARY)))?,
+                c: guarded(gpu, out_len, f32::from_bits(CANARY))?,
                 n: harness.extent(size),
             },
             (harness, _) => unreachable!("{harness:?} makes its own kind of input"),
         };
         Ok(Run { gpu, function: function.clone(), config: harness.launch_config(size), buffers, out_len })
+    }
+
+    /// A run of `function` on a copy of this run's input, made on the GPU (no kernel sees what
+    /// another wrote into its input), with an output of its own.
+    pub fn alongside(&self, function: &CudaFunction) -> Result<Run<'g>, GpuError> {
+        let gpu = self.gpu;
+        let buffers = match &self.buffers {
+            Buffers::Words { input, scalar, .. } => {
+                Buffers::Words { input: input.copy(gpu)?, out: guarded(gpu, self.out_len, CANARY)?, scalar: *scalar }
+            }
+            Buffers::Gemm { a, b, n, .. } => Buffers::Gemm {
+                a: gpu.copy(a)?,
+                b: gpu.copy(b)?,
+                c: guarded(gpu, self.out_len, f32::from_bits(CANARY))?,
+                n: *n,
+            },
+        };
+        Ok(Run { gpu, function: function.clone(), config: self.config, buffers, out_len: self.out_len })
     }
 
     /// Zeroes the output (not its guard), so that the next launch's output is its own.
@@ -678,6 +727,11 @@ mod tests {
             panic!("words")
         };
         assert_eq!(out[1], 4, "out(0, 1) = in(1, 0)");
+        // Tiles that do not divide the side: every word lands where the definition puts it.
+        let n = 100;
+        let words = random_words(n * n);
+        let by_definition: Vec<u32> = (0..n * n).map(|i| words[(i % n) * n + i / n]).collect();
+        assert_eq!(transposed(&words, n), by_definition);
         let gemm = Harness::Gemm { block: [2, 2], check_n: 2, timed_n: 2 };
         let input = HostInput::Matrices(vec![1.0, 2.0, 3.0, 4.0], vec![1.0, 0.0, 0.0, 1.0]);
         assert_eq!(gemm.expected(&input, CheckSize::Check), Expected::Floats(vec![1.0, 2.0, 3.0, 4.0]));
@@ -687,7 +741,7 @@ mod tests {
 
     #[test]
     fn a_guard_tells_where_it_was_overwritten_and_gemm_checks_a_row_of_every_block_band() {
-        let mut guard = guarded(4, 0u32, CANARY)[4..].to_vec();
+        let mut guard = vec![CANARY; GUARD_WORDS];
         assert_eq!(broken_canary(&guard), None);
         guard[1000] = 1;
         assert_eq!(broken_canary(&guard), Some(1000));
