@@ -422,7 +422,11 @@ pub fn grade(args: &GradeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> 
     bar.finish_and_clear();
     write!(out, "{}", grading::markdown(exercise, &rows))?;
     if resumed > 0 {
-        writeln!(out, "\nResumed: {resumed} submissions graded by an earlier run into this folder were kept.")?;
+        writeln!(
+            out,
+            "\nResumed: {} graded by an earlier run into this folder were kept.",
+            grading::submissions(resumed)
+        )?;
     }
     let checked = checks.checked.into_inner();
     if checked > 0 {
@@ -433,7 +437,8 @@ pub fn grade(args: &GradeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> 
         };
         writeln!(
             out,
-            "\nChecked {checked} submissions on {gpus} in {seconds:.1} s: {:.1} a minute.",
+            "\nChecked {} on {gpus} in {seconds:.1} s: {:.1} a minute.",
+            grading::submissions(checked),
             60.0 * checked as f64 / seconds
         )?;
     }

@@ -708,16 +708,24 @@ pub fn csv(rows: &[Row]) -> io::Result<String> {
     String::from_utf8(writer.into_inner().map_err(|e| e.into_error())?).map_err(io::Error::other)
 }
 
+/// "1 submission", "2 submissions".
+pub fn submissions(count: usize) -> String {
+    match count {
+        1 => "1 submission".to_owned(),
+        n => format!("{n} submissions"),
+    }
+}
+
 /// A summary for the instructor: counts, one table row per submission, then the reasons.
 pub fn markdown(exercise: &Exercise, rows: &[Row]) -> String {
     let graded = rows.iter().filter(|r| r.graded()).count();
     let full = rows.iter().filter(|r| r.score() == Some(MAX_SCORE)).count();
     let mut out = format!(
-        "# Grades: {} (lesson {}: {})\n\n{} submissions: {graded} graded ({full} with full marks), {} not graded.\n\n",
+        "# Grades: {} (lesson {}: {})\n\n{}: {graded} graded ({full} with full marks), {} not graded.\n\n",
         exercise.id,
         exercise.lesson,
         exercise.title,
-        rows.len(),
+        submissions(rows.len()),
         rows.len() - graded
     );
     // The loads the exercise is about: ldmatrix's where it measures them, else LDS's.
