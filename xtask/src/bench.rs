@@ -230,10 +230,11 @@ fn render_grading(report: &mut Report, grading: &GradingBench, on_gpu: &str) {
          submission by submission. Each spread of checks side by side grades the first half of the \
          class too: the difference is what each submission adds once grading is under way, and the \
          rest of the run's time is paid once whatever the class's size (starting the first checks, \
-         the last profile).",
+         the last profile). Sandbox: {}.",
         grading.class_size,
         grading.exercise,
         grading.runs.first().map_or(0, |run| run.submissions),
+        grading.sandbox,
     ));
     let one_at_a_time = grading.runs.first().map(GradingRun::per_minute);
     let rows = grading

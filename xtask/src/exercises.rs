@@ -373,7 +373,7 @@ pub fn grade(args: &GradeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> 
     let starter = starter_text(&manifest, exercise)?;
     let gpu = gpu_available(args.no_gpu);
     if gpu.is_ok() {
-        eprintln!("Sandbox: {}.", sandbox::probe());
+        writeln!(out, "Sandbox: {}.", sandbox::probe())?;
     }
     // One checker per GPU; a GPU's workers take it in turn through its lock.
     let devices: Vec<Option<u32>> = match args.gpus.is_empty() {

@@ -10,7 +10,7 @@ use anyhow::Context;
 use exercises::{
     Manifest,
     grading::{self, Row},
-    sample_class,
+    sample_class, sandbox,
 };
 use serde::Serialize;
 
@@ -95,6 +95,8 @@ impl GradingRun {
 pub struct GradingBench {
     pub exercise: String,
     pub class_size: usize,
+    /// What confines each check (`grade` says it once per run; the bench once for all its runs).
+    pub sandbox: String,
     pub runs: Vec<GradingRun>,
 }
 
@@ -137,7 +139,8 @@ pub fn measure(exercise: &str, class_size: usize, spreads: &[Spread]) -> anyhow:
             beside_first,
         });
     }
-    Ok(GradingBench { exercise: exercise.to_owned(), class_size, runs })
+    let sandbox = sandbox::probe().to_string();
+    Ok(GradingBench { exercise: exercise.to_owned(), class_size, sandbox, runs })
 }
 
 /// Seconds [`grade_quietly`] took.
