@@ -10,8 +10,10 @@
 //! `__align__(16)`) come before a name that a declarator goes on from (`=`, `;`, `,`, `[`, `(`,
 //! `{`, `<`); it declares that name and the first after each top-level comma. A structured binding
 //! declares every name in its brackets, `struct S { ... } a;` the names after the body, `using
-//! A = ...;` the alias. Macros the region defines are read too: their replacement lists, and the
-//! arguments given to a parameter that a replacement list declares.
+//! A = ...;` the alias; a leading `::` or label changes nothing, and a namespace's names count
+//! wherever it is (an alias or `using namespace` can bring them out). Macros the region defines
+//! are read too: their replacement lists, and the arguments given to a parameter that a
+//! replacement list declares.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -106,21 +108,7 @@ fn split_directives(tokens: &[Token]) -> (Vec<&Token>, BTreeMap<&str, Macro<'_>>
 
 /// The name and the macro a `#define` directive (from its `#`) makes, if it names one.
 fn defined_macro(directive: &[Token]) -> Option<(&str, Macro<'_>)> {
-    let [_, _, name, rest @ ..] = directive else { return None };
-    if name.kind != Kind::Identifier {
-        return None;
-    }
-    // `NAME(` with no space is a function-like macro; the tokenizer keeps no spaces, so any `(`
-    // right after the name is read as its parameter list.
-    let (parameters, body) = match rest {
-        [open, after @ ..] if open.text == "(" => {
-            let close = after.iter().position(|t| t.text == ")").unwrap_or(after.len());
-            let parameters =
-                after[..close].iter().filter(|t| t.kind == Kind::Identifier).map(|t| t.text.as_str()).collect();
-            (parameters, after.get(close + 1..).unwrap_or_default())
-        }
-        _ => (Vec::new(), rest),
-    };
+    let tokens::Definition { name, parameters, body } = tokens::definition(directive)?;
     Some((name.text.as_str(), Macro { parameters, body: body.iter().collect() }))
 }
 
@@ -160,9 +148,9 @@ fn in_code<'t>(
         statements.push(&code[start..end]);
         start = end;
     }
-    // What a block's names become where they are seen from outside it: an anonymous or `inline`
-    // namespace's and an `extern "C" { }` block's at once, a named namespace's through `using
-    // namespace`.
+    // What a block's names become where they are seen from outside it: an `extern "C" { }`
+    // block's at once, and a namespace's, any namespace's, since `using namespace`, an alias or a
+    // nested name can bring them out later.
     let body = |statement: &[&'t Token]| -> Option<Vec<Declared<'t>>> {
         let open = statement.iter().position(|t| t.text == "{")?;
         let close = matching(statement, open);
@@ -173,13 +161,8 @@ fn in_code<'t>(
     for statement in &statements {
         let spelled = words(statement);
         match spelled.as_slice() {
-            ["namespace", "{", ..] | ["inline", "namespace", ..] | ["extern", _, "{", ..] => {
+            ["namespace", ..] | ["inline", "namespace", ..] | ["extern", _, "{", ..] => {
                 declared.extend(body(statement).unwrap_or_default());
-            }
-            ["using", "namespace", .., last, ";"] | ["using", "namespace", .., last] if *last != ";" => {
-                for named in statements.iter().filter(|s| words(s).get(..2) == Some(&["namespace", *last][..])) {
-                    declared.extend(body(named).unwrap_or_default());
-                }
             }
             ["using", .., _, ";"] if !spelled.contains(&"=") && !spelled.contains(&"namespace") => {
                 let token = statement[spelled.len() - 2];
@@ -300,6 +283,14 @@ fn in_statement<'t>(
         let close = matching(statement, 0);
         return in_statement(statement.get(close + 1..).unwrap_or_default(), macros, declaring);
     }
+    // `::uint3 threadIdx = ...;` names its type from the global namespace, and `swap: const uint3
+    // threadIdx = ...;` is a declaration with a label: what follows declares as it would alone.
+    if first.text == "::" {
+        return in_statement(&statement[1..], macros, declaring);
+    }
+    if first.kind == Kind::Identifier && text(1) == ":" && !EXPRESSION_WORDS.contains(&first.text.as_str()) {
+        return in_statement(&statement[2..], macros, declaring);
+    }
     if first.kind != Kind::Identifier
         || EXPRESSION_WORDS.contains(&first.text.as_str())
         || NOT_DECLARATIONS.contains(&first.text.as_str())
@@ -340,10 +331,17 @@ fn in_statement<'t>(
                 }
                 i = close;
             }
-            // A declarator in parentheses, after a type: `unsigned (*load)(const unsigned*, unsigned)`.
-            "(" if i > 0 && statement[i - 1].kind == Kind::Identifier && matches!(text(i + 1), "*" | "&" | "&&") => {
+            // A declarator in parentheses, after a type: `unsigned (*load)(const unsigned*, unsigned)`,
+            // or a function's name alone in them: `auto (load)(unsigned* t, unsigned i) -> unsigned`.
+            "(" if i > 0
+                && statement[i - 1].kind == Kind::Identifier
+                && (matches!(text(i + 1), "*" | "&" | "&&")
+                    || statement.get(i + 1).is_some_and(|t| t.kind == Kind::Identifier)
+                        && text(i + 2) == ")"
+                        && text(i + 3) == "(") =>
+            {
                 let close = matching(statement, i);
-                if let Some(j) = (i + 2..close).find(|&j| statement[j].kind == Kind::Identifier) {
+                if let Some(j) = (i + 1..close).find(|&j| statement[j].kind == Kind::Identifier) {
                     name_at(j, &mut declared);
                 }
                 further_declarators(statement, close, &mut declared);
@@ -497,6 +495,14 @@ mod tests {
         assert_eq!(names("using uint3 = int;"), ["uint3"]);
         assert_eq!(names("unsigned (*load)(const unsigned char*, unsigned) = nullptr;"), ["load"]);
         assert_eq!(names("const uint3 (&threadIdx) = other;"), ["threadIdx"]);
+        assert_eq!(names("::uint3 threadIdx = make_uint3(0, 0, 0);"), ["threadIdx"]);
+        assert_eq!(names("swap: const uint3 threadIdx = x;"), ["threadIdx"]);
+        assert_eq!(
+            names("typedef unsigned U;\n::U __device__ load(unsigned* t, unsigned i) { return t[i]; }"),
+            ["U", "load"]
+        );
+        assert_eq!(names("__device__ auto (load)(unsigned* t, unsigned i) -> unsigned { return t[i]; }"), ["load"]);
+        assert_eq!(names("template <typename E> __device__ auto (load)(E* t, unsigned i) -> unsigned;"), ["load"]);
         let load = "__device__ unsigned load(const unsigned* t, unsigned i) { return t[i]; }";
         for hidden in [
             format!("namespace {{ {load} }}"),
@@ -504,9 +510,15 @@ mod tests {
             format!("extern \"C\" {{ {load} }}"),
             format!("namespace m {{ {load} }}\nusing namespace m;"),
             format!("namespace m {{ {load} }}\nusing m::load;"),
+            format!("namespace m {{ {load} }}\nnamespace q = m;\nusing namespace q;"),
+            format!("namespace a {{ namespace b {{ {load} }} }}\nusing namespace a::b;"),
+            format!("namespace a::b {{ {load} }}\nusing namespace a::b;"),
+            format!("namespace mine {{ {load} }}"),
             format!("extern \"C\" {load}"),
         ] {
-            assert_eq!(names(&hidden), ["load"], "{hidden}");
+            let mut found = names(&hidden);
+            found.dedup();
+            assert_eq!(found, ["load"], "{hidden}");
         }
         assert_eq!(names("static unsigned launches;\n__shared__ unsigned profiled;"), ["launches", "profiled"]);
         assert_eq!(names("#define T const uint3\nT threadIdx = x;"), ["threadIdx"]);
@@ -576,7 +588,7 @@ mod tests {
     fn uses_and_nested_declarations_are_not_declarations() {
         for region in [
             "__shared__ unsigned char tile[ROWS][COLUMNS + 4u];",
-            "namespace mine { __device__ unsigned load(unsigned i) { return i; } }",
+            "f(threadIdx); use(lane);",
             "__device__ unsigned slot(unsigned row, unsigned n) { unsigned threadIdx = 0; return row ^ n; }",
             "if (n > 4) { const uint3 threadIdx = x; }",
             "x = a * threadIdx.x; y = lane; f(threadIdx, blockDim);",

@@ -118,7 +118,12 @@ pub fn validate(exercise: &Exercise, starter: &str, bytes: &[u8]) -> Result<Lear
         return Err(Invalid::NotCuda);
     }
     let normalized = |params: &str| params.split_whitespace().collect::<Vec<_>>().join(" ");
-    match kernels.iter().find(|(name, _)| *name == exercise.entry) {
+    // The text is searched as it is, comments too: a comment that names the kernel with other
+    // parameters must not hide the kernel itself.
+    let entry = |name: &&str| *name == exercise.entry;
+    let right =
+        kernels.iter().find(|(name, params)| entry(name) && normalized(params) == normalized(&exercise.signature));
+    match right.or_else(|| kernels.iter().find(|(name, _)| entry(name))) {
         None => {
             let found = match kernels.len() {
                 0 => "it defines no kernel".to_owned(),
@@ -146,7 +151,7 @@ pub fn validate(exercise: &Exercise, starter: &str, bytes: &[u8]) -> Result<Lear
     let starter_text = tokens::normalize(starter.as_bytes()).expect("the starter is text");
     let theirs = parts(&starter_text).expect("the starter has its markers");
     // The region is checked first: an unclosed comment in it would change how the rest reads.
-    let region = region_problems(&yours, &theirs)?;
+    let region = region_problems(&yours, &theirs, &exercise.signature)?;
     let lex = |text: &str, first: usize| tokens::tokenize(text, first).expect("the starter's own parts tokenize");
     let outside = |yours_text: &str, yours_start: usize, theirs_text: &str, theirs_start: usize| {
         let mine = tokens::tokenize(yours_text, yours_start + 1).map_err(|e| {
@@ -174,14 +179,100 @@ fn lex_line(error: &LexError) -> usize {
     }
 }
 
+/// The `{` of `tokens` that open a body of their own, a lambda's or a local class's, where a
+/// `return` leaves that body and not the kernel.
+fn own_bodies(tokens: &[Token]) -> Vec<&Token> {
+    let code: Vec<&Token> = tokens::code(tokens).collect();
+    let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
+    // A trailing return type's `->`, back from `at` (a `{`) to a `)` or the statement's start.
+    let arrow =
+        |at: usize| (0..at).rev().take_while(|&i| !matches!(text(i), ";" | "{" | "}" | ")")).find(|&i| text(i) == "->");
+    let opening = |close: usize, [open, shut]: [&str; 2]| {
+        let mut depth = 0;
+        (0..=close).rev().find(|&i| {
+            depth += i32::from(text(i) == shut) - i32::from(text(i) == open);
+            depth == 0
+        })
+    };
+    // A `]` that ends a lambda's introducer: not a subscript, an array's bound (`int a[2] {`,
+    // whose braces could hold a statement expression) or an attribute (`[[likely]] {`).
+    let introducer = |close: usize| {
+        opening(close, ["[", "]"]).is_some_and(|open| {
+            text(open + 1) != "["
+                && (open == 0
+                    || !matches!(code[open - 1].kind, Kind::Identifier | Kind::Number | Kind::Literal)
+                        && !matches!(text(open - 1), "]" | ")"))
+        })
+    };
+    let mut own = Vec::new();
+    for (at, brace) in code.iter().enumerate().filter(|(_, t)| t.text == "{") {
+        // Before a lambda's body: `]`, or its parameters after `]`, then perhaps `mutable`,
+        // `constexpr`, `noexcept` and a trailing return type.
+        let mut before = arrow(at).unwrap_or(at);
+        while before > 0 && matches!(text(before - 1), "mutable" | "constexpr" | "consteval" | "noexcept") {
+            before -= 1;
+        }
+        let lambda = match before.checked_sub(1).map(text) {
+            Some("]") => introducer(before - 1),
+            Some(")") => opening(before - 1, ["(", ")"])
+                .is_some_and(|open| open > 0 && text(open - 1) == "]" && introducer(open - 1)),
+            _ => false,
+        };
+        // `struct {`, `struct Name {`: a class's body, where member functions return.
+        let keyword = |i: Option<usize>| i.map(text).is_some_and(|t| matches!(t, "struct" | "class" | "union"));
+        let class = keyword(at.checked_sub(1))
+            || code.get(at.wrapping_sub(1)).is_some_and(|t| t.kind == Kind::Identifier) && keyword(at.checked_sub(2));
+        if lambda || class {
+            own.push(*brace);
+        }
+    }
+    own
+}
+
+/// Words that CUDA's execution-space, memory-space and function qualifiers (`__device__`,
+/// `__shared__`, `__forceinline__`, `__align__`, `__restrict__`, `__launch_bounds__`, ...) expand to.
+const CUDA_EXPANSION_WORDS: [&str; 20] = [
+    "__attribute__",
+    "__annotate__",
+    "__location__",
+    "__inline__",
+    "__restrict",
+    "device",
+    "global",
+    "host",
+    "shared",
+    "constant",
+    "managed",
+    "noinline",
+    "always_inline",
+    "aligned",
+    "launch_bounds",
+    "maxnreg",
+    "grid_constant",
+    "cudart_builtin",
+    "device_builtin",
+    "nv_register_params",
+];
+
 /// The course's headers, the only files a learner's part may include (by bare name).
 pub fn course_headers() -> Vec<&'static str> {
     cuda_kernels::source::course_headers()
 }
 
+/// A macro of the course's header `header` that stands for statements (the probe's, which
+/// splice any assembly into a kernel or define one), with why; such a header is not for a
+/// learner's part, where its macros would carry code the region's own checks never see.
+fn statement_macro(header: &str) -> Option<(String, String)> {
+    let tokens = tokens::tokenize(cuda_kernels::source::embedded(header).unwrap_or_default(), 1).ok()?;
+    tokens::directives(&tokens).filter(|(_, name)| *name == "define").find_map(|(start, _)| {
+        let definition = tokens::definition(tokens::directive_tokens(&tokens, start))?;
+        Some((definition.name.text.clone(), tokens::macro_body_problem(definition.body)?))
+    })
+}
+
 /// What the region holds that would reach beyond it, as the first such problem; else the
-/// region's lines (1-based, inclusive).
-fn region_problems(yours: &Parts, theirs: &Parts) -> Result<(usize, usize), Invalid> {
+/// region's lines (1-based, inclusive). `signature` is the kernel's parameter list.
+fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(usize, usize), Invalid> {
     let first_line = yours.region_start + 1;
     let region = (first_line, yours.after_start);
     let problem = |line: usize, problem: String| Err(Invalid::Region { line, problem });
@@ -228,6 +319,9 @@ fn region_problems(yours: &Parts, theirs: &Parts) -> Result<(usize, usize), Inva
             used.insert(token.text.clone());
         }
     }
+    // CUDA's own macros that the code outside uses expand to these (`__shared__` to
+    // `__attribute__((shared))`): a `#define shared` would change that code as surely.
+    used.extend(CUDA_EXPANSION_WORDS.map(str::to_owned));
     // A header the region includes is read after the region's macros: its names count as used.
     // (One included before the region was read before them.)
     let included: Vec<&str> = tokens::directives(&tokens)
@@ -251,8 +345,16 @@ fn region_problems(yours: &Parts, theirs: &Parts) -> Result<(usize, usize), Inva
 
     let mut open: Vec<&Token> = Vec::new();
     let mut conditionals: Vec<&Token> = Vec::new();
+    // A directive's brackets are its own: a macro must close what it opens (see `#define`).
+    let mut in_directive = false;
+    let own_bodies = own_bodies(&tokens);
     for (index, token) in tokens.iter().enumerate() {
         let line = token.line;
+        match token.kind {
+            Kind::Directive => in_directive = true,
+            Kind::EndOfDirective => in_directive = false,
+            _ => {}
+        }
         match (token.kind, token.text.as_str()) {
             (Kind::Other, c) => {
                 let code = c.chars().next().map_or(0, u32::from);
@@ -280,6 +382,7 @@ fn region_problems(yours: &Parts, theirs: &Parts) -> Result<(usize, usize), Inva
                     "`##` pastes tokens into names and keywords that no check can see: write them out".into(),
                 );
             }
+            (Kind::Punct, "{" | "(" | "[" | "}" | ")" | "]") if in_directive => {}
             (Kind::Punct, "{" | "(" | "[") => open.push(token),
             (Kind::Punct, close @ ("}" | ")" | "]")) => {
                 let opener = match close {
@@ -305,7 +408,11 @@ fn region_problems(yours: &Parts, theirs: &Parts) -> Result<(usize, usize), Inva
                     }
                 }
             }
-            (Kind::Identifier, "return") if inside_function && !starter_has("return") => {
+            (Kind::Identifier, "return")
+                if inside_function
+                    && !starter_has("return")
+                    && !open.iter().any(|o| own_bodies.iter().any(|b| std::ptr::eq(*b, *o))) =>
+            {
                 return problem(
                     line,
                     "`return` here leaves the kernel early, which the starter's part never does: remove it".into(),
@@ -342,6 +449,17 @@ fn region_problems(yours: &Parts, theirs: &Parts) -> Result<(usize, usize), Inva
                                 ),
                             );
                         }
+                        let body = tokens::definition(directive).map(|d| d.body).unwrap_or_default();
+                        if let Some(why) = tokens::macro_body_problem(body).filter(|_| name == "define") {
+                            return problem(
+                                line,
+                                format!(
+                                    "`#define {}` {why}: a macro in your part may stand only for an expression or a \
+                                     type, which cannot reach beyond where it is used; write a `__device__` function",
+                                    defined.text
+                                ),
+                            );
+                        }
                     }
                     "if" | "ifdef" | "ifndef" => conditionals.push(token),
                     "elif" | "else" if conditionals.is_empty() => {
@@ -362,7 +480,17 @@ fn region_problems(yours: &Parts, theirs: &Parts) -> Result<(usize, usize), Inva
                             _ => None,
                         };
                         match named {
-                            Some(header) if headers.contains(&header.as_str()) => {}
+                            Some(header) if headers.contains(&header.as_str()) => {
+                                if let Some((name, why)) = statement_macro(&header) {
+                                    return problem(
+                                        line,
+                                        format!(
+                                            "`#include \"{header}\"`: its macro `{name}` {why}, code that no check \
+                                             of your part would see: include the headers the starter includes"
+                                        ),
+                                    );
+                                }
+                            }
                             _ => {
                                 let spelled: Vec<&str> = directive[2..].iter().map(|t| t.text.as_str()).collect();
                                 return problem(
@@ -373,6 +501,7 @@ fn region_problems(yours: &Parts, theirs: &Parts) -> Result<(usize, usize), Inva
                                         spelled.join(" "),
                                         headers
                                             .iter()
+                                            .filter(|h| statement_macro(h).is_none())
                                             .map(|h| format!("#include \"{h}\""))
                                             .collect::<Vec<_>>()
                                             .join(", ")
@@ -410,8 +539,16 @@ fn region_problems(yours: &Parts, theirs: &Parts) -> Result<(usize, usize), Inva
     // A name the code outside uses, declared where that code sees it, would mean the region's:
     // unless the starter's region declares it too, or the code outside declares its own.
     let starter_declares: BTreeSet<&str> = declared::top_level(&starter_tokens).into_iter().map(|d| d.name).collect();
-    let outside_declares: BTreeSet<&str> =
-        declared::by_the_code_itself(&before).union(&declared::by_the_code_itself(&after)).copied().collect();
+    // The kernel's parameters are its own too: inside it they hide any declaration of the region.
+    let parameters: Vec<&str> = signature
+        .split(',')
+        .filter_map(|p| p.split(|c: char| !(c.is_alphanumeric() || c == '_')).rfind(|w| !w.is_empty()))
+        .collect();
+    let outside_declares: BTreeSet<&str> = declared::by_the_code_itself(&before)
+        .union(&declared::by_the_code_itself(&after))
+        .copied()
+        .chain(parameters)
+        .collect();
     if let Some(shadow) = declared::top_level(&tokens)
         .into_iter()
         .find(|d| used.contains(d.name) && !starter_declares.contains(d.name) && !outside_declares.contains(d.name))
@@ -694,6 +831,12 @@ mod tests {
             ("int f() { return 0; }\n#define X 1\n__launch_bounds__(32)", "ends with `)`"),
             ("int x = 1,", "ends with `,`"),
             ("int f() { return 0; }\n#pragma unroll 1", "`#pragma` after the last of your code"),
+            ("#define OPEN_ [\n#define CLOSE_ ]", "`#define OPEN_` opens a `[` it does not close"),
+            ("#define O_ {\n#define C_ }", "`#define O_` holds `{`"),
+            ("#define SKIP(n) n; return", "holds `;`"),
+            ("#define N2 (N + 1))", "closes a `(` it does not open"),
+            ("#include \"probe.cuh\"", "its macro `PROBE_KERNEL` holds `__global__`"),
+            ("#define shared", "`#define shared` changes a name"),
         ] {
             let (line, problem) = region_error(region);
             assert!(problem.contains(expected), "{region:?}: {problem}");
@@ -711,6 +854,29 @@ mod tests {
             "{early:?}"
         );
         assert!(validate(&exercise(), kernel_region, kernel_region.as_bytes()).is_ok());
+        for kernels_own in [
+            "if (n > 4) { v = 2; return; }",
+            "unsigned a[1] { ({ if (n > 4) return; 0u; }) };",
+            "if (sizeof(struct S { int x; })) { return; }",
+            "unsigned w = out[0] > n ? ({ return; 0u; }) : 1u;",
+            "[[likely]] { return; }",
+        ] {
+            let with = kernel_region.replace("unsigned v = 1;", &format!("unsigned v = 1; {kernels_own}"));
+            assert!(
+                matches!(validate(&exercise(), kernel_region, with.as_bytes()), Err(Invalid::Region { .. })),
+                "{kernels_own}: this `return` is the kernel's"
+            );
+        }
+        // A lambda's or a local class's `return` leaves only its own body.
+        for helper in [
+            "auto next = [](unsigned c) { return c + 1; };",
+            "auto next = [&](unsigned c) mutable -> unsigned { return c + n; };",
+            "auto next = [] { return 1u; };",
+            "struct Next { unsigned operator()(unsigned c) const { return c + 1; } } next;",
+        ] {
+            let with = kernel_region.replace("unsigned v = 1;", &format!("{helper}\nunsigned v = 1;"));
+            assert!(validate(&exercise(), kernel_region, with.as_bytes()).is_ok(), "{helper}");
+        }
         let shadowed = validate(
             &exercise(),
             kernel_region,
@@ -740,7 +906,12 @@ mod tests {
 
     #[test]
     fn any_region_is_judged_without_a_panic() {
-        const WORDS: [&str; 21] = [
+        const WORDS: [&str; 26] = [
+            "[",
+            "]",
+            "{",
+            ")",
+            "->",
             "##",
             "\\",
             "\\\n",
@@ -785,6 +956,12 @@ mod tests {
                 "load",
             ),
             ("int f() { return 0; }\nconst int a = 1, threadIdx = 2;", "threadIdx"),
+            ("::uint3 threadIdx = {};\nint f() { return 0; }", "threadIdx"),
+            (
+                "int f() { return 0; }\n__device__ auto (load)(unsigned* t, unsigned i) -> unsigned { return t[i]; }",
+                "load",
+            ),
+            ("int f() { return 0; }\nnamespace a::b { __device__ unsigned load(unsigned* t, unsigned i); }", "load"),
         ] {
             let refused = region(text);
             assert!(
@@ -792,8 +969,9 @@ mod tests {
                 "{text}: {refused:?}"
             );
         }
-        // The kernel's own `n` and `lane` are nearer than any the region declares: no change.
+        // The kernel's own `n`, `out` and `lane` are nearer than any the region declares: no change.
         assert!(region("constexpr unsigned n = 32, lane = 1;\nint f() { return n + lane; }").is_ok());
+        assert!(region("constexpr int out = 5;\nint f() { return out; }").is_ok(), "a pointer parameter");
     }
 
     #[test]
@@ -810,6 +988,12 @@ mod tests {
             .replace("out[0] = f();", "out[0] = f() + PAD;");
         let edited = starter.replace("#define PAD 1", "#define PAD 2");
         assert!(validate(&exercise(), &starter, edited.as_bytes()).is_ok());
+    }
+
+    #[test]
+    fn a_comment_that_names_the_kernel_hides_nothing() {
+        let commented = STARTER.replace("// top", "// k(out, n) is __global__ void k(out, n) below");
+        assert!(check(&commented).is_ok(), "{:?}", check(&commented));
     }
 
     #[test]

@@ -290,6 +290,58 @@ pub fn directive_tokens(tokens: &[Token], start: usize) -> &[Token] {
     &tokens[start..end]
 }
 
+/// What a `#define` directive (from its `#`) makes: the name, the parameters of a function-like
+/// macro, and the replacement list.
+pub struct Definition<'t> {
+    pub name: &'t Token,
+    pub parameters: Vec<&'t str>,
+    pub body: &'t [Token],
+}
+
+/// The macro a `#define` directive (its tokens, from its `#`) makes, if it names one.
+pub fn definition(directive: &[Token]) -> Option<Definition<'_>> {
+    let [_, _, name, rest @ ..] = directive else { return None };
+    if name.kind != Kind::Identifier {
+        return None;
+    }
+    // `NAME(` with no space is a function-like macro; the tokenizer keeps no spaces, so any `(`
+    // right after the name is read as its parameter list.
+    let (parameters, body) = match rest {
+        [open, after @ ..] if open.text == "(" => {
+            let close = after.iter().position(|t| t.text == ")").unwrap_or(after.len());
+            let parameters =
+                after[..close].iter().filter(|t| t.kind == Kind::Identifier).map(|t| t.text.as_str()).collect();
+            (parameters, after.get(close + 1..).unwrap_or_default())
+        }
+        _ => (Vec::new(), rest),
+    };
+    Some(Definition { name, parameters, body })
+}
+
+/// Why a macro's replacement list could change the code where it is used beyond one expression
+/// or type, or `None`. Where the macro is used, outside the learner's part, it must not open or
+/// close a block or a bracket it does not close itself, end a statement, or leave the function.
+pub fn macro_body_problem(body: &[Token]) -> Option<String> {
+    let mut open: Vec<&str> = Vec::new();
+    for token in body {
+        match token.text.as_str() {
+            "{" | "}" | ";" => return Some(format!("holds `{}`, so it stands for statements", token.text)),
+            "return" | "goto" | "__global__" | "asm" | "__asm__" | "__asm" if token.kind == Kind::Identifier => {
+                return Some(format!("holds `{}`", token.text));
+            }
+            "(" | "[" => open.push(&token.text),
+            close @ (")" | "]") => {
+                let opener = if close == ")" { "(" } else { "[" };
+                if open.pop() != Some(opener) {
+                    return Some(format!("closes a `{opener}` it does not open"));
+                }
+            }
+            _ => {}
+        }
+    }
+    open.first().map(|opened| format!("opens a `{opened}` it does not close"))
+}
+
 /// The first include-like directive (`#include`, `#include_next`, `#import`, `#embed`) left in
 /// `text`, as it is spelled; a text the compiler is given must have none.
 pub fn include_left(text: &str) -> Option<String> {
