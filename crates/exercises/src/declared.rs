@@ -108,7 +108,7 @@ fn split_directives(tokens: &[Token]) -> (Vec<&Token>, BTreeMap<&str, Macro<'_>>
 
 /// The name and the macro a `#define` directive (from its `#`) makes, if it names one.
 fn defined_macro(directive: &[Token]) -> Option<(&str, Macro<'_>)> {
-    let tokens::Definition { name, parameters, body } = tokens::definition(directive)?;
+    let tokens::Definition { name, parameters, body, .. } = tokens::definition(directive)?;
     Some((name.text.as_str(), Macro { parameters, body: body.iter().collect() }))
 }
 
@@ -174,6 +174,23 @@ fn in_code<'t>(
         }
     }
     declared
+}
+
+/// The name in the parentheses opened at `open`, and their `)`, where they hold a declarator:
+/// one name with only `*`, `&`, `&&` and more parentheses about it, and either one of those
+/// or a `(`, `[`, `=` or `{` after them.
+fn parenthesized_declarator(statement: &[&Token], open: usize) -> Option<(usize, usize)> {
+    let close = matching(statement, open);
+    let inside = statement.get(open + 1..close)?;
+    let mut names = (open + 1..close).filter(|&j| statement[j].kind == Kind::Identifier);
+    let (name, None) = (names.next()?, names.next()) else { return None };
+    if !inside.iter().all(|t| t.kind == Kind::Identifier || matches!(t.text.as_str(), "(" | ")" | "*" | "&" | "&&")) {
+        return None;
+    }
+    let marked = inside.iter().any(|t| t.text != "(" && t.text != ")" && t.kind != Kind::Identifier);
+    let nested = inside.first().is_some_and(|t| t.text == "(");
+    let after = statement.get(close + 1).map_or("", |t| t.text.as_str());
+    (marked || nested || matches!(after, "(" | "[" | "=" | "{")).then_some((name, close))
 }
 
 /// The index after the statement that starts at `start`.
@@ -288,7 +305,11 @@ fn in_statement<'t>(
     if first.text == "::" {
         return in_statement(&statement[1..], macros, declaring);
     }
-    if first.kind == Kind::Identifier && text(1) == ":" && !EXPRESSION_WORDS.contains(&first.text.as_str()) {
+    if first.kind == Kind::Identifier
+        && text(1) == ":"
+        && !EXPRESSION_WORDS.contains(&first.text.as_str())
+        && !AGGREGATES.contains(&first.text.as_str())
+    {
         return in_statement(&statement[2..], macros, declaring);
     }
     if first.kind != Kind::Identifier
@@ -302,6 +323,20 @@ fn in_statement<'t>(
             name_at(1, &mut declared);
         }
         return declared;
+    }
+    // An unscoped enumeration's enumerators are names of the scope it is in.
+    if first.text == "enum"
+        && !matches!(text(1), "class" | "struct")
+        && let Some(open) = statement.iter().position(|t| t.text == "{")
+    {
+        let close = matching(statement, open);
+        let mut depth = 0;
+        for j in open + 1..close {
+            depth += i32::from(matches!(text(j), "(" | "{" | "[")) - i32::from(matches!(text(j), ")" | "}" | "]"));
+            if depth == 0 && matches!(text(j - 1), "{" | ",") {
+                name_at(j, &mut declared);
+            }
+        }
     }
     // The specifiers, then the first declarator: the name before what a declarator continues with.
     let mut i = 0;
@@ -332,18 +367,15 @@ fn in_statement<'t>(
                 i = close;
             }
             // A declarator in parentheses, after a type: `unsigned (*load)(const unsigned*, unsigned)`,
-            // or a function's name alone in them: `auto (load)(unsigned* t, unsigned i) -> unsigned`.
+            // `const uint3 ((threadIdx)) = ...`, or a function's name alone in them: `auto
+            // (load)(unsigned* t, unsigned i) -> unsigned`. (`use(tile);` stays a call.)
             "(" if i > 0
                 && statement[i - 1].kind == Kind::Identifier
-                && (matches!(text(i + 1), "*" | "&" | "&&")
-                    || statement.get(i + 1).is_some_and(|t| t.kind == Kind::Identifier)
-                        && text(i + 2) == ")"
-                        && text(i + 3) == "(") =>
+                && !EXPRESSION_WORDS.contains(&text(i - 1))
+                && parenthesized_declarator(statement, i).is_some() =>
             {
-                let close = matching(statement, i);
-                if let Some(j) = (i + 1..close).find(|&j| statement[j].kind == Kind::Identifier) {
-                    name_at(j, &mut declared);
-                }
+                let (name, close) = parenthesized_declarator(statement, i).expect("matched");
+                name_at(name, &mut declared);
                 further_declarators(statement, close, &mut declared);
                 return declared;
             }
@@ -502,6 +534,9 @@ mod tests {
             ["U", "load"]
         );
         assert_eq!(names("__device__ auto (load)(unsigned* t, unsigned i) -> unsigned { return t[i]; }"), ["load"]);
+        assert_eq!(names("const uint3 ((threadIdx)) = make_uint3(0, 0, 0);"), ["threadIdx"]);
+        assert_eq!(names("enum : unsigned { threadIdx = 3u, lane };"), ["threadIdx", "lane"]);
+        assert_eq!(names("__device__ unsigned int ((load))(unsigned* t, unsigned i) { return t[i]; }"), ["load"]);
         assert_eq!(names("template <typename E> __device__ auto (load)(E* t, unsigned i) -> unsigned;"), ["load"]);
         let load = "__device__ unsigned load(const unsigned* t, unsigned i) { return t[i]; }";
         for hidden in [

@@ -179,14 +179,10 @@ fn lex_line(error: &LexError) -> usize {
     }
 }
 
-/// The `{` of `tokens` that open a body of their own, a lambda's or a local class's, where a
-/// `return` leaves that body and not the kernel.
-fn own_bodies(tokens: &[Token]) -> Vec<&Token> {
-    let code: Vec<&Token> = tokens::code(tokens).collect();
+/// The line of the first `return` in `code` that leaves the function the code is in: one that
+/// is not inside a body of its own, a lambda's or a local class's.
+fn kernel_return(code: &[Token]) -> Option<usize> {
     let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
-    // A trailing return type's `->`, back from `at` (a `{`) to a `)` or the statement's start.
-    let arrow =
-        |at: usize| (0..at).rev().take_while(|&i| !matches!(text(i), ";" | "{" | "}" | ")")).find(|&i| text(i) == "->");
     let opening = |close: usize, [open, shut]: [&str; 2]| {
         let mut depth = 0;
         (0..=close).rev().find(|&i| {
@@ -194,6 +190,16 @@ fn own_bodies(tokens: &[Token]) -> Vec<&Token> {
             depth == 0
         })
     };
+    // Back from `at` over what precedes it in its statement, a parenthesised group as one step.
+    let back = |at: usize| {
+        std::iter::successors(at.checked_sub(1), move |&i| match text(i) {
+            ")" => opening(i, ["(", ")"]).and_then(|open| open.checked_sub(1)),
+            _ => i.checked_sub(1),
+        })
+        .take_while(move |&i| !matches!(text(i), ";" | "{" | "}"))
+    };
+    // Before a group, the word it belongs to (`noexcept(true)`, `alignas(8)`).
+    let group_of = |close: usize| opening(close, ["(", ")"]).and_then(|open| open.checked_sub(1)).map(text);
     // A `]` that ends a lambda's introducer: not a subscript, an array's bound (`int a[2] {`,
     // whose braces could hold a statement expression) or an attribute (`[[likely]] {`).
     let introducer = |close: usize| {
@@ -204,13 +210,18 @@ fn own_bodies(tokens: &[Token]) -> Vec<&Token> {
                         && !matches!(text(open - 1), "]" | ")"))
         })
     };
-    let mut own = Vec::new();
-    for (at, brace) in code.iter().enumerate().filter(|(_, t)| t.text == "{") {
+    let opens_own_body = |at: usize| {
         // Before a lambda's body: `]`, or its parameters after `]`, then perhaps `mutable`,
-        // `constexpr`, `noexcept` and a trailing return type.
-        let mut before = arrow(at).unwrap_or(at);
-        while before > 0 && matches!(text(before - 1), "mutable" | "constexpr" | "consteval" | "noexcept") {
-            before -= 1;
+        // `constexpr`, `noexcept(...)` and a trailing return type (`-> decltype(c)`).
+        let mut before = back(at).find(|&i| text(i) == "->").unwrap_or(at);
+        loop {
+            match before.checked_sub(1).map(text) {
+                Some("mutable" | "constexpr" | "consteval" | "noexcept") => before -= 1,
+                Some(")") if group_of(before - 1) == Some("noexcept") => {
+                    before = opening(before - 1, ["(", ")"]).unwrap_or(1) - 1;
+                }
+                _ => break,
+            }
         }
         let lambda = match before.checked_sub(1).map(text) {
             Some("]") => introducer(before - 1),
@@ -218,16 +229,131 @@ fn own_bodies(tokens: &[Token]) -> Vec<&Token> {
                 .is_some_and(|open| open > 0 && text(open - 1) == "]" && introducer(open - 1)),
             _ => false,
         };
-        // `struct {`, `struct Name {`: a class's body, where member functions return.
-        let keyword = |i: Option<usize>| i.map(text).is_some_and(|t| matches!(t, "struct" | "class" | "union"));
-        let class = keyword(at.checked_sub(1))
-            || code.get(at.wrapping_sub(1)).is_some_and(|t| t.kind == Kind::Identifier) && keyword(at.checked_sub(2));
-        if lambda || class {
-            own.push(*brace);
+        // A class's head: `struct`, then only names, `final`, bases (`: public B<T>`) and
+        // `alignas(8)` before its body, where member functions return.
+        let mut head = back(at).skip_while(|&i| {
+            let word = code[i].kind == Kind::Identifier && !KEYWORDS.contains(&text(i));
+            word || matches!(
+                text(i),
+                "::" | ":" | "," | "<" | ">" | "final" | "public" | "protected" | "private" | "virtual" | "alignas"
+            ) || text(i) == ")" && matches!(group_of(i), Some("alignas" | "__align__" | "__attribute__" | "__declspec"))
+        });
+        let class = head.next().is_some_and(|i| matches!(text(i), "struct" | "class" | "union"));
+        lambda || class
+    };
+    // For each open `{`, whether it opens a body of its own.
+    let mut open: Vec<bool> = Vec::new();
+    for (at, token) in code.iter().enumerate() {
+        match token.text.as_str() {
+            "{" => open.push(opens_own_body(at)),
+            "}" => {
+                open.pop();
+            }
+            "return" if !open.contains(&true) => return Some(token.line),
+            _ => {}
         }
     }
-    own
+    None
 }
+
+/// C++'s keywords and alternative tokens (C++20), which no macro of a learner's part may name.
+const KEYWORDS: [&str; 95] = [
+    "alignas",
+    "alignof",
+    "and",
+    "and_eq",
+    "asm",
+    "auto",
+    "bitand",
+    "bitor",
+    "bool",
+    "break",
+    "case",
+    "catch",
+    "char",
+    "char8_t",
+    "char16_t",
+    "char32_t",
+    "class",
+    "compl",
+    "concept",
+    "const",
+    "consteval",
+    "constexpr",
+    "constinit",
+    "const_cast",
+    "continue",
+    "co_await",
+    "co_return",
+    "co_yield",
+    "decltype",
+    "default",
+    "delete",
+    "do",
+    "double",
+    "dynamic_cast",
+    "else",
+    "enum",
+    "explicit",
+    "export",
+    "extern",
+    "false",
+    "float",
+    "for",
+    "friend",
+    "goto",
+    "if",
+    "inline",
+    "int",
+    "long",
+    "mutable",
+    "namespace",
+    "new",
+    "noexcept",
+    "not",
+    "not_eq",
+    "nullptr",
+    "operator",
+    "or",
+    "or_eq",
+    "private",
+    "protected",
+    "public",
+    "register",
+    "reinterpret_cast",
+    "requires",
+    "return",
+    "short",
+    "signed",
+    "sizeof",
+    "static",
+    "static_assert",
+    "static_cast",
+    "struct",
+    "switch",
+    "template",
+    "this",
+    "thread_local",
+    "throw",
+    "true",
+    "try",
+    "typedef",
+    "typeid",
+    "typename",
+    "union",
+    "unsigned",
+    "using",
+    "virtual",
+    "void",
+    "volatile",
+    "wchar_t",
+    "while",
+    "xor",
+    "xor_eq",
+    "defined",
+    "final",
+    "override",
+];
 
 /// Words that CUDA's execution-space, memory-space and function qualifiers (`__device__`,
 /// `__shared__`, `__forceinline__`, `__align__`, `__restrict__`, `__launch_bounds__`, ...) expand to.
@@ -344,10 +470,8 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
     }
 
     let mut open: Vec<&Token> = Vec::new();
-    let mut conditionals: Vec<&Token> = Vec::new();
     // A directive's brackets are its own: a macro must close what it opens (see `#define`).
     let mut in_directive = false;
-    let own_bodies = own_bodies(&tokens);
     for (index, token) in tokens.iter().enumerate() {
         let line = token.line;
         match token.kind {
@@ -408,16 +532,6 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
                     }
                 }
             }
-            (Kind::Identifier, "return")
-                if inside_function
-                    && !starter_has("return")
-                    && !open.iter().any(|o| own_bodies.iter().any(|b| std::ptr::eq(*b, *o))) =>
-            {
-                return problem(
-                    line,
-                    "`return` here leaves the kernel early, which the starter's part never does: remove it".into(),
-                );
-            }
             (Kind::Identifier, "__global__") if !starter_has("__global__") => {
                 return problem(
                     line,
@@ -440,6 +554,14 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
                     "" if directive.len() == 1 => {}
                     "define" | "undef" => {
                         let Some(defined) = directive.get(2) else { continue };
+                        // The checks read the part's words as C++ reads them: `#define struct` or
+                        // `#define if` would make them read another program than the compiler.
+                        if KEYWORDS.contains(&defined.text.as_str()) {
+                            return problem(
+                                line,
+                                format!("`#{name} {}` changes a word of C++ itself: choose another name", defined.text),
+                            );
+                        }
                         if used.contains(&defined.text) {
                             return problem(
                                 line,
@@ -461,16 +583,18 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
                             );
                         }
                     }
-                    "if" | "ifdef" | "ifndef" => conditionals.push(token),
-                    "elif" | "else" if conditionals.is_empty() => {
-                        return problem(line, format!("`#{name}` belongs to an `#if` outside your part: remove it"));
+                    // The checks read every line of the part, the compiler only those whose
+                    // condition holds: a `{` or a `struct` under `#if 0` would hide what is compiled.
+                    "if" | "ifdef" | "ifndef" | "elif" | "else" | "elifdef" | "elifndef" | "endif" => {
+                        return problem(
+                            line,
+                            format!(
+                                "`#{name}` is not accepted in your part: the checks read all of its lines, the \
+                                 compiler only those whose condition holds; keep the one version you mean"
+                            ),
+                        );
                     }
-                    "elif" | "else" | "pragma" | "error" | "warning" => {}
-                    "endif" => {
-                        if conditionals.pop().is_none() {
-                            return problem(line, "`#endif` closes an `#if` outside your part: remove it".into());
-                        }
-                    }
+                    "pragma" | "error" | "warning" => {}
                     "include" => {
                         let headers = course_headers();
                         let named = match &directive[2..] {
@@ -517,8 +641,8 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
                         return problem(
                             line,
                             format!(
-                                "`#{other}` is not accepted here: your part may use #define, #undef, #if, #ifdef, \
-                                 #ifndef, #elif, #else, #endif, #pragma and #include of the course's headers"
+                                "`#{other}` is not accepted here: your part may use #define, #undef, #pragma and \
+                                 #include of the course's headers"
                             ),
                         );
                     }
@@ -533,8 +657,33 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
             format!("this `{}` is not closed within your part: close it before `{EDIT_ABOVE}`", unclosed.text),
         );
     }
-    if let Some(unclosed) = conditionals.first() {
-        return problem(unclosed.line, format!("this `#if` is not closed by an `#endif` before `{EDIT_ABOVE}`"));
+    // The code as the compiler reads it, the region's own macros expanded: what it declares, where
+    // it returns and how it ends are read there too.
+    let Ok(expanded) = tokens::expanded(&tokens) else {
+        return problem(
+            first_line,
+            format!("your part's macros expand to more than {} tokens: write the code out", tokens::EXPANSION_LIMIT),
+        );
+    };
+    if inside_function
+        && !starter_has("return")
+        && let Some(line) = kernel_return(&expanded)
+    {
+        return problem(
+            line,
+            "`return` here leaves the kernel early, which the starter's part never does: remove it".into(),
+        );
+    }
+    // `__attribute__((global))` is `__global__` spelled out.
+    if let Some(kernel) = expanded
+        .iter()
+        .find(|t| matches!(t.text.as_str(), "global" | "__global__"))
+        .filter(|_| !starter_has("__global__"))
+    {
+        return problem(
+            kernel.line,
+            "your part may not define a kernel (`__global__`): the starter's part has none".into(),
+        );
     }
     // A name the code outside uses, declared where that code sees it, would mean the region's:
     // unless the starter's region declares it too, or the code outside declares its own.
@@ -551,6 +700,7 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
         .collect();
     if let Some(shadow) = declared::top_level(&tokens)
         .into_iter()
+        .chain(declared::top_level(&expanded))
         .find(|d| used.contains(d.name) && !starter_declares.contains(d.name) && !outside_declares.contains(d.name))
     {
         return problem(
@@ -564,7 +714,7 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
     }
     // Code that stops mid-statement runs on into the code after the region: `if (c)` takes the next
     // statement as its body, `__launch_bounds__(..)` attaches to the kernel.
-    if let Some(last) = tokens::code(&tokens).last().filter(|t| !matches!(t.text.as_str(), ";" | "}")) {
+    if let Some(last) = expanded.last().filter(|t| !matches!(t.text.as_str(), ";" | "}")) {
         return problem(
             last.line,
             format!(
@@ -810,12 +960,14 @@ mod tests {
             ("# /* x */ include \"/etc/passwd\"", "only the course's headers"),
             ("\u{a0}#include \"/etc/passwd\"", "only the course's headers"),
             ("??=include \"/etc/passwd\"", "`??=` is a trigraph"),
-            ("#define unsigned int", "`#define unsigned` changes a name"),
+            ("#define unsigned int", "`#define unsigned` changes a word of C++"),
             ("#define f g\nint g() { return 0; }", "`#define f` changes a name"),
             ("#undef N", "`#undef N` changes a name"),
             ("#define load(a, b) 0\n#include \"shared_load.cuh\"", "`#define load` changes a name"),
-            ("#if 0", "not closed by an `#endif`"),
-            ("#endif", "`#endif` closes an `#if` outside"),
+            ("#if 0", "`#if` is not accepted in your part"),
+            ("#endif", "`#endif` is not accepted in your part"),
+            ("#define struct", "`#define struct` changes a word of C++"),
+            ("#define if", "`#define if` changes a word of C++"),
             ("#line 1 \"/etc/passwd\"", "`#line` changes"),
             ("#include_next <x>", "`#include_next` is not accepted"),
             ("static_assert(__has_include(\"/etc/passwd\"), \"\");", "`__has_include` asks about files"),
@@ -872,7 +1024,11 @@ mod tests {
             "auto next = [](unsigned c) { return c + 1; };",
             "auto next = [&](unsigned c) mutable -> unsigned { return c + n; };",
             "auto next = [] { return 1u; };",
-            "struct Next { unsigned operator()(unsigned c) const { return c + 1; } } next;",
+            "struct Next { __device__ unsigned operator()(unsigned c) const { return c + 1; } } next;",
+            "auto next = [](unsigned c) noexcept(true) { return c + 1; };",
+            "auto next = [](unsigned c) -> decltype(c) { return c + 1; };",
+            "struct Base {};\nstruct Next : Base { __device__ unsigned g(unsigned c) const { return c + 1; } } next;",
+            "struct alignas(8) Next final { __device__ unsigned g(unsigned c) const { return c + 1; } } next;",
         ] {
             let with = kernel_region.replace("unsigned v = 1;", &format!("{helper}\nunsigned v = 1;"));
             assert!(validate(&exercise(), kernel_region, with.as_bytes()).is_ok(), "{helper}");
@@ -900,8 +1056,8 @@ mod tests {
         );
         // What the region may do: its own helpers, macros and the course's headers, comments with
         // anything in them.
-        let fine = "#include \"shared_load.cuh\"\n#define MINE 3 // ??? #include \"/etc/passwd\"\n/* caf\u{e9} */\n#if MINE > 2\nint f() { return MINE; }\n#else\nint f() { return 1; }\n#endif";
-        assert_eq!(check(&STARTER.replace("int f() { return 0; }", fine)).map(|f| f.region), Ok((4, 11)));
+        let fine = "#include \"shared_load.cuh\"\n#define MINE 3 // ??? #include \"/etc/passwd\"\n/* caf\u{e9} */\n#pragma once\nint f() { return MINE; }";
+        assert_eq!(check(&STARTER.replace("int f() { return 0; }", fine)).map(|f| f.region), Ok((4, 8)));
     }
 
     #[test]

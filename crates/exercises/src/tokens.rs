@@ -291,9 +291,10 @@ pub fn directive_tokens(tokens: &[Token], start: usize) -> &[Token] {
 }
 
 /// What a `#define` directive (from its `#`) makes: the name, the parameters of a function-like
-/// macro, and the replacement list.
+/// macro (`__VA_ARGS__` last for `...`), and the replacement list.
 pub struct Definition<'t> {
     pub name: &'t Token,
+    pub function_like: bool,
     pub parameters: Vec<&'t str>,
     pub body: &'t [Token],
 }
@@ -306,16 +307,152 @@ pub fn definition(directive: &[Token]) -> Option<Definition<'_>> {
     }
     // `NAME(` with no space is a function-like macro; the tokenizer keeps no spaces, so any `(`
     // right after the name is read as its parameter list.
-    let (parameters, body) = match rest {
+    let (function_like, parameters, body) = match rest {
         [open, after @ ..] if open.text == "(" => {
             let close = after.iter().position(|t| t.text == ")").unwrap_or(after.len());
-            let parameters =
-                after[..close].iter().filter(|t| t.kind == Kind::Identifier).map(|t| t.text.as_str()).collect();
-            (parameters, after.get(close + 1..).unwrap_or_default())
+            let list = &after[..close];
+            let mut parameters: Vec<&str> =
+                list.iter().filter(|t| t.kind == Kind::Identifier).map(|t| t.text.as_str()).collect();
+            if list.iter().any(|t| t.text == "...") {
+                parameters.push("__VA_ARGS__");
+            }
+            (true, parameters, after.get(close + 1..).unwrap_or_default())
         }
-        _ => (Vec::new(), rest),
+        _ => (false, Vec::new(), rest),
     };
-    Some(Definition { name, parameters, body })
+    Some(Definition { name, function_like, parameters, body })
+}
+
+/// Tokens an expansion may make at most: a handful of macros that each use the next twice
+/// would otherwise grow without bound.
+pub const EXPANSION_LIMIT: usize = 100_000;
+
+/// The code of `tokens` (outside directives) as the compiler reads it after expanding the macros
+/// that `tokens` itself defines, each from its `#define` to its `#undef`: the checks of a learner's
+/// part read this, so that `SAME(__device__ unsigned load(...) { ... })` is the declaration it
+/// is. A macro is not expanded again inside its own expansion; `#parameter` makes a string; an
+/// expansion's tokens keep the line of the macro's name. `Err` when it would pass
+/// [`EXPANSION_LIMIT`] tokens.
+pub fn expanded(tokens: &[Token]) -> Result<Vec<Token>, usize> {
+    type Hidden = std::rc::Rc<Vec<String>>;
+    let mut macros: std::collections::BTreeMap<&str, Definition<'_>> = std::collections::BTreeMap::new();
+    let mut out = Vec::new();
+    let mut index = 0;
+    while index < tokens.len() {
+        if tokens[index].kind == Kind::Directive {
+            let directive = directive_tokens(tokens, index);
+            match (directive.get(1).map(|t| t.text.as_str()), directive.get(2)) {
+                (Some("define"), _) => {
+                    if let Some(definition) = definition(directive) {
+                        macros.insert(definition.name.text.as_str(), definition);
+                    }
+                }
+                (Some("undef"), Some(name)) => {
+                    macros.remove(name.text.as_str());
+                }
+                _ => {}
+            }
+            index += directive.len() + 1;
+            continue;
+        }
+        // The code up to the next directive, rescanned with each expansion put back in its place.
+        let end = tokens[index..].iter().position(|t| t.kind == Kind::Directive).map_or(tokens.len(), |e| index + e);
+        let mut pending: std::collections::VecDeque<(Token, Hidden)> =
+            tokens[index..end].iter().map(|t| (t.clone(), Hidden::default())).collect();
+        index = end;
+        while let Some((token, hidden)) = pending.pop_front() {
+            let Some(definition) = macros
+                .get(token.text.as_str())
+                .filter(|_| token.kind == Kind::Identifier && !hidden.contains(&token.text))
+            else {
+                out.push(token);
+                if out.len() > EXPANSION_LIMIT {
+                    return Err(EXPANSION_LIMIT);
+                }
+                continue;
+            };
+            let arguments = match definition.function_like {
+                false => Vec::new(),
+                true => match pending.front().map(|(t, _)| t.text.as_str()) {
+                    Some("(") => {
+                        let Some(arguments) = take_arguments(&mut pending) else {
+                            out.push(token);
+                            continue;
+                        };
+                        arguments
+                    }
+                    _ => {
+                        out.push(token);
+                        continue;
+                    }
+                },
+            };
+            let mut hide = (*hidden).clone();
+            hide.push(token.text.clone());
+            let hide = Hidden::new(hide);
+            let argument = |name: &str| {
+                let at = definition.parameters.iter().position(|p| *p == name)?;
+                Some(match name {
+                    "__VA_ARGS__" => arguments.get(at..).unwrap_or_default().join(&Token {
+                        kind: Kind::Punct,
+                        text: ",".into(),
+                        line: token.line,
+                    }),
+                    _ => arguments.get(at).cloned().unwrap_or_default(),
+                })
+            };
+            let mut replacement = Vec::new();
+            let mut body = definition.body.iter().peekable();
+            while let Some(part) = body.next() {
+                if part.text == "#"
+                    && let Some(tokens) = body.peek().and_then(|next| argument(&next.text))
+                {
+                    body.next();
+                    let text = tokens.iter().map(|t| t.text.as_str()).collect::<Vec<_>>().join(" ");
+                    replacement.push(Token { kind: Kind::Literal, text: format!("{text:?}"), line: token.line });
+                } else if let Some(tokens) = argument(&part.text) {
+                    replacement.extend(tokens.into_iter().map(|t| Token { line: token.line, ..t }));
+                } else {
+                    replacement.push(Token { line: token.line, ..part.clone() });
+                }
+            }
+            if out.len() + pending.len() + replacement.len() > EXPANSION_LIMIT {
+                return Err(EXPANSION_LIMIT);
+            }
+            for made in replacement.into_iter().rev() {
+                pending.push_front((made, hide.clone()));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The arguments of a macro call, from its `(` (at the front of `pending`) to the matching `)`,
+/// split at the commas outside parentheses; `None`, with nothing taken, when it is not closed.
+fn take_arguments<H>(pending: &mut std::collections::VecDeque<(Token, H)>) -> Option<Vec<Vec<Token>>> {
+    let mut depth = 0;
+    let close = pending.iter().position(|(t, _)| {
+        depth += i32::from(t.text == "(") - i32::from(t.text == ")");
+        depth == 0
+    })?;
+    let call: Vec<Token> = pending.drain(..=close).map(|(t, _)| t).collect();
+    let inner = &call[1..call.len() - 1];
+    let mut arguments = vec![Vec::new()];
+    let mut depth = 0;
+    for token in inner {
+        match token.text.as_str() {
+            "," if depth == 0 => arguments.push(Vec::new()),
+            open @ ("(" | ")") => {
+                depth += if open == "(" { 1 } else { -1 };
+                arguments.last_mut().expect("one").push(token.clone());
+            }
+            _ => arguments.last_mut().expect("one").push(token.clone()),
+        }
+    }
+    if inner.is_empty() {
+        arguments.clear();
+    }
+    Some(arguments)
 }
 
 /// Why a macro's replacement list could change the code where it is used beyond one expression
@@ -373,6 +510,34 @@ pub(crate) fn soups(words: &[&str], count: usize) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn expanded_text(text: &str) -> Result<Vec<String>, usize> {
+        expanded(&tokenize(text, 1).unwrap()).map(|tokens| tokens.into_iter().map(|t| t.text).collect())
+    }
+
+    #[test]
+    fn the_macros_a_text_defines_are_expanded_as_the_compiler_expands_them() {
+        let words = |text: &str| expanded_text(text).unwrap().join(" ");
+        assert_eq!(
+            words("#define SAME(x) x\nSAME(unsigned load(unsigned i) { return i; })"),
+            "unsigned load ( unsigned i ) { return i ; }"
+        );
+        assert_eq!(words("#define A B\n#define B 1\nA + B"), "1 + 1");
+        assert_eq!(words("#define A A + 1\nA"), "A + 1", "a macro is not expanded inside itself");
+        assert_eq!(words("#define S(x) #x\nS(a b)"), "\"a b\"");
+        assert_eq!(words("#define V(first, ...) f(__VA_ARGS__)\nV(0, 1, (2, 3))"), "f ( 1 , ( 2 , 3 ) )");
+        assert_eq!(words("#define F(x) x\nF + 1"), "F + 1", "a function-like macro without `(`");
+        assert_eq!(words("#define F SAME\n#define SAME(x) x\nF(int a;)"), "int a ;", "its `(` after the expansion");
+        assert_eq!(words("#define A 1\nA\n#undef A\nA"), "1 A");
+        let lines: Vec<usize> = expanded(&tokenize("#define T const uint3\n\nT threadIdx;", 1).unwrap())
+            .unwrap()
+            .iter()
+            .map(|t| t.line)
+            .collect();
+        assert_eq!(lines, [3, 3, 3, 3], "an expansion keeps its use's line");
+        let doubling: String = (1..24).map(|k| format!("#define A{k} A{} A{}\n", k - 1, k - 1)).collect();
+        assert_eq!(expanded_text(&format!("#define A0 x\n{doubling}A23")), Err(EXPANSION_LIMIT));
+    }
 
     fn texts(source: &str) -> Vec<String> {
         tokenize(&normalize(source.as_bytes()).unwrap(), 1).unwrap().into_iter().map(|t| t.text).collect()
