@@ -65,8 +65,7 @@ pub fn top_level(tokens: &[Token]) -> Vec<Declared<'_>> {
     let declaring = declaring_parameters(&macros);
     let mut declared: Vec<Declared<'_>> = in_code(&code, &macros, &declaring);
     for definition in macros.values() {
-        // A parameter's own name counts too: with no spaces kept, `#define D (x) ...` cannot be
-        // told from `#define D(x) ...`, and a parameter needs no outside name.
+        // A parameter's own name counts too: it needs no outside name.
         declared.extend(in_code(&definition.body, &macros, &declaring));
     }
     declared.sort_by_key(|d| d.token.line);
@@ -141,6 +140,7 @@ fn in_code<'t>(
     macros: &BTreeMap<&str, Macro<'_>>,
     declaring: &BTreeMap<&str, BTreeSet<usize>>,
 ) -> Vec<Declared<'t>> {
+    let code = &tokens::without_attributes(code)[..];
     let mut statements = Vec::new();
     let mut start = 0;
     while start < code.len() {
@@ -215,7 +215,13 @@ fn statement_end(code: &[&Token], start: usize) -> usize {
             (end..code.len()).find(|&i| text(i) == ";").map_or(code.len(), |i| i + 1)
         }
         _ => {
-            let aggregate = |upto: usize| code[start..upto].iter().any(|t| AGGREGATES.contains(&t.text.as_str()));
+            // A template's head (`template <class T>`) names no class of the statement.
+            let head = match (text(start), text(start + 1)) {
+                ("template", "<") => (angle_end(code, start + 1) + 1).min(code.len()),
+                _ => start,
+            };
+            let aggregate =
+                |upto: usize| code[head.min(upto)..upto].iter().any(|t| AGGREGATES.contains(&t.text.as_str()));
             let mut i = start;
             while i < code.len() {
                 match text(i) {
@@ -341,10 +347,15 @@ fn in_statement<'t>(
     // The specifiers, then the first declarator: the name before what a declarator continues with.
     let mut i = 0;
     let mut aggregate_body = None;
+    // Where a template's head ends: its `class T` names no class of the statement.
+    let mut after_template = 0;
     while i < statement.len() {
         let token = statement[i];
         match token.text.as_str() {
-            "template" if text(i + 1) == "<" => i = angle_end(statement, i + 1),
+            "template" if text(i + 1) == "<" => {
+                i = angle_end(statement, i + 1);
+                after_template = i + 1;
+            }
             word if SPECIFIERS_WITH_ARGUMENTS.contains(&word) && text(i + 1) == "(" => i = matching(statement, i + 1),
             "[" if i > 0 && matches!(text(i - 1), "auto" | "&" | "&&") => {
                 // A structured binding: every name in the brackets.
@@ -354,7 +365,7 @@ fn in_statement<'t>(
                 }
                 return declared;
             }
-            "{" if statement[..i].iter().any(|t| AGGREGATES.contains(&t.text.as_str())) => {
+            "{" if statement[after_template.min(i)..i].iter().any(|t| AGGREGATES.contains(&t.text.as_str())) => {
                 aggregate_body = Some(matching(statement, i));
                 break;
             }
@@ -536,6 +547,17 @@ mod tests {
         assert_eq!(names("__device__ auto (load)(unsigned* t, unsigned i) -> unsigned { return t[i]; }"), ["load"]);
         assert_eq!(names("const uint3 ((threadIdx)) = make_uint3(0, 0, 0);"), ["threadIdx"]);
         assert_eq!(names("enum : unsigned { threadIdx = 3u, lane };"), ["threadIdx", "lane"]);
+        assert_eq!(names("[[]] {}\nconst uint3 threadIdx = x;"), ["threadIdx"]);
+        assert_eq!(
+            names("template <typename E> [[nodiscard]] __device__ unsigned load(E* t, unsigned i) { return t[i]; }"),
+            ["load"]
+        );
+        assert_eq!(
+            names(
+                "template <class T> __device__ T helper() { return T(); }\n__device__ unsigned load(unsigned* t, unsigned i) { return t[i]; };"
+            ),
+            ["helper", "load"]
+        );
         assert_eq!(names("__device__ unsigned int ((load))(unsigned* t, unsigned i) { return t[i]; }"), ["load"]);
         assert_eq!(names("template <typename E> __device__ auto (load)(E* t, unsigned i) -> unsigned;"), ["load"]);
         let load = "__device__ unsigned load(const unsigned* t, unsigned i) { return t[i]; }";

@@ -200,20 +200,24 @@ fn kernel_return(code: &[Token]) -> Option<usize> {
     };
     // Before a group, the word it belongs to (`noexcept(true)`, `alignas(8)`).
     let group_of = |close: usize| opening(close, ["(", ")"]).and_then(|open| open.checked_sub(1)).map(text);
-    // A `]` that ends a lambda's introducer: not a subscript, an array's bound (`int a[2] {`,
-    // whose braces could hold a statement expression) or an attribute (`[[likely]] {`).
+    // A `]` that ends a lambda's introducer: its `[` starts an expression, where a subscript's
+    // or an array bound's follows a name, a `]`, a `)` or a `}` (`Tab{}[0]`).
     let introducer = |close: usize| {
         opening(close, ["[", "]"]).is_some_and(|open| {
-            text(open + 1) != "["
-                && (open == 0
-                    || !matches!(code[open - 1].kind, Kind::Identifier | Kind::Number | Kind::Literal)
-                        && !matches!(text(open - 1), "]" | ")"))
+            open == 0 || matches!(text(open - 1), "(" | "=" | "," | "{" | ";" | "return" | "?" | "&&" | "||" | "!")
         })
+    };
+    // What a trailing return type is made of (a parenthesised group is one step of `back`).
+    let in_a_type = |i: usize| {
+        matches!(code[i].kind, Kind::Identifier | Kind::Number)
+            || matches!(text(i), "::" | "<" | ">" | "," | "*" | "&" | "&&" | ")")
     };
     let opens_own_body = |at: usize| {
         // Before a lambda's body: `]`, or its parameters after `]`, then perhaps `mutable`,
-        // `constexpr`, `noexcept(...)` and a trailing return type (`-> decltype(c)`).
-        let mut before = back(at).find(|&i| text(i) == "->").unwrap_or(at);
+        // `constexpr`, `noexcept(...)` and, after the parameters, a trailing return type
+        // (`-> decltype(c)`).
+        let arrow = back(at).find(|&i| !in_a_type(i)).filter(|&i| text(i) == "->");
+        let mut before = arrow.unwrap_or(at);
         loop {
             match before.checked_sub(1).map(text) {
                 Some("mutable" | "constexpr" | "consteval" | "noexcept") => before -= 1,
@@ -224,7 +228,7 @@ fn kernel_return(code: &[Token]) -> Option<usize> {
             }
         }
         let lambda = match before.checked_sub(1).map(text) {
-            Some("]") => introducer(before - 1),
+            Some("]") => arrow.is_none() && introducer(before - 1),
             Some(")") => opening(before - 1, ["(", ")"])
                 .is_some_and(|open| open > 0 && text(open - 1) == "]" && introducer(open - 1)),
             _ => false,
@@ -232,7 +236,7 @@ fn kernel_return(code: &[Token]) -> Option<usize> {
         // A class's head: `struct`, then only names, `final`, bases (`: public B<T>`) and
         // `alignas(8)` before its body, where member functions return.
         let mut head = back(at).skip_while(|&i| {
-            let word = code[i].kind == Kind::Identifier && !KEYWORDS.contains(&text(i));
+            let word = code[i].kind == Kind::Identifier && !KEYWORDS.contains(&text(i)) || code[i].kind == Kind::Number;
             word || matches!(
                 text(i),
                 "::" | ":" | "," | "<" | ">" | "final" | "public" | "protected" | "private" | "virtual" | "alignas"
@@ -667,7 +671,7 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
     };
     if inside_function
         && !starter_has("return")
-        && let Some(line) = kernel_return(&expanded)
+        && let Some(line) = kernel_return(&tokens::without_attributes(&expanded))
     {
         return problem(
             line,
@@ -989,6 +993,7 @@ mod tests {
             ("#define N2 (N + 1))", "closes a `(` it does not open"),
             ("#include \"probe.cuh\"", "its macro `PROBE_KERNEL` holds `__global__`"),
             ("#define shared", "`#define shared` changes a name"),
+            ("#define Z (;;)\nint f() { for Z break; return 0; }", "`#define Z` holds `;`"),
         ] {
             let (line, problem) = region_error(region);
             assert!(problem.contains(expected), "{region:?}: {problem}");
@@ -1012,6 +1017,8 @@ mod tests {
             "if (sizeof(struct S { int x; })) { return; }",
             "unsigned w = out[0] > n ? ({ return; 0u; }) : 1u;",
             "[[likely]] { return; }",
+            "switch (n) { case 1: default: { if (n != 5) return; } }",
+            "struct P { unsigned v; };\nstruct Tab { P p; __device__ constexpr const P* operator[](unsigned) const { return &p; } };\nswitch (n) { case Tab{}[0]->v: default: { if (n != 5) return; } }",
         ] {
             let with = kernel_region.replace("unsigned v = 1;", &format!("unsigned v = 1; {kernels_own}"));
             assert!(
@@ -1029,6 +1036,7 @@ mod tests {
             "auto next = [](unsigned c) -> decltype(c) { return c + 1; };",
             "struct Base {};\nstruct Next : Base { __device__ unsigned g(unsigned c) const { return c + 1; } } next;",
             "struct alignas(8) Next final { __device__ unsigned g(unsigned c) const { return c + 1; } } next;",
+            "template <int K> struct Base {};\nstruct Next : Base<1> { __device__ unsigned g(unsigned c) const { return c + 1; } } next;",
         ] {
             let with = kernel_region.replace("unsigned v = 1;", &format!("{helper}\nunsigned v = 1;"));
             assert!(validate(&exercise(), kernel_region, with.as_bytes()).is_ok(), "{helper}");
@@ -1113,6 +1121,7 @@ mod tests {
             ),
             ("int f() { return 0; }\nconst int a = 1, threadIdx = 2;", "threadIdx"),
             ("::uint3 threadIdx = {};\nint f() { return 0; }", "threadIdx"),
+            ("#define T (threadIdx)\nconst uint3 T = {};\nint f() { return 0; }", "threadIdx"),
             (
                 "int f() { return 0; }\n__device__ auto (load)(unsigned* t, unsigned i) -> unsigned { return t[i]; }",
                 "load",

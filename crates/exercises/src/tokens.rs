@@ -53,6 +53,9 @@ pub struct Token {
     pub text: String,
     /// 1-based line of the token's first character, in the tokenized text's numbering.
     pub line: usize,
+    /// Whether a space, a line's end or a comment comes right before it: a macro is
+    /// function-like when its name's `(` follows with none.
+    pub after_space: bool,
 }
 
 /// Why a text cannot be tokenized; each names the line.
@@ -134,19 +137,20 @@ pub fn tokenize(text: &str, first_line: usize) -> Result<Vec<Token>, LexError> {
         }
     }
     let mut tokens: Vec<Token> = Vec::new();
-    let (mut i, mut line_has_tokens, mut in_directive) = (0, false, false);
+    let (mut i, mut line_has_tokens, mut in_directive, mut after_space) = (0, false, false, true);
     let at = |i: usize| chars.get(i).map(|&(c, _)| c);
     while i < chars.len() {
         let (c, line) = chars[i];
         if c == '\n' {
             if in_directive {
-                tokens.push(Token { kind: Kind::EndOfDirective, text: String::new(), line });
+                tokens.push(Token { kind: Kind::EndOfDirective, text: String::new(), line, after_space: true });
             }
-            (line_has_tokens, in_directive) = (false, false);
+            (line_has_tokens, in_directive, after_space) = (false, false, true);
             i += 1;
             continue;
         }
         if c.is_whitespace() {
+            after_space = true;
             i += 1;
             continue;
         }
@@ -169,9 +173,13 @@ pub fn tokenize(text: &str, first_line: usize) -> Result<Vec<Token>, LexError> {
                 }
             }
             i += 2;
+            after_space = true;
             continue;
         }
-        let push = |tokens: &mut Vec<Token>, kind: Kind, text: String| tokens.push(Token { kind, text, line });
+        let spaced = std::mem::replace(&mut after_space, false);
+        let push = |tokens: &mut Vec<Token>, kind: Kind, text: String| {
+            tokens.push(Token { kind, text, line, after_space: spaced });
+        };
         if c.is_ascii_alphabetic() || c == '_' {
             let start = i;
             while at(i).is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
@@ -231,6 +239,7 @@ pub fn tokenize(text: &str, first_line: usize) -> Result<Vec<Token>, LexError> {
             kind: Kind::EndOfDirective,
             text: String::new(),
             line: chars.last().map_or(line, |c| c.1),
+            after_space: true,
         });
     }
     Ok(tokens)
@@ -305,10 +314,9 @@ pub fn definition(directive: &[Token]) -> Option<Definition<'_>> {
     if name.kind != Kind::Identifier {
         return None;
     }
-    // `NAME(` with no space is a function-like macro; the tokenizer keeps no spaces, so any `(`
-    // right after the name is read as its parameter list.
+    // `NAME(` with no space is a function-like macro; `NAME (x)` stands for `(x)`.
     let (function_like, parameters, body) = match rest {
-        [open, after @ ..] if open.text == "(" => {
+        [open, after @ ..] if open.text == "(" && !open.after_space => {
             let close = after.iter().position(|t| t.text == ")").unwrap_or(after.len());
             let list = &after[..close];
             let mut parameters: Vec<&str> =
@@ -321,6 +329,30 @@ pub fn definition(directive: &[Token]) -> Option<Definition<'_>> {
         _ => (false, Vec::new(), rest),
     };
     Some(Definition { name, function_like, parameters, body })
+}
+
+/// `code` without its attribute-specifiers (`[[nodiscard]]`, `[[likely]]`), which declare and
+/// leave nothing; `[[` always begins one in C++.
+pub fn without_attributes<T: std::borrow::Borrow<Token> + Clone>(code: &[T]) -> Vec<T> {
+    let text = |i: usize| code.get(i).map_or("", |t| t.borrow().text.as_str());
+    let mut kept = Vec::with_capacity(code.len());
+    let mut i = 0;
+    while i < code.len() {
+        if text(i) == "[" && text(i + 1) == "[" {
+            let mut depth = 0;
+            while i < code.len() {
+                depth += i32::from(text(i) == "[") - i32::from(text(i) == "]");
+                i += 1;
+                if depth == 0 {
+                    break;
+                }
+            }
+            continue;
+        }
+        kept.push(code[i].clone());
+        i += 1;
+    }
+    kept
 }
 
 /// Tokens an expansion may make at most: a handful of macros that each use the next twice
@@ -397,6 +429,7 @@ pub fn expanded(tokens: &[Token]) -> Result<Vec<Token>, usize> {
                         kind: Kind::Punct,
                         text: ",".into(),
                         line: token.line,
+                        after_space: false,
                     }),
                     _ => arguments.get(at).cloned().unwrap_or_default(),
                 })
@@ -409,7 +442,12 @@ pub fn expanded(tokens: &[Token]) -> Result<Vec<Token>, usize> {
                 {
                     body.next();
                     let text = tokens.iter().map(|t| t.text.as_str()).collect::<Vec<_>>().join(" ");
-                    replacement.push(Token { kind: Kind::Literal, text: format!("{text:?}"), line: token.line });
+                    replacement.push(Token {
+                        kind: Kind::Literal,
+                        text: format!("{text:?}"),
+                        line: token.line,
+                        after_space: true,
+                    });
                 } else if let Some(tokens) = argument(&part.text) {
                     replacement.extend(tokens.into_iter().map(|t| Token { line: token.line, ..t }));
                 } else {
@@ -529,6 +567,12 @@ mod tests {
         assert_eq!(words("#define F(x) x\nF + 1"), "F + 1", "a function-like macro without `(`");
         assert_eq!(words("#define F SAME\n#define SAME(x) x\nF(int a;)"), "int a ;", "its `(` after the expansion");
         assert_eq!(words("#define A 1\nA\n#undef A\nA"), "1 A");
+        assert_eq!(
+            words("#define F (threadIdx)\nconst uint3 F = x;"),
+            "const uint3 ( threadIdx ) = x ;",
+            "object-like"
+        );
+        assert_eq!(words("#define F/* */(x) x\nF"), "( x ) x", "a comment is a space");
         let lines: Vec<usize> = expanded(&tokenize("#define T const uint3\n\nT threadIdx;", 1).unwrap())
             .unwrap()
             .iter()
