@@ -231,7 +231,14 @@ fn statement_end(code: &[&Token], start: usize) -> usize {
                     // statement; a class's body or a braced initializer does not.
                     "{" => {
                         let close = matching(code, i);
-                        let initializer = i > start && matches!(text(i - 1), "=" | "," | "(");
+                        // `T a{}, b{}`: a braced initializer after a declarator's name; a
+                        // function's body follows its `)` (and qualifiers, or `-> type`), a
+                        // namespace's its name.
+                        let after_name = i > start
+                            && code[i - 1].kind == Kind::Identifier
+                            && !matches!(text(start), "namespace" | "inline" | "extern")
+                            && !code[start..i].iter().any(|t| matches!(t.text.as_str(), ")" | "->"));
+                        let initializer = i > start && matches!(text(i - 1), "=" | "," | "(") || after_name;
                         if !aggregate(i) && !initializer && (i == start || text(i - 1) != "]") {
                             return (close + 1).min(code.len());
                         }
@@ -357,7 +364,10 @@ fn in_statement<'t>(
                 after_template = i + 1;
             }
             word if SPECIFIERS_WITH_ARGUMENTS.contains(&word) && text(i + 1) == "(" => i = matching(statement, i + 1),
-            "[" if i > 0 && matches!(text(i - 1), "auto" | "&" | "&&") => {
+            "[" if i > 0
+                && matches!(text(i - 1), "auto" | "&" | "&&" | "const" | "volatile")
+                && statement[..i].iter().any(|t| t.text == "auto") =>
+            {
                 // A structured binding: every name in the brackets.
                 let close = matching(statement, i);
                 for j in i + 1..close {
@@ -419,11 +429,19 @@ fn in_statement<'t>(
         }
         i += 1;
     }
-    // `struct S { ... } a, *b;`: the names after the body.
-    if let Some(close) = aggregate_body {
-        for (j, token) in statement.iter().enumerate().skip(close + 1) {
-            if token.kind == Kind::Identifier && DECLARATOR_NEXT.contains(&text(j + 1)) {
-                name_at(j, &mut declared);
+    // `struct S { ... } a, *b;`: the declarators after the body, not what initializes them.
+    if let Some(close) = aggregate_body
+        && let Some(first) =
+            (close + 1..statement.len()).find(|&j| !matches!(text(j), "*" | "&" | "&&" | "const" | "volatile"))
+    {
+        match parenthesized_declarator(statement, first).filter(|_| text(first) == "(") {
+            Some((name, after)) => {
+                name_at(name, &mut declared);
+                further_declarators(statement, after, &mut declared);
+            }
+            None => {
+                name_at(first, &mut declared);
+                further_declarators(statement, first + 1, &mut declared);
             }
         }
     }
@@ -443,11 +461,17 @@ fn further_declarators<'t>(statement: &[&'t Token], from: usize, declared: &mut 
         match statement[i].text.as_str() {
             "(" | "[" | "{" => i = matching(statement, i),
             "," => {
-                let name = statement[i + 1..]
-                    .iter()
-                    .find(|t| !matches!(t.text.as_str(), "*" | "&" | "&&" | "const" | "volatile"));
-                if let Some(name) = name {
-                    name_at_token(name, declared);
+                let next = (i + 1..statement.len())
+                    .find(|&j| !matches!(statement[j].text.as_str(), "*" | "&" | "&&" | "const" | "volatile"));
+                match next.map(|j| (j, statement[j].text.as_str())) {
+                    // `, (*load)(...) = ...`: the name in the parentheses.
+                    Some((j, "(")) => {
+                        if let Some((name, _)) = parenthesized_declarator(statement, j) {
+                            name_at_token(statement[name], declared);
+                        }
+                    }
+                    Some((j, _)) => name_at_token(statement[j], declared),
+                    None => {}
                 }
             }
             _ => {}
@@ -547,6 +571,10 @@ mod tests {
         assert_eq!(names("__device__ auto (load)(unsigned* t, unsigned i) -> unsigned { return t[i]; }"), ["load"]);
         assert_eq!(names("const uint3 ((threadIdx)) = make_uint3(0, 0, 0);"), ["threadIdx"]);
         assert_eq!(names("enum : unsigned { threadIdx = 3u, lane };"), ["threadIdx", "lane"]);
+        assert_eq!(names("const uint3 unused{}, threadIdx{0, 0, 0};"), ["unused", "threadIdx"]);
+        assert_eq!(names("unsigned pad{0}, (*load)(const unsigned*, unsigned) = f;"), ["pad", "load"]);
+        assert_eq!(names("auto volatile [threadIdx] = s;\nauto const& [lane] = s;"), ["threadIdx", "lane"]);
+        assert_eq!(names("struct F { unsigned* o; } finish{reinterpret_cast<unsigned*>(w)}, *p;"), ["finish", "p"]);
         assert_eq!(names("[[]] {}\nconst uint3 threadIdx = x;"), ["threadIdx"]);
         assert_eq!(
             names("template <typename E> [[nodiscard]] __device__ unsigned load(E* t, unsigned i) { return t[i]; }"),

@@ -678,6 +678,22 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
             "`return` here leaves the kernel early, which the starter's part never does: remove it".into(),
         );
     }
+    // A destructor of a class declared in the kernel runs at the kernel's end, after the code
+    // outside: it could write the answer that code skipped.
+    if inside_function
+        && let Some(destructor) = expanded.windows(4).find(|w| {
+            matches!(w[1].text.as_str(), "~" | "compl")
+                && w[2].kind == Kind::Identifier
+                && w[3].text == "("
+                && (matches!(w[0].text.as_str(), "{" | ";" | "}" | ":")
+                    || w[0].kind == Kind::Identifier && !KEYWORDS.contains(&w[0].text.as_str()))
+        })
+    {
+        return problem(
+            destructor[1].line,
+            "a destructor here would run at the kernel's end, after the code outside your part: remove it".into(),
+        );
+    }
     // `__attribute__((global))` is `__global__` spelled out.
     if let Some(kernel) = expanded
         .iter()
@@ -729,8 +745,11 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
         );
     }
     // `#pragma unroll` applies to the loop that follows: after the region's code, one outside it.
+    // (What follows it counts as it expands: a macro that stands for nothing is no code.)
     if let Some((start, _)) = tokens::directives(&tokens)
-        .filter(|(start, name)| *name == "pragma" && tokens::code(&tokens[*start..]).next().is_none())
+        .filter(|(start, name)| {
+            *name == "pragma" && tokens::expanded(&tokens[..*start]).is_ok_and(|before| before.len() == expanded.len())
+        })
         .last()
     {
         return problem(
@@ -994,6 +1013,10 @@ mod tests {
             ("#include \"probe.cuh\"", "its macro `PROBE_KERNEL` holds `__global__`"),
             ("#define shared", "`#define shared` changes a name"),
             ("#define Z (;;)\nint f() { for Z break; return 0; }", "`#define Z` holds `;`"),
+            (
+                "int f() { return 0; }\n#define NOTHING\n#pragma unroll 1\nNOTHING",
+                "`#pragma` after the last of your code",
+            ),
         ] {
             let (line, problem) = region_error(region);
             assert!(problem.contains(expected), "{region:?}: {problem}");
@@ -1011,6 +1034,14 @@ mod tests {
             "{early:?}"
         );
         assert!(validate(&exercise(), kernel_region, kernel_region.as_bytes()).is_ok());
+        let destructor = "struct Finish { unsigned* o; __device__ ~Finish() { o[0] = 1; } } finish{out};";
+        let with = kernel_region.replace("unsigned v = 1;", &format!("unsigned v = 1; {destructor}"));
+        assert!(
+            matches!(validate(&exercise(), kernel_region, with.as_bytes()), Err(Invalid::Region { problem, .. }) if problem.contains("destructor")),
+            "a destructor runs after the code outside"
+        );
+        let negation = kernel_region.replace("unsigned v = 1;", "unsigned v = ~f(1u);");
+        assert!(validate(&exercise(), kernel_region, negation.as_bytes()).is_ok(), "`~f(x)` is an expression");
         for kernels_own in [
             "if (n > 4) { v = 2; return; }",
             "unsigned a[1] { ({ if (n > 4) return; 0u; }) };",
