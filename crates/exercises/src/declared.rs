@@ -376,7 +376,9 @@ fn in_statement<'t>(
                 return declared;
             }
             "{" if statement[after_template.min(i)..i].iter().any(|t| AGGREGATES.contains(&t.text.as_str())) => {
-                aggregate_body = Some(matching(statement, i));
+                let close = matching(statement, i);
+                friends(&statement[i + 1..close], &mut declared);
+                aggregate_body = Some(close);
                 break;
             }
             "<" if i > 0 && statement[i - 1].kind == Kind::Identifier && is_template_name(statement, i - 1) => {
@@ -446,6 +448,28 @@ fn in_statement<'t>(
         }
     }
     declared
+}
+
+/// The functions a class's body (`body`, between its braces) declares as friends: a friend
+/// defined there is found by argument-dependent lookup wherever the class's values go, as a
+/// function of the enclosing scope would be.
+fn friends<'t>(body: &[&'t Token], declared: &mut Vec<Declared<'t>>) {
+    let mut depth = 0;
+    for (at, token) in body.iter().enumerate() {
+        depth += i32::from(matches!(token.text.as_str(), "(" | "{" | "["))
+            - i32::from(matches!(token.text.as_str(), ")" | "}" | "]"));
+        if depth != 0 || token.text != "friend" {
+            continue;
+        }
+        let mut inner = 0;
+        let name = body[at..].iter().enumerate().find_map(|(k, t)| {
+            inner += i32::from(matches!(t.text.as_str(), "<" | "(")) - i32::from(matches!(t.text.as_str(), ">" | ")"));
+            (t.text == "(" && inner == 1).then(|| body.get(at + k - 1)).flatten()
+        });
+        if let Some(name) = name {
+            name_at_token(name, declared);
+        }
+    }
 }
 
 fn name_at_token<'t>(token: &'t Token, declared: &mut Vec<Declared<'t>>) {
@@ -572,6 +596,12 @@ mod tests {
         assert_eq!(names("const uint3 ((threadIdx)) = make_uint3(0, 0, 0);"), ["threadIdx"]);
         assert_eq!(names("enum : unsigned { threadIdx = 3u, lane };"), ["threadIdx", "lane"]);
         assert_eq!(names("const uint3 unused{}, threadIdx{0, 0, 0};"), ["unused", "threadIdx"]);
+        assert_eq!(
+            names(
+                "struct Index { unsigned k; friend __device__ unsigned load(const unsigned* t, Index i) { return t[i.k]; } };"
+            ),
+            ["load"]
+        );
         assert_eq!(names("unsigned pad{0}, (*load)(const unsigned*, unsigned) = f;"), ["pad", "load"]);
         assert_eq!(names("auto volatile [threadIdx] = s;\nauto const& [lane] = s;"), ["threadIdx", "lane"]);
         assert_eq!(names("struct F { unsigned* o; } finish{reinterpret_cast<unsigned*>(w)}, *p;"), ["finish", "p"]);

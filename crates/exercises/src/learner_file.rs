@@ -680,13 +680,18 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
     }
     // A destructor of a class declared in the kernel runs at the kernel's end, after the code
     // outside: it could write the answer that code skipped.
+    // (`~f(x)` after an operator, `(`, `,` or `return` is a negation.)
     if inside_function
         && let Some(destructor) = expanded.windows(4).find(|w| {
             matches!(w[1].text.as_str(), "~" | "compl")
                 && w[2].kind == Kind::Identifier
                 && w[3].text == "("
-                && (matches!(w[0].text.as_str(), "{" | ";" | "}" | ":")
-                    || w[0].kind == Kind::Identifier && !KEYWORDS.contains(&w[0].text.as_str()))
+                && (matches!(w[0].text.as_str(), "{" | ";" | "}" | ":" | "]")
+                    || w[0].kind == Kind::Identifier
+                        && !matches!(
+                            w[0].text.as_str(),
+                            "return" | "case" | "throw" | "co_return" | "co_yield" | "sizeof"
+                        ))
         })
     {
         return problem(
@@ -1034,12 +1039,17 @@ mod tests {
             "{early:?}"
         );
         assert!(validate(&exercise(), kernel_region, kernel_region.as_bytes()).is_ok());
-        let destructor = "struct Finish { unsigned* o; __device__ ~Finish() { o[0] = 1; } } finish{out};";
-        let with = kernel_region.replace("unsigned v = 1;", &format!("unsigned v = 1; {destructor}"));
-        assert!(
-            matches!(validate(&exercise(), kernel_region, with.as_bytes()), Err(Invalid::Region { problem, .. }) if problem.contains("destructor")),
-            "a destructor runs after the code outside"
-        );
+        for destructor in [
+            "struct Finish { unsigned* o; __device__ ~Finish() { o[0] = 1; } } finish{out};",
+            "struct Finish { unsigned* o; __device__ inline ~Finish() { o[0] = 1; } } finish{out};",
+            "struct Finish { unsigned* o; __device__ [[maybe_unused]] ~Finish() { o[0] = 1; } } finish{out};",
+        ] {
+            let with = kernel_region.replace("unsigned v = 1;", &format!("unsigned v = 1; {destructor}"));
+            assert!(
+                matches!(validate(&exercise(), kernel_region, with.as_bytes()), Err(Invalid::Region { problem, .. }) if problem.contains("destructor")),
+                "a destructor runs after the code outside: {destructor}"
+            );
+        }
         let negation = kernel_region.replace("unsigned v = 1;", "unsigned v = ~f(1u);");
         assert!(validate(&exercise(), kernel_region, negation.as_bytes()).is_ok(), "`~f(x)` is an expression");
         for kernels_own in [
