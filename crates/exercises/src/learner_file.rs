@@ -699,6 +699,27 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
             "a destructor here would run at the kernel's end, after the code outside your part: remove it".into(),
         );
     }
+    let parameters: Vec<&str> = signature
+        .split(',')
+        .filter_map(|p| p.split(|c: char| !(c.is_alphanumeric() || c == '_')).rfind(|w| !w.is_empty()))
+        .collect();
+    // Inside the kernel, a part that reads or writes its parameters could write the answer and
+    // point `out` elsewhere, or hand the code after it other input: they are that code's.
+    if inside_function
+        && let Some(parameter) = expanded.iter().enumerate().find_map(|(at, t)| {
+            let member = at > 0 && matches!(expanded[at - 1].text.as_str(), "." | "->" | "::");
+            (t.kind == Kind::Identifier && !member && parameters.contains(&t.text.as_str())).then_some(t)
+        })
+    {
+        return problem(
+            parameter.line,
+            format!(
+                "`{}` is the kernel's parameter, which the code after your part reads and writes through: \
+                 your part may not use it",
+                parameter.text
+            ),
+        );
+    }
     // `__attribute__((global))` is `__global__` spelled out.
     if let Some(kernel) = expanded
         .iter()
@@ -714,10 +735,6 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
     // unless the starter's region declares it too, or the code outside declares its own.
     let starter_declares: BTreeSet<&str> = declared::top_level(&starter_tokens).into_iter().map(|d| d.name).collect();
     // The kernel's parameters are its own too: inside it they hide any declaration of the region.
-    let parameters: Vec<&str> = signature
-        .split(',')
-        .filter_map(|p| p.split(|c: char| !(c.is_alphanumeric() || c == '_')).rfind(|w| !w.is_empty()))
-        .collect();
     let outside_declares: BTreeSet<&str> = declared::by_the_code_itself(&before)
         .union(&declared::by_the_code_itself(&after))
         .copied()
@@ -1039,10 +1056,17 @@ mod tests {
             "{early:?}"
         );
         assert!(validate(&exercise(), kernel_region, kernel_region.as_bytes()).is_ok());
+        for redirect in ["out[0] = 7; out = nullptr;", "unsigned*& o = out; o = nullptr;", "n = 0;"] {
+            let with = kernel_region.replace("unsigned v = 1;", &format!("unsigned v = 1; {redirect}"));
+            assert!(
+                matches!(validate(&exercise(), kernel_region, with.as_bytes()), Err(Invalid::Region { problem, .. }) if problem.contains("the kernel's parameter")),
+                "{redirect}: the code after the part works through the parameters"
+            );
+        }
         for destructor in [
-            "struct Finish { unsigned* o; __device__ ~Finish() { o[0] = 1; } } finish{out};",
-            "struct Finish { unsigned* o; __device__ inline ~Finish() { o[0] = 1; } } finish{out};",
-            "struct Finish { unsigned* o; __device__ [[maybe_unused]] ~Finish() { o[0] = 1; } } finish{out};",
+            "struct Finish { unsigned* o; __device__ ~Finish() { o[0] = 1; } } finish{nullptr};",
+            "struct Finish { unsigned* o; __device__ inline ~Finish() { o[0] = 1; } } finish{nullptr};",
+            "struct Finish { unsigned* o; __device__ [[maybe_unused]] ~Finish() { o[0] = 1; } } finish{nullptr};",
         ] {
             let with = kernel_region.replace("unsigned v = 1;", &format!("unsigned v = 1; {destructor}"));
             assert!(
@@ -1070,7 +1094,7 @@ mod tests {
         // A lambda's or a local class's `return` leaves only its own body.
         for helper in [
             "auto next = [](unsigned c) { return c + 1; };",
-            "auto next = [&](unsigned c) mutable -> unsigned { return c + n; };",
+            "auto next = [&](unsigned c) mutable -> unsigned { return c + v; };",
             "auto next = [] { return 1u; };",
             "struct Next { __device__ unsigned operator()(unsigned c) const { return c + 1; } } next;",
             "auto next = [](unsigned c) noexcept(true) { return c + 1; };",
@@ -1097,7 +1121,7 @@ mod tests {
         let dangling = validate(
             &exercise(),
             kernel_region,
-            kernel_region.replace("unsigned v = 1;", "unsigned v = 1;\nif (n > 4)").as_bytes(),
+            kernel_region.replace("unsigned v = 1;", "unsigned v = 1;\nif (v > 4)").as_bytes(),
         );
         assert!(
             matches!(&dangling, Err(Invalid::Region { line: 4, problem }) if problem.contains("ends with `)`")),
