@@ -378,6 +378,11 @@ fn in_statement<'t>(
             "{" if statement[after_template.min(i)..i].iter().any(|t| AGGREGATES.contains(&t.text.as_str())) => {
                 let close = matching(statement, i);
                 friends(&statement[i + 1..close], &mut declared);
+                // `union { uint3 threadIdx; };`: an anonymous union's members are names of the
+                // scope it is in.
+                if i > 0 && AGGREGATES.contains(&text(i - 1)) && text(close + 1) == ";" {
+                    declared.extend(in_code(&statement[i + 1..close], macros, declaring));
+                }
                 aggregate_body = Some(close);
                 break;
             }
@@ -504,21 +509,23 @@ fn further_declarators<'t>(statement: &[&'t Token], from: usize, declared: &mut 
     }
 }
 
-/// Whether the `<` after the identifier at `at` opens template arguments: a `>` closes it before
-/// the statement's end, with nothing but names, numbers, `::`, `,` and `*` between.
+/// Whether the `<` after the identifier at `at` opens template arguments (`A<1 + 1>`,
+/// `A<(1 > 2)>`): a `>` closes it before the statement's end, with no `;` or brace between.
 fn is_template_name(statement: &[&Token], at: usize) -> bool {
     let close = angle_end(statement, at + 1);
-    close < statement.len()
-        && statement[at + 2..close].iter().all(|t| {
-            matches!(t.kind, Kind::Identifier | Kind::Number) || matches!(t.text.as_str(), "::" | "," | "*" | "<" | ">")
-        })
+    close < statement.len() && !statement[at + 2..close].iter().any(|t| matches!(t.text.as_str(), ";" | "{" | "}"))
 }
 
-/// The index of the `>` that closes the `<` at `open`, or `statement.len()` where none does.
+/// The index of the `>` that closes the `<` at `open` (one inside parentheses closes nothing),
+/// or `statement.len()` where none does.
 fn angle_end(statement: &[&Token], open: usize) -> usize {
     let mut depth = 0i64;
+    let mut parentheses = 0i64;
     for (i, token) in statement.iter().enumerate().skip(open) {
         match token.text.as_str() {
+            "(" | "[" => parentheses += 1,
+            ")" | "]" => parentheses -= 1,
+            _ if parentheses > 0 => {}
             "<" => depth += 1,
             ">" => {
                 depth -= 1;
@@ -596,6 +603,11 @@ mod tests {
         assert_eq!(names("const uint3 ((threadIdx)) = make_uint3(0, 0, 0);"), ["threadIdx"]);
         assert_eq!(names("enum : unsigned { threadIdx = 3u, lane };"), ["threadIdx", "lane"]);
         assert_eq!(names("const uint3 unused{}, threadIdx{0, 0, 0};"), ["unused", "threadIdx"]);
+        assert_eq!(names("union { uint3 threadIdx = {5, 0, 0}; };"), ["threadIdx"]);
+        assert_eq!(names("const uint3 threadIdx __attribute__((unused)) = x;"), ["threadIdx"]);
+        assert_eq!(names("const uint3 threadIdx __align__(16) = x;"), ["threadIdx"]);
+        assert_eq!(names("__device__ typename A<1 + 1>::type load(const unsigned* t, unsigned i);"), ["load"]);
+        assert_eq!(names("__device__ A<(1 > 2)> load(const unsigned* t, unsigned i);"), ["load"]);
         assert_eq!(
             names(
                 "struct Index { unsigned k; friend __device__ unsigned load(const unsigned* t, Index i) { return t[i.k]; } };"

@@ -331,17 +331,24 @@ pub fn definition(directive: &[Token]) -> Option<Definition<'_>> {
     Some(Definition { name, function_like, parameters, body })
 }
 
-/// `code` without its attribute-specifiers (`[[nodiscard]]`, `[[likely]]`), which declare and
-/// leave nothing; `[[` always begins one in C++.
+/// `code` without its attributes (`[[nodiscard]]`, `__attribute__((unused))`, `__align__(16)`,
+/// `alignas(8)`, `__declspec(...)`), which declare and leave nothing but may stand anywhere
+/// in a declaration; `[[` always begins one in C++.
 pub fn without_attributes<T: std::borrow::Borrow<Token> + Clone>(code: &[T]) -> Vec<T> {
     let text = |i: usize| code.get(i).map_or("", |t| t.borrow().text.as_str());
     let mut kept = Vec::with_capacity(code.len());
     let mut i = 0;
     while i < code.len() {
-        if text(i) == "[" && text(i + 1) == "[" {
+        let bracket = match (text(i), text(i + 1)) {
+            ("[", "[") => Some(("[", "]", i)),
+            ("__attribute__" | "__align__" | "alignas" | "__declspec", "(") => Some(("(", ")", i + 1)),
+            _ => None,
+        };
+        if let Some((open, close, from)) = bracket {
             let mut depth = 0;
+            i = from;
             while i < code.len() {
-                depth += i32::from(text(i) == "[") - i32::from(text(i) == "]");
+                depth += i32::from(text(i) == open) - i32::from(text(i) == close);
                 i += 1;
                 if depth == 0 {
                     break;
