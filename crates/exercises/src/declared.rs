@@ -178,7 +178,7 @@ fn in_code<'t>(
 
 /// The name in the parentheses opened at `open`, and their `)`, where they hold a declarator:
 /// one name with only `*`, `&`, `&&` and more parentheses about it, and either one of those
-/// or a `(`, `[`, `=` or `{` after them.
+/// or a `(`, `[`, `=`, `{`, `;` or `,` after them.
 fn parenthesized_declarator(statement: &[&Token], open: usize) -> Option<(usize, usize)> {
     let close = matching(statement, open);
     let inside = statement.get(open + 1..close)?;
@@ -190,7 +190,9 @@ fn parenthesized_declarator(statement: &[&Token], open: usize) -> Option<(usize,
     let marked = inside.iter().any(|t| t.text != "(" && t.text != ")" && t.kind != Kind::Identifier);
     let nested = inside.first().is_some_and(|t| t.text == "(");
     let after = statement.get(close + 1).map_or("", |t| t.text.as_str());
-    (marked || nested || matches!(after, "(" | "[" | "=" | "{")).then_some((name, close))
+    // `uint3 (threadIdx);` declares, as `f(threadIdx);` would where `f` names a type: a name
+    // alone in parentheses after another is read as declared, whatever `f` is.
+    (marked || nested || matches!(after, "(" | "[" | "=" | "{" | ";" | ",")).then_some((name, close))
 }
 
 /// The index after the statement that starts at `start`.
@@ -237,7 +239,9 @@ fn statement_end(code: &[&Token], start: usize) -> usize {
                         let after_name = i > start
                             && code[i - 1].kind == Kind::Identifier
                             && !matches!(text(start), "namespace" | "inline" | "extern")
-                            && !code[start..i].iter().any(|t| matches!(t.text.as_str(), ")" | "->"));
+                            && !code[declarator_start(code, start, i)..i]
+                                .iter()
+                                .any(|t| matches!(t.text.as_str(), ")" | "->"));
                         let initializer = i > start && matches!(text(i - 1), "=" | "," | "(") || after_name;
                         if !aggregate(i) && !initializer && (i == start || text(i - 1) != "]") {
                             return (close + 1).min(code.len());
@@ -251,6 +255,20 @@ fn statement_end(code: &[&Token], start: usize) -> usize {
             code.len()
         }
     }
+}
+
+/// Where the declarator that the `{` at `brace` belongs to starts: after the last comma before
+/// it outside brackets (`a = f(x), b{}`), else at `start`.
+fn declarator_start(code: &[&Token], start: usize, brace: usize) -> usize {
+    let mut depth = 0;
+    (start..brace)
+        .rev()
+        .find(|&j| {
+            depth += i32::from(matches!(code[j].text.as_str(), ")" | "]" | "}"))
+                - i32::from(matches!(code[j].text.as_str(), "(" | "[" | "{"));
+            depth == 0 && code[j].text == ","
+        })
+        .map_or(start, |comma| comma + 1)
 }
 
 /// Keywords after which a brace opens a class's body, which declarators may follow.
@@ -377,7 +395,7 @@ fn in_statement<'t>(
             }
             "{" if statement[after_template.min(i)..i].iter().any(|t| AGGREGATES.contains(&t.text.as_str())) => {
                 let close = matching(statement, i);
-                friends(&statement[i + 1..close], &mut declared);
+                friends(&statement[i + 1..close], macros, declaring, &mut declared);
                 // `union { uint3 threadIdx; };`: an anonymous union's members are names of the
                 // scope it is in.
                 if i > 0 && AGGREGATES.contains(&text(i - 1)) && text(close + 1) == ";" {
@@ -455,25 +473,26 @@ fn in_statement<'t>(
     declared
 }
 
-/// The functions a class's body (`body`, between its braces) declares as friends: a friend
-/// defined there is found by argument-dependent lookup wherever the class's values go, as a
-/// function of the enclosing scope would be.
-fn friends<'t>(body: &[&'t Token], declared: &mut Vec<Declared<'t>>) {
-    let mut depth = 0;
-    for (at, token) in body.iter().enumerate() {
-        depth += i32::from(matches!(token.text.as_str(), "(" | "{" | "["))
-            - i32::from(matches!(token.text.as_str(), ")" | "}" | "]"));
-        if depth != 0 || token.text != "friend" {
-            continue;
-        }
-        let mut inner = 0;
-        let name = body[at..].iter().enumerate().find_map(|(k, t)| {
-            inner += i32::from(matches!(t.text.as_str(), "<" | "(")) - i32::from(matches!(t.text.as_str(), ">" | ")"));
-            (t.text == "(" && inner == 1).then(|| body.get(at + k - 1)).flatten()
-        });
-        if let Some(name) = name {
-            name_at_token(name, declared);
-        }
+/// The functions a class's body (`body`, between its braces, nested classes' included) declares
+/// as friends: a friend defined there is found by argument-dependent lookup wherever the class's
+/// values go, as a function of the enclosing scope would be. Each is read as a declaration of
+/// its own, from `friend` to its body or its `;`.
+fn friends<'t>(
+    body: &[&'t Token],
+    macros: &BTreeMap<&str, Macro<'_>>,
+    declaring: &BTreeMap<&str, BTreeSet<usize>>,
+    declared: &mut Vec<Declared<'t>>,
+) {
+    for at in (0..body.len()).filter(|&at| body[at].text == "friend") {
+        let mut depth = 0;
+        let end = (at + 1..body.len())
+            .find(|&j| {
+                depth += i32::from(matches!(body[j].text.as_str(), "(" | "["))
+                    - i32::from(matches!(body[j].text.as_str(), ")" | "]"));
+                depth == 0 && matches!(body[j].text.as_str(), ";" | "{")
+            })
+            .unwrap_or(body.len());
+        declared.extend(in_statement(&body[at + 1..end], macros, declaring));
     }
 }
 
@@ -604,6 +623,15 @@ mod tests {
         assert_eq!(names("enum : unsigned { threadIdx = 3u, lane };"), ["threadIdx", "lane"]);
         assert_eq!(names("const uint3 unused{}, threadIdx{0, 0, 0};"), ["unused", "threadIdx"]);
         assert_eq!(names("union { uint3 threadIdx = {5, 0, 0}; };"), ["threadIdx"]);
+        assert_eq!(names("uint3 (threadIdx);"), ["threadIdx"], "as `f(threadIdx);` is where `f` names a type");
+        assert_eq!(names("const uint3 a = f(0), b{}, threadIdx = x;"), ["a", "b", "threadIdx"]);
+        assert_eq!(
+            names(
+                "struct Y { struct Z { friend __device__ auto (load)(const unsigned* t, Z i) -> unsigned { return 0; } }; };"
+            ),
+            ["load"]
+        );
+        assert_eq!(names("struct Z { friend __device__ decltype(1u) load(const unsigned* t, Z i); };"), ["load"]);
         assert_eq!(names("const uint3 threadIdx __attribute__((unused)) = x;"), ["threadIdx"]);
         assert_eq!(names("const uint3 threadIdx __align__(16) = x;"), ["threadIdx"]);
         assert_eq!(names("__device__ typename A<1 + 1>::type load(const unsigned* t, unsigned i);"), ["load"]);
@@ -715,7 +743,7 @@ mod tests {
     fn uses_and_nested_declarations_are_not_declarations() {
         for region in [
             "__shared__ unsigned char tile[ROWS][COLUMNS + 4u];",
-            "f(threadIdx); use(lane);",
+            "use(lane, n);",
             "__device__ unsigned slot(unsigned row, unsigned n) { unsigned threadIdx = 0; return row ^ n; }",
             "if (n > 4) { const uint3 threadIdx = x; }",
             "x = a * threadIdx.x; y = lane; f(threadIdx, blockDim);",
