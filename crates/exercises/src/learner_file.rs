@@ -720,6 +720,20 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
             ),
         );
     }
+    // What the compiler may assume lets it rewrite the code after the part: `__builtin_unreachable()`
+    // deletes it, `__builtin_assume(threadIdx.x == 0)` makes every thread thread 0.
+    if let Some(assumption) = expanded
+        .iter()
+        .find(|t| matches!(t.text.as_str(), "__builtin_unreachable" | "__builtin_assume" | "__assume" | "noreturn"))
+    {
+        return problem(
+            assumption.line,
+            format!(
+                "`{}` tells the compiler what it may assume, which changes the code after your part: remove it",
+                assumption.text
+            ),
+        );
+    }
     // `__attribute__((global))` is `__global__` spelled out.
     if let Some(kernel) = expanded
         .iter()
@@ -1035,6 +1049,9 @@ mod tests {
             ("#include \"probe.cuh\"", "its macro `PROBE_KERNEL` holds `__global__`"),
             ("#define shared", "`#define shared` changes a name"),
             ("#define Z (;;)\nint f() { for Z break; return 0; }", "`#define Z` holds `;`"),
+            ("int f() { __builtin_unreachable(); return 0; }", "`__builtin_unreachable` tells the compiler"),
+            ("int f() { __builtin_assume(N == 1); return 0; }", "`__builtin_assume` tells the compiler"),
+            ("[[noreturn]] int g();\nint f() { return 0; }", "`noreturn` tells the compiler"),
             (
                 "int f() { return 0; }\n#define NOTHING\n#pragma unroll 1\nNOTHING",
                 "`#pragma` after the last of your code",
