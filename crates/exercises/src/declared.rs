@@ -624,6 +624,7 @@ mod tests {
         assert_eq!(names("const uint3 unused{}, threadIdx{0, 0, 0};"), ["unused", "threadIdx"]);
         assert_eq!(names("union { uint3 threadIdx = {5, 0, 0}; };"), ["threadIdx"]);
         assert_eq!(names("uint3 (threadIdx);"), ["threadIdx"], "as `f(threadIdx);` is where `f` names a type");
+        assert_eq!(names("_Pragma(\"unroll\") uint3 threadIdx{};"), ["threadIdx"]);
         assert_eq!(names("const uint3 a = f(0), b{}, threadIdx = x;"), ["a", "b", "threadIdx"]);
         assert_eq!(
             names(

@@ -332,8 +332,8 @@ pub fn definition(directive: &[Token]) -> Option<Definition<'_>> {
 }
 
 /// `code` without its attributes (`[[nodiscard]]`, `__attribute__((unused))`, `__align__(16)`,
-/// `alignas(8)`, `__declspec(...)`), which declare and leave nothing but may stand anywhere
-/// in a declaration; `[[` always begins one in C++.
+/// `alignas(8)`, `__declspec(...)`) and pragma operators (`_Pragma("unroll")`), which declare
+/// and leave nothing but may stand before or inside a declaration; `[[` always begins one in C++.
 pub fn without_attributes<T: std::borrow::Borrow<Token> + Clone>(code: &[T]) -> Vec<T> {
     let text = |i: usize| code.get(i).map_or("", |t| t.borrow().text.as_str());
     let mut kept = Vec::with_capacity(code.len());
@@ -341,7 +341,9 @@ pub fn without_attributes<T: std::borrow::Borrow<Token> + Clone>(code: &[T]) -> 
     while i < code.len() {
         let bracket = match (text(i), text(i + 1)) {
             ("[", "[") => Some(("[", "]", i)),
-            ("__attribute__" | "__align__" | "alignas" | "__declspec", "(") => Some(("(", ")", i + 1)),
+            ("__attribute__" | "__align__" | "alignas" | "__declspec" | "_Pragma" | "__pragma", "(") => {
+                Some(("(", ")", i + 1))
+            }
             _ => None,
         };
         if let Some((open, close, from)) = bracket {
