@@ -260,6 +260,9 @@ fn kernel_return(code: &[Token]) -> Option<usize> {
     None
 }
 
+/// Why a part that defines a kernel is refused.
+const DEFINES_A_KERNEL: &str = "your part may not define a kernel (`__global__`): the starter's part has none";
+
 /// C++'s keywords and alternative tokens (C++20), which no macro of a learner's part may name.
 const KEYWORDS: [&str; 95] = [
     "alignas",
@@ -537,10 +540,7 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
                 }
             }
             (Kind::Identifier, "__global__") if !starter_has("__global__") => {
-                return problem(
-                    line,
-                    "your part may not define a kernel (`__global__`): the starter's part has none".into(),
-                );
+                return problem(line, DEFINES_A_KERNEL.into());
             }
             (Kind::Identifier, "asm" | "__asm__" | "__asm") if !starter_has(&token.text) => {
                 return problem(
@@ -734,16 +734,10 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
             ),
         );
     }
-    // `__attribute__((global))` is `__global__` spelled out.
-    if let Some(kernel) = expanded
-        .iter()
-        .find(|t| matches!(t.text.as_str(), "global" | "__global__"))
-        .filter(|_| !starter_has("__global__"))
-    {
-        return problem(
-            kernel.line,
-            "your part may not define a kernel (`__global__`): the starter's part has none".into(),
-        );
+    // `__attribute__((global))` is `__global__` spelled out (which the loop above refused as it is,
+    // and no macro of the part may hold).
+    if let Some(kernel) = expanded.iter().find(|t| t.text == "global").filter(|_| !starter_has("__global__")) {
+        return problem(kernel.line, DEFINES_A_KERNEL.into());
     }
     // A name the code outside uses, declared where that code sees it, would mean the region's:
     // unless the starter's region declares it too, or the code outside declares its own.
@@ -781,12 +775,11 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
         );
     }
     // `#pragma unroll` applies to the loop that follows: after the region's code, one outside it.
-    // (What follows it counts as it expands: a macro that stands for nothing is no code.)
-    if let Some((start, _)) = tokens::directives(&tokens)
-        .filter(|(start, name)| {
-            *name == "pragma" && tokens::expanded(&tokens[..*start]).is_ok_and(|before| before.len() == expanded.len())
-        })
-        .last()
+    // (What follows it counts as it expands, each expanded token on its use's line, which no
+    // directive shares: a macro that stands for nothing is no code.)
+    let code_after = |line: usize| expanded.last().is_some_and(|last| last.line > line);
+    if let Some((start, _)) =
+        tokens::directives(&tokens).filter(|(start, name)| *name == "pragma" && !code_after(tokens[*start].line)).last()
     {
         return problem(
             tokens[start].line,
