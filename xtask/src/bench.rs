@@ -40,9 +40,30 @@ pub struct BenchArgs {
     #[arg(long, default_value = "4", value_name = "N,...", value_delimiter = ',',
           value_parser = clap::value_parser!(u16).range(2..=64))]
     grading_jobs: Vec<u16>,
-    /// Grade the class once more over these GPUs (e.g. `0,1`), the last `--grading-jobs` on each.
-    #[arg(long, value_name = "LIST", value_delimiter = ',')]
-    grading_gpus: Vec<u32>,
+    /// Grade the class once more over each of these lists of GPUs (e.g. `0,1 0,1,2,3`), the last
+    /// `--grading-jobs` on each GPU.
+    #[arg(long, value_name = "LIST", num_args = 1..)]
+    grading_gpus: Vec<GpuList>,
+    /// Correct submissions each GPU profiles together (`cargo xtask grade --profile-batch`).
+    #[arg(long, default_value_t = exercises::grading::PROFILE_BATCH as u16, value_name = "N",
+          value_parser = clap::value_parser!(u16).range(1..=256))]
+    grading_profile_batch: u16,
+}
+
+/// GPUs by number, e.g. `0,1,2,3`.
+#[derive(Clone, Debug)]
+struct GpuList(Vec<u32>);
+
+impl std::str::FromStr for GpuList {
+    type Err = String;
+
+    fn from_str(list: &str) -> Result<GpuList, String> {
+        let gpus = list
+            .split(',')
+            .map(|gpu| gpu.trim().parse::<u32>().map_err(|_| format!("`{gpu}` is not a GPU number; write e.g. 0,1")))
+            .collect::<Result<Vec<u32>, String>>()?;
+        Ok(GpuList(gpus))
+    }
 }
 
 /// What `cargo xtask bench` can measure.
@@ -141,12 +162,16 @@ pub fn run(args: &BenchArgs, out: &mut dyn Write, color: bool) -> anyhow::Result
                     let one_gpu = |jobs| grading_bench::Spread { jobs, gpus: Vec::new() };
                     let mut spreads: Vec<_> =
                         std::iter::once(1).chain(args.grading_jobs.iter().copied()).map(one_gpu).collect();
-                    if !args.grading_gpus.is_empty() {
-                        let jobs = *args.grading_jobs.last().expect("clap gives a default");
-                        spreads.push(grading_bench::Spread { jobs, gpus: args.grading_gpus.clone() });
-                    }
-                    bench.grading =
-                        Some(grading_bench::measure(&args.grading_exercise, args.class_size.into(), &spreads)?);
+                    let jobs = *args.grading_jobs.last().expect("clap gives a default");
+                    spreads.extend(
+                        args.grading_gpus.iter().map(|list| grading_bench::Spread { jobs, gpus: list.0.clone() }),
+                    );
+                    bench.grading = Some(grading_bench::measure(
+                        &args.grading_exercise,
+                        args.class_size.into(),
+                        &spreads,
+                        args.grading_profile_batch,
+                    )?);
                 }
             }
         },
@@ -230,10 +255,11 @@ fn render_grading(report: &mut Report, grading: &GradingBench, on_gpu: &str) {
          submission by submission. Each spread of checks side by side grades the first half of the \
          class too: the difference is what each submission adds once grading is under way, and the \
          rest of the run's time is paid once whatever the class's size (starting the first checks, \
-         the last profile). Sandbox: {}.",
+         the last profile). Each GPU profiles {} correct submissions at a time. Sandbox: {}.",
         grading.class_size,
         grading.exercise,
         grading.runs.first().map_or(0, |run| run.submissions),
+        grading.profile_batch,
         grading.sandbox,
     ));
     let one_at_a_time = grading.runs.first().map(GradingRun::per_minute);

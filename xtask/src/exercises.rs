@@ -15,7 +15,7 @@ use clap::Args;
 use cuda_kernels::Gpu;
 use exercises::{
     BadInput, Exercise, Manifest, check,
-    grading::{self, Checker, Graded},
+    grading::{self, Checker, Graded, Pace},
     last_check::{self, Standing},
     learner_file::{self, LearnerFile},
     protocol::{self, ChildCommand, Launches, Role},
@@ -99,6 +99,11 @@ pub struct GradeArgs {
     /// The GPUs to grade on, e.g. `0,1,2,3`: `--jobs` workers on each (default: the first GPU).
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub gpus: Vec<u32>,
+    /// Correct submissions each GPU profiles together: one start of Nsight Compute for them all.
+    /// More is faster; a row then waits for up to this many checks before it is written.
+    #[arg(long, default_value_t = grading::PROFILE_BATCH as u16, value_name = "N",
+          value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub profile_batch: u16,
 }
 
 /// The hidden commands that check one file in a process of their own: their arguments, read by
@@ -416,7 +421,7 @@ pub fn grade(args: &GradeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> 
         &out_dir,
         &checks,
         &progress,
-        usize::from(args.jobs) * devices.len(),
+        Pace { workers: usize::from(args.jobs) * devices.len(), profile_batch: args.profile_batch.into() },
     )
     .with_context(|| format!("cannot write the grades in {}", out_dir.display()))?;
     bar.finish_and_clear();

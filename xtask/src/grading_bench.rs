@@ -95,14 +95,22 @@ impl GradingRun {
 pub struct GradingBench {
     pub exercise: String,
     pub class_size: usize,
+    /// Correct submissions each GPU profiled together.
+    pub profile_batch: u16,
     /// What confines each check (`grade` says it once per run; the bench once for all its runs).
     pub sandbox: String,
     pub runs: Vec<GradingRun>,
 }
 
 /// Grades a class of `class_size` generated submissions to `exercise` once for each of `spreads`,
-/// each run into a fresh folder so that none resumes another's grades.
-pub fn measure(exercise: &str, class_size: usize, spreads: &[Spread]) -> anyhow::Result<GradingBench> {
+/// each run into a fresh folder so that none resumes another's grades; each GPU profiles
+/// `profile_batch` correct submissions at a time.
+pub fn measure(
+    exercise: &str,
+    class_size: usize,
+    spreads: &[Spread],
+    profile_batch: u16,
+) -> anyhow::Result<GradingBench> {
     let manifest = Manifest::find()?;
     let work = tempfile::tempdir().context("cannot make a folder for the generated class")?;
     let sizes = [class_size, class_size / 2, class_size.min(ONE_AT_A_TIME)];
@@ -119,10 +127,11 @@ pub fn measure(exercise: &str, class_size: usize, spreads: &[Spread]) -> anyhow:
             _ => (class_size, &class),
         };
         let out = work.path().join(format!("grades-{index}"));
-        let seconds = timed_grading(exercise, class, &out, spread)?;
+        let seconds = timed_grading(exercise, class, &out, spread, profile_batch)?;
         let half_class_seconds = match index > 0 && class_size >= 2 {
             true => {
-                Some(timed_grading(exercise, &half_class, &work.path().join(format!("grades-{index}-half")), spread)?)
+                let half_out = work.path().join(format!("grades-{index}-half"));
+                Some(timed_grading(exercise, &half_class, &half_out, spread, profile_batch)?)
             }
             false => None,
         };
@@ -140,18 +149,19 @@ pub fn measure(exercise: &str, class_size: usize, spreads: &[Spread]) -> anyhow:
         });
     }
     let sandbox = sandbox::probe().to_string();
-    Ok(GradingBench { exercise: exercise.to_owned(), class_size, sandbox, runs })
+    Ok(GradingBench { exercise: exercise.to_owned(), class_size, profile_batch, sandbox, runs })
 }
 
 /// Seconds [`grade_quietly`] took.
-fn timed_grading(exercise: &str, class: &Path, out: &Path, spread: &Spread) -> anyhow::Result<f64> {
+fn timed_grading(exercise: &str, class: &Path, out: &Path, spread: &Spread, profile_batch: u16) -> anyhow::Result<f64> {
     let start = Instant::now();
-    grade_quietly(exercise, class, out, spread)?;
+    grade_quietly(exercise, class, out, spread, profile_batch)?;
     Ok(start.elapsed().as_secs_f64())
 }
 
-/// `cargo xtask grade --exercise ID CLASS --out OUT --jobs N [--gpus LIST]`, its summary not printed.
-fn grade_quietly(exercise: &str, class: &Path, out: &Path, spread: &Spread) -> anyhow::Result<()> {
+/// `cargo xtask grade --exercise ID CLASS --out OUT --jobs N [--gpus LIST] --profile-batch B`, its
+/// summary not printed.
+fn grade_quietly(exercise: &str, class: &Path, out: &Path, spread: &Spread, profile_batch: u16) -> anyhow::Result<()> {
     let args = GradeArgs {
         exercise: Some(exercise.to_owned()),
         submissions: Some(class.to_owned()),
@@ -162,6 +172,7 @@ fn grade_quietly(exercise: &str, class: &Path, out: &Path, spread: &Spread) -> a
         no_gpu: false,
         jobs: spread.jobs,
         gpus: spread.gpus.clone(),
+        profile_batch,
     };
     grade(&args, &mut io::sink()).map(drop)
 }

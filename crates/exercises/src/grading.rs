@@ -437,9 +437,25 @@ pub trait Checks: Sync {
     fn gpu_of(&self, worker: usize) -> usize;
 }
 
-/// Correct outcomes a GPU's workers gather to profile together: one set-up of Nsight Compute
-/// (most of a profile's time) for them all, while their rows wait at most this many checks.
+/// Correct outcomes a GPU's workers gather to profile together by default: one set-up of Nsight
+/// Compute (most of a profile's time) for them all, while their rows wait at most this many checks.
 pub const PROFILE_BATCH: usize = 8;
+
+/// How many checks [`grade`] runs at once, and how many correct outcomes each GPU profiles at once.
+#[derive(Clone, Copy, Debug)]
+pub struct Pace {
+    /// Workers checking side by side, over all GPUs.
+    pub workers: usize,
+    /// Correct outcomes a GPU's workers gather for one profile (at least 1).
+    pub profile_batch: usize,
+}
+
+impl Pace {
+    /// `workers` side by side, profiling [`PROFILE_BATCH`] at a time.
+    pub fn new(workers: usize) -> Pace {
+        Pace { workers, profile_batch: PROFILE_BATCH }
+    }
+}
 
 /// A checked submission waiting for its counters, then for its row to be written.
 type Outcome = (Pending, CheckOutcome);
@@ -450,6 +466,7 @@ type Outcome = (Pending, CheckOutcome);
 /// workers share the GPU.
 struct ProfileQueues {
     gpus: Vec<Mutex<ProfileQueue>>,
+    batch: usize,
 }
 
 struct ProfileQueue {
@@ -459,15 +476,15 @@ struct ProfileQueue {
 }
 
 impl ProfileQueues {
-    fn new(checks: &dyn Checks, workers: usize) -> ProfileQueues {
+    fn new(checks: &dyn Checks, pace: Pace) -> ProfileQueues {
         let mut checking = Vec::new();
-        for worker in 0..workers {
+        for worker in 0..pace.workers {
             let gpu = checks.gpu_of(worker);
             checking.resize(checking.len().max(gpu + 1), 0);
             checking[gpu] += 1;
         }
         let queue = |checking| Mutex::new(ProfileQueue { waiting: Vec::new(), checking });
-        ProfileQueues { gpus: checking.into_iter().map(queue).collect() }
+        ProfileQueues { gpus: checking.into_iter().map(queue).collect(), batch: pace.profile_batch.max(1) }
     }
 
     fn lock(&self, gpu: usize) -> std::sync::MutexGuard<'_, ProfileQueue> {
@@ -478,7 +495,7 @@ impl ProfileQueues {
     fn add(&self, gpu: usize, outcome: Outcome) -> Vec<Outcome> {
         let mut queue = self.lock(gpu);
         queue.waiting.push(outcome);
-        match queue.waiting.len() >= PROFILE_BATCH {
+        match queue.waiting.len() >= self.batch {
             true => std::mem::take(&mut queue.waiting),
             false => Vec::new(),
         }
@@ -498,8 +515,8 @@ impl ProfileQueues {
 /// Grades `entries` for `exercise` (its starter text is `starter`) into `out_dir`: each file is
 /// validated, then checked by `checks` unless an earlier run in `out_dir` graded the same file;
 /// the reports are rewritten after every row, so an interrupted run keeps what it finished.
-/// `jobs` workers check at once (each takes its GPU in turn, see [`Checker::gpu_lock`]); the
-/// correct submissions of a GPU are profiled [`PROFILE_BATCH`] at a time (see `ProfileQueues`),
+/// `pace.workers` check at once (each takes its GPU in turn, see [`Checker::gpu_lock`]); the
+/// correct submissions of a GPU are profiled `pace.profile_batch` at a time (see `ProfileQueues`),
 /// and a row is written once its counters are in. The rows come out in the
 /// entries' order whatever order the checks end in.
 /// `progress(name, index, total)` is told before each check.
@@ -510,7 +527,7 @@ pub fn grade(
     out_dir: &Path,
     checks: &dyn Checks,
     progress: &(dyn Fn(&str, usize, usize) + Sync),
-    jobs: usize,
+    pace: Pace,
 ) -> io::Result<Graded> {
     fs::create_dir_all(out_dir)?;
     let done = load_state(out_dir, &exercise.id);
@@ -549,11 +566,11 @@ pub fn grade(
     write_reports(exercise, &finished(&rows), out_dir)?;
     let total = entries.len();
     let queue = Mutex::new(pending.into_iter());
-    let workers = jobs.max(1);
-    let profiles = ProfileQueues::new(checks, workers);
+    let pace = Pace { workers: pace.workers.max(1), ..pace };
+    let profiles = ProfileQueues::new(checks, pace);
     std::thread::scope(|scope| -> io::Result<()> {
         let (send, receive) = std::sync::mpsc::channel();
-        for worker in 0..workers {
+        for worker in 0..pace.workers {
             let (send, queue, profiles) = (send.clone(), &queue, &profiles);
             let gpu = checks.gpu_of(worker);
             let profile = move |mut batch: Vec<Outcome>| {
@@ -819,7 +836,8 @@ mod tests {
                 calls.fetch_add(1, Ordering::SeqCst);
                 CheckOutcome::Correct(Box::new(measured(1, 1, 1.0)))
             };
-            grade(&self.exercise, &self.starter, &entries, self.out.path(), &check, &|_, _, _| {}, 1).unwrap()
+            grade(&self.exercise, &self.starter, &entries, self.out.path(), &check, &|_, _, _| {}, Pace::new(1))
+                .unwrap()
         }
     }
 
@@ -1026,15 +1044,17 @@ mod tests {
             started: Default::default(),
             profiled_while_checking: AtomicUsize::new(0),
         };
+        // Not the default batch, so that the one given is the one kept.
+        let pace = Pace { workers: 4, profile_batch: 5 };
         let graded =
-            grade(&setup.exercise, &setup.starter, &entries, setup.out.path(), &batches, &|_, _, _| {}, 4).unwrap();
+            grade(&setup.exercise, &setup.starter, &entries, setup.out.path(), &batches, &|_, _, _| {}, pace).unwrap();
         let sizes = batches.sizes.into_inner().unwrap();
         for gpu in 0..GPUS {
             let profiled: Vec<usize> = sizes.iter().filter(|(g, _)| *g == gpu).map(|(_, n)| *n).collect();
             let correct = batches.correct[gpu].load(Ordering::SeqCst);
             assert_eq!(profiled.iter().sum::<usize>(), correct, "GPU {gpu} profiles what it checked: {sizes:?}");
             assert!(
-                profiled.iter().filter(|&&n| n != PROFILE_BATCH).count() <= 1,
+                profiled.iter().filter(|&&n| n != pace.profile_batch).count() <= 1,
                 "whole batches but the last, whichever of its two workers checked them: {sizes:?}"
             );
         }
@@ -1122,13 +1142,14 @@ mod tests {
         let entries = scan(setup.submissions.path(), "exercise.cu").unwrap();
         let check = |_: &LearnerFile, _: &str, _: usize| CheckOutcome::Correct(Box::new(measured(1, 1, 1.0)));
         let whole =
-            grade(&setup.exercise, &setup.starter, &entries, setup.out.path(), &check, &|_, _, _| {}, 1).unwrap();
+            grade(&setup.exercise, &setup.starter, &entries, setup.out.path(), &check, &|_, _, _| {}, Pace::new(1))
+                .unwrap();
         let parts: Vec<tempfile::TempDir> = (1..=2)
             .map(|index| {
                 let shard = Shard { index, count: 2 };
                 let out = tempfile::tempdir().unwrap();
                 let mine: Vec<Entry> = entries.iter().filter(|e| shard.holds(e.name())).cloned().collect();
-                grade(&setup.exercise, &setup.starter, &mine, out.path(), &check, &|_, _, _| {}, 1).unwrap();
+                grade(&setup.exercise, &setup.starter, &mine, out.path(), &check, &|_, _, _| {}, Pace::new(1)).unwrap();
                 out
             })
             .collect();
@@ -1170,12 +1191,14 @@ mod tests {
             CheckOutcome::Correct(Box::new(measured(if shown.starts_with('b') { 2 } else { 1 }, 1, 1.0)))
         };
         let parallel =
-            grade(&setup.exercise, &setup.starter, &entries, setup.out.path(), &check, &|_, _, _| {}, 3).unwrap();
+            grade(&setup.exercise, &setup.starter, &entries, setup.out.path(), &check, &|_, _, _| {}, Pace::new(3))
+                .unwrap();
         assert!(most.load(Ordering::SeqCst) > 1, "checks ran side by side");
         assert!(workers.lock().unwrap().iter().all(|&w| w < 3) && workers.lock().unwrap().len() > 1, "worker numbers");
         let one_at_a_time = tempfile::tempdir().unwrap();
         let sequential =
-            grade(&setup.exercise, &setup.starter, &entries, one_at_a_time.path(), &check, &|_, _, _| {}, 1).unwrap();
+            grade(&setup.exercise, &setup.starter, &entries, one_at_a_time.path(), &check, &|_, _, _| {}, Pace::new(1))
+                .unwrap();
         assert_eq!(parallel.rows, sequential.rows, "the same rows in the same order");
         assert_eq!(parallel.rows[1].score(), Some(70), "b.cu's own verdict stays on its row");
         assert_eq!(
