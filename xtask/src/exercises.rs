@@ -388,7 +388,9 @@ pub fn grade(args: &GradeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> 
     let mut checkers = Vec::new();
     for device in &devices {
         let mut checker = checker(args.time_limit)?;
-        checker.device = device.map(|d| d.to_string());
+        // Each check sees its GPU alone, the first where no --gpus are named.
+        let visible = std::env::var("CUDA_VISIBLE_DEVICES").ok();
+        checker.device = Some(grading::visible_device(device.unwrap_or(0), visible.as_deref()).map_err(BadInput)?);
         if args.jobs > 1 || device.is_some() {
             fs::create_dir_all(&out_dir)?;
             let lock = out_dir.join(match device {

@@ -69,8 +69,26 @@ pub struct Checker {
     /// Where checks running side by side take the GPU in turn (`None`: one check at a time), and
     /// how long one may wait for its turn.
     pub gpu_lock: Option<(PathBuf, Duration)>,
-    /// The GPU the check runs on (`CUDA_VISIBLE_DEVICES`), where several are used.
+    /// The GPU the check runs on (`CUDA_VISIBLE_DEVICES`, see [`visible_device`]).
     pub device: Option<String>,
+}
+
+/// The `CUDA_VISIBLE_DEVICES` that shows a check GPU `ordinal` alone, `ordinal` numbering the GPUs
+/// this process sees (`visible`: its own `CUDA_VISIBLE_DEVICES`, if set), as CUDA numbers them.
+/// A process that sees one GPU starts CUDA on that GPU only: 0.13 s instead of 0.33 s where two
+/// H100s are visible, and a host starts its processes' CUDA largely one at a time.
+pub fn visible_device(ordinal: u32, visible: Option<&str>) -> Result<String, String> {
+    let Some(visible) = visible else { return Ok(ordinal.to_string()) };
+    let shown: Vec<&str> = visible.split(',').map(str::trim).filter(|entry| !entry.is_empty()).collect();
+    match shown.get(ordinal as usize) {
+        Some(device) => Ok((*device).to_owned()),
+        None => Err(format!(
+            "GPU {ordinal} is not among the {} that CUDA_VISIBLE_DEVICES={visible:?} shows: name GPUs 0 to {} \
+             (they number the visible ones), or unset CUDA_VISIBLE_DEVICES",
+            shown.len(),
+            shown.len().saturating_sub(1),
+        )),
+    }
 }
 
 /// A checked file and its outcome, whose counters a profile fills in.
@@ -439,7 +457,8 @@ pub trait Checks: Sync {
 
 /// Correct outcomes a GPU's workers gather to profile together by default: one set-up of Nsight
 /// Compute (most of a profile's time) for them all, while their rows wait at most this many checks.
-pub const PROFILE_BATCH: usize = 8;
+/// Sixteen graded 14% faster than eight on H100s, one or two; 32 was no faster than 16.
+pub const PROFILE_BATCH: usize = 16;
 
 /// How many checks [`grade`] runs at once, and how many correct outcomes each GPU profiles at once.
 #[derive(Clone, Copy, Debug)]
@@ -992,6 +1011,17 @@ mod tests {
         for outcome in &outcomes {
             assert_eq!(counters_of(outcome), (Err("ncu not found".into()), None), "nobody is blamed");
         }
+    }
+
+    #[test]
+    fn a_check_sees_one_gpu_numbered_as_cuda_numbers_the_visible_ones() {
+        assert_eq!(visible_device(0, None).unwrap(), "0");
+        assert_eq!(visible_device(3, None).unwrap(), "3");
+        assert_eq!(visible_device(0, Some("2,3")).unwrap(), "2");
+        assert_eq!(visible_device(1, Some("GPU-8f2c, GPU-11aa")).unwrap(), "GPU-11aa");
+        let error = visible_device(2, Some("2,3")).unwrap_err();
+        assert!(error.contains("GPU 2 is not among the 2") && error.contains("0 to 1"), "{error}");
+        assert!(visible_device(0, Some("")).unwrap_err().contains("among the 0"));
     }
 
     #[test]
