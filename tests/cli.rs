@@ -58,9 +58,8 @@ fn batch_prints_one_object_per_data_line_matching_the_h100() {
 }
 
 fn batch_error(content: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("bcm-cli-{}-{}", std::process::id(), content.len()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("bad.tsv");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.tsv");
     std::fs::write(&path, content).unwrap();
     let run = xtask(&["conflicts", "--batch", path.to_str().unwrap()]);
     assert!(run.stdout.is_empty(), "nothing is printed for a bad batch");

@@ -47,7 +47,8 @@ fn unknown_lessons_are_listed() {
 
 #[test]
 fn charts_need_a_gpu_run() {
-    let dir = std::env::temp_dir().join(format!("bcm-plots-{}", std::process::id()));
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path().join("plots");
     let run = xtask(&["lesson", "5", "--no-gpu", "--plots", dir.to_str().unwrap()]);
     assert!(run.succeeded(), "{}", run.error());
     assert_eq!(std::fs::read_dir(&dir).map(|d| d.count()).unwrap_or(0), 0);
