@@ -120,12 +120,12 @@ fn manifest() -> anyhow::Result<Manifest> {
     Manifest::find().map_err(|e| BadInput(e.to_string()).into())
 }
 
-/// `Err(reason)` when checks cannot run here.
-fn gpu_available(no_gpu: bool) -> Result<(), String> {
+/// How many GPUs this process sees; `Err(reason)` when checks cannot run here.
+fn gpu_available(no_gpu: bool) -> Result<usize, String> {
     if no_gpu {
         return Err("--no-gpu given".into());
     }
-    Gpu::open().map(drop).map_err(|why| why.to_string())
+    Gpu::open().map(|gpu| gpu.visible()).map_err(|why| why.to_string())
 }
 
 fn checker(time_limit: u64) -> anyhow::Result<Checker> {
@@ -377,7 +377,8 @@ pub fn grade(args: &GradeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> 
     let out_dir = output_folder(args, id, folder)?;
     let starter = starter_text(&manifest, exercise)?;
     let gpu = gpu_available(args.no_gpu);
-    if gpu.is_ok() {
+    if let Ok(visible) = gpu {
+        grading::check_gpu_list(&args.gpus, visible).map_err(BadInput)?;
         writeln!(out, "Sandbox: {}.", sandbox::probe())?;
     }
     // One checker per GPU; a GPU's workers take it in turn through its lock.
@@ -408,7 +409,7 @@ pub fn grade(args: &GradeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> 
         }
         checkers.push(checker);
     }
-    let checks = ClassChecks { exercise, checkers, gpu: gpu.clone(), checked: AtomicUsize::new(0) };
+    let checks = ClassChecks { exercise, checkers, gpu: gpu.clone().map(drop), checked: AtomicUsize::new(0) };
     let start = Instant::now();
     let bar = ProgressBar::new(entries.len() as u64)
         .with_style(ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}").expect("valid progress template"));

@@ -123,6 +123,8 @@ pub struct Gpu {
     context: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     info: GpuInfo,
+    /// GPUs this process sees (`CUDA_VISIBLE_DEVICES`); this one is the first.
+    visible: usize,
     modules: RefCell<HashMap<String, Arc<CudaModule>>>,
 }
 
@@ -150,11 +152,16 @@ impl Gpu {
         let context = CudaContext::new(0).map_err(|e| Unavailable::Driver(e.to_string()))?;
         let info = read_info(&context).map_err(|e| Unavailable::Driver(e.to_string()))?;
         let stream = context.default_stream();
-        Ok(Gpu { context, stream, info, modules: RefCell::default() })
+        Ok(Gpu { context, stream, info, visible: count as usize, modules: RefCell::default() })
     }
 
     pub fn info(&self) -> &GpuInfo {
         &self.info
+    }
+
+    /// How many GPUs this process sees, numbered from 0 as CUDA numbers them.
+    pub fn visible(&self) -> usize {
+        self.visible
     }
 
     pub fn stream(&self) -> &Arc<CudaStream> {

@@ -91,6 +91,22 @@ pub fn visible_device(ordinal: u32, visible: Option<&str>) -> Result<String, Str
     }
 }
 
+/// `Err` saying what is wrong with `--gpus` (`gpus`) where this process sees `visible` GPUs.
+pub fn check_gpu_list(gpus: &[u32], visible: usize) -> Result<(), String> {
+    if let Some(&missing) = gpus.iter().find(|&&gpu| gpu as usize >= visible) {
+        return Err(format!(
+            "--gpus names GPU {missing}, but this machine shows {visible} (numbered 0 to {}): see nvidia-smi",
+            visible.saturating_sub(1)
+        ));
+    }
+    match gpus.iter().enumerate().find(|(at, gpu)| gpus[..*at].contains(gpu)) {
+        Some((_, twice)) => Err(format!(
+            "--gpus names GPU {twice} twice: name each GPU once, and give --jobs N for more checks on each"
+        )),
+        None => Ok(()),
+    }
+}
+
 /// A checked file and its outcome, whose counters a profile fills in.
 pub type Checked<'a> = (&'a LearnerFile, &'a mut CheckOutcome);
 
@@ -1011,6 +1027,16 @@ mod tests {
         for outcome in &outcomes {
             assert_eq!(counters_of(outcome), (Err("ncu not found".into()), None), "nobody is blamed");
         }
+    }
+
+    #[test]
+    fn a_gpu_list_names_each_visible_gpu_once() {
+        assert_eq!(check_gpu_list(&[0, 1], 2), Ok(()));
+        assert_eq!(check_gpu_list(&[], 1), Ok(()));
+        let error = check_gpu_list(&[0, 2], 2).unwrap_err();
+        assert!(error.contains("GPU 2, but this machine shows 2 (numbered 0 to 1)"), "{error}");
+        let error = check_gpu_list(&[1, 0, 1], 4).unwrap_err();
+        assert!(error.contains("GPU 1 twice") && error.contains("--jobs"), "{error}");
     }
 
     #[test]
