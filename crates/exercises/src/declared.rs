@@ -275,8 +275,16 @@ fn declarator_start(code: &[&Token], start: usize, brace: usize) -> usize {
 const AGGREGATES: [&str; 4] = ["struct", "class", "union", "enum"];
 
 /// Specifiers that take a parenthesized argument before the declarator.
-const SPECIFIERS_WITH_ARGUMENTS: [&str; 7] =
-    ["__align__", "alignas", "__launch_bounds__", "__attribute__", "decltype", "__declspec", "__maxnreg__"];
+const SPECIFIERS_WITH_ARGUMENTS: [&str; 8] = [
+    "__align__",
+    "alignas",
+    "__launch_bounds__",
+    "__attribute__",
+    "__attribute",
+    "decltype",
+    "__declspec",
+    "__maxnreg__",
+];
 
 /// Statements that are not declarations.
 const NOT_DECLARATIONS: [&str; 9] = ["if", "for", "while", "switch", "do", "else", "namespace", "static_assert", "{"];

@@ -240,7 +240,8 @@ fn kernel_return(code: &[Token]) -> Option<usize> {
             word || matches!(
                 text(i),
                 "::" | ":" | "," | "<" | ">" | "final" | "public" | "protected" | "private" | "virtual" | "alignas"
-            ) || text(i) == ")" && matches!(group_of(i), Some("alignas" | "__align__" | "__attribute__" | "__declspec"))
+            ) || text(i) == ")"
+                && matches!(group_of(i), Some("alignas" | "__align__" | "__attribute__" | "__attribute" | "__declspec"))
         });
         let class = head.next().is_some_and(|i| matches!(text(i), "struct" | "class" | "union"));
         lambda || class
@@ -505,6 +506,16 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
                         .into(),
                 );
             }
+            // A `#` in code is a directive the checks did not read as one (the compiler's idea of
+            // a line's start differs): `#` and `##` belong in a `#define`'s body only.
+            (Kind::Punct, "#") if !in_directive => {
+                return problem(
+                    line,
+                    "a `#` that does not begin its line: put each directive on a line of its own, with nothing \
+                     (not even a comment) before it"
+                        .into(),
+                );
+            }
             // Pasted tokens are made after every check here has read the region: `re ## turn`
             // is an early `return`, `as ## m` inline assembly.
             (Kind::Punct, "##") => {
@@ -722,15 +733,56 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
     }
     // What the compiler may assume lets it rewrite the code after the part: `__builtin_unreachable()`
     // deletes it, `__builtin_assume(threadIdx.x == 0)` makes every thread thread 0.
-    if let Some(assumption) = expanded
-        .iter()
-        .find(|t| matches!(t.text.as_str(), "__builtin_unreachable" | "__builtin_assume" | "__assume" | "noreturn"))
-    {
+    if let Some(assumption) = expanded.iter().find(|t| {
+        matches!(
+            t.text.trim_matches('_'),
+            "builtin_unreachable" | "builtin_assume" | "assume" | "noreturn" | "Noreturn"
+        )
+    }) {
         return problem(
             assumption.line,
             format!(
                 "`{}` tells the compiler what it may assume, which changes the code after your part: remove it",
                 assumption.text
+            ),
+        );
+    }
+    // State kept from one launch to the next would let a kernel tell the profiled launch, the first
+    // in its process, from the checked ones, which come after others.
+    if let Some(state) = lasting_variable(&tokens::without_attributes(&expanded)) {
+        return problem(
+            state.line,
+            format!(
+                "`{}` here keeps a variable from one launch to the next, which the code after your part could \
+                 read to act differently when it is profiled: keep values in locals, or make it `const`",
+                state.text
+            ),
+        );
+    }
+    // Inside the kernel, an operator of a type of yours (`tile[r][c] = v`, `&tile[r][0]`) would
+    // run your code within the code after your part.
+    // (A call operator is not one: the code after calls nothing of the part's.)
+    let call = |at: usize| {
+        expanded.get(at + 1).is_some_and(|t| t.text == "(") && expanded.get(at + 2).is_some_and(|t| t.text == ")")
+    };
+    if inside_function
+        && let Some(operator) =
+            expanded.iter().enumerate().find(|&(at, t)| t.text == "operator" && !call(at)).map(|(_, t)| t)
+    {
+        return problem(
+            operator.line,
+            "an operator of yours would run within the code after your part when it uses your names: \
+             declare `tile` and the rest as plain arrays and values"
+                .into(),
+        );
+    }
+    if let Some(place) = tokens.iter().find(|t| matches!(t.text.as_str(), "__LINE__" | "__COUNTER__")) {
+        return problem(
+            place.line,
+            format!(
+                "`{}` has another value on each line or use, so the code after your part could see other values \
+                 than the checks: write the value out",
+                place.text
             ),
         );
     }
@@ -788,6 +840,44 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
         );
     }
     Ok(region)
+}
+
+/// The `static`, `__device__` or `__managed__` of the first variable in `code` that lasts from one
+/// launch to the next and can be written: not `const` (after its last `*`) or `constexpr`.
+/// Functions, which keep nothing, and `__constant__` data, which a kernel cannot write, are not.
+fn lasting_variable(code: &[Token]) -> Option<&Token> {
+    let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
+    (0..code.len()).filter(|&at| matches!(text(at), "static" | "__device__" | "__managed__")).find_map(|at| {
+        // The declaration up to its declarator's end: a function's parameters, an initializer,
+        // an array's bound, a body, or the next declarator (template arguments, `A<(1 > 2)>`,
+        // are the type's).
+        let (mut end, mut angles, mut parentheses) = (at + 1, 0, 0);
+        while end < code.len() {
+            match text(end) {
+                "<" if parentheses == 0 && code[end - 1].kind == Kind::Identifier => angles += 1,
+                ">" if parentheses == 0 && angles > 0 => angles -= 1,
+                "(" | "[" if angles > 0 => parentheses += 1,
+                ")" | "]" if angles > 0 => parentheses -= 1,
+                // An operator's name (`operator[]`, `operator()`, `operator=`) runs to its `(`.
+                "operator" => {
+                    end += if text(end + 1) == "(" { 2 } else { 1 };
+                    while end < code.len() && text(end + 1) != "(" {
+                        end += 1;
+                    }
+                }
+                "(" | "=" | ";" | "{" | "[" | "," if angles == 0 => break,
+                _ => {}
+            }
+            end += 1;
+        }
+        let named = code[end - 1].kind == Kind::Identifier || (at..end).any(|i| text(i) == "operator");
+        let function = text(end) == "(" && !matches!(text(end + 1), "*" | "&" | "^") && named;
+        let last_star = (at..end).rfind(|&i| text(i) == "*").unwrap_or(at);
+        let constant = (at..end).any(|i| text(i) == "constexpr") || (last_star..end).any(|i| text(i) == "const");
+        // (A `static` the part ends with is the kernel's, refused as such below.)
+        let declares = end < code.len();
+        (declares && !function && !constant && (at..end).all(|i| text(i) != "__constant__")).then_some(&code[at])
+    })
 }
 
 /// Open braces at the end of `tokens`.
@@ -1045,6 +1135,15 @@ mod tests {
             ("int f() { __builtin_unreachable(); return 0; }", "`__builtin_unreachable` tells the compiler"),
             ("int f() { __builtin_assume(N == 1); return 0; }", "`__builtin_assume` tells the compiler"),
             ("[[noreturn]] int g();\nint f() { return 0; }", "`noreturn` tells the compiler"),
+            ("int g() __attribute__((__noreturn__));\nint f() { return 0; }", "`__noreturn__` tells the compiler"),
+            ("int f() { return 0; } /*\n*/ #include \"/etc/passwd\"", "only the course's headers may be included"),
+            ("int f() { return 0; } # define X 1", "a `#` that does not begin its line"),
+            ("__device__ unsigned seen;\nint f() { return 0; }", "`__device__` here keeps a variable"),
+            ("__device__ const unsigned* seen;\nint f() { return 0; }", "`__device__` here keeps a variable"),
+            ("__managed__ int seen = 0;\nint f() { return 0; }", "`__managed__` here keeps a variable"),
+            ("int f() { static int calls; return calls++; }", "`static` here keeps a variable"),
+            ("struct S { static __device__ int n; };\nint f() { return 0; }", "`static` here keeps a variable"),
+            ("#define MODE (__LINE__ > 30)\nint f() { return 0; }", "`__LINE__` has another value"),
             (
                 "int f() { return 0; }\n#define NOTHING\n#pragma unroll 1\nNOTHING",
                 "`#pragma` after the last of your code",
@@ -1066,6 +1165,22 @@ mod tests {
             "{early:?}"
         );
         assert!(validate(&exercise(), kernel_region, kernel_region.as_bytes()).is_ok());
+        // Operators of the part's types would run within the code after it; state would let that
+        // code act otherwise in the profiled launch; a macro's arguments are expanded as the
+        // compiler expands them.
+        for (helper, expected) in [
+            ("struct T { __device__ unsigned operator[](unsigned i) const { return i; } };", "an operator of yours"),
+            ("struct T { __device__ operator unsigned() const { return 1; } };", "an operator of yours"),
+            ("static unsigned seen;", "`static` here keeps a variable"),
+            ("#define SAME(x) x\nSAME(SAME(const uint3 threadIdx = {};))", "this declares `threadIdx`"),
+            ("const uint3 __attribute((unused)) threadIdx = {};", "this declares `threadIdx`"),
+        ] {
+            let with = kernel_region.replace("unsigned v = 1;", &format!("{helper}\nunsigned v = 1;"));
+            assert!(
+                matches!(validate(&exercise(), kernel_region, with.as_bytes()), Err(Invalid::Region { problem, .. }) if problem.contains(expected)),
+                "{helper}"
+            );
+        }
         for redirect in ["out[0] = 7; out = nullptr;", "unsigned*& o = out; o = nullptr;", "n = 0;"] {
             let with = kernel_region.replace("unsigned v = 1;", &format!("unsigned v = 1; {redirect}"));
             assert!(
@@ -1112,6 +1227,8 @@ mod tests {
             "struct Base {};\nstruct Next : Base { __device__ unsigned g(unsigned c) const { return c + 1; } } next;",
             "struct alignas(8) Next final { __device__ unsigned g(unsigned c) const { return c + 1; } } next;",
             "template <int K> struct Base {};\nstruct Next : Base<1> { __device__ unsigned g(unsigned c) const { return c + 1; } } next;",
+            "static const unsigned table[2] = {1, 2};\nstatic constexpr unsigned K = 3;",
+            "struct Next { static __device__ unsigned g(unsigned c) { return c + 1; } };",
         ] {
             let with = kernel_region.replace("unsigned v = 1;", &format!("{helper}\nunsigned v = 1;"));
             assert!(validate(&exercise(), kernel_region, with.as_bytes()).is_ok(), "{helper}");

@@ -168,7 +168,12 @@ pub fn tokenize(text: &str, first_line: usize) -> Result<Vec<Token>, LexError> {
                     (Some('*'), Some('/')) => break,
                     (None, _) => return Err(LexError::UnterminatedComment { line: chars[start].1 }),
                     // A comment spanning lines in a directive keeps the directive going, as in
-                    // the preprocessor (a comment is one space).
+                    // the preprocessor (a comment is one space). Outside one, NVRTC reads a `#`
+                    // after a line end in a comment as a directive's: `f(); /*\n*/ #define x`.
+                    (Some('\n'), _) if !in_directive => {
+                        line_has_tokens = false;
+                        i += 1;
+                    }
                     _ => i += 1,
                 }
             }
@@ -331,7 +336,7 @@ pub fn definition(directive: &[Token]) -> Option<Definition<'_>> {
     Some(Definition { name, function_like, parameters, body })
 }
 
-/// `code` without its attributes (`[[nodiscard]]`, `__attribute__((unused))`, `__align__(16)`,
+/// `code` without its attributes (`[[nodiscard]]`, `__attribute__((unused))` or `__attribute(..)`, `__align__(16)`,
 /// `alignas(8)`, `__declspec(...)`) and pragma operators (`_Pragma("unroll")`), which declare
 /// and leave nothing but may stand before or inside a declaration; `[[` always begins one in C++.
 pub fn without_attributes<T: std::borrow::Borrow<Token> + Clone>(code: &[T]) -> Vec<T> {
@@ -341,9 +346,10 @@ pub fn without_attributes<T: std::borrow::Borrow<Token> + Clone>(code: &[T]) -> 
     while i < code.len() {
         let bracket = match (text(i), text(i + 1)) {
             ("[", "[") => Some(("[", "]", i)),
-            ("__attribute__" | "__align__" | "alignas" | "__declspec" | "_Pragma" | "__pragma", "(") => {
-                Some(("(", ")", i + 1))
-            }
+            (
+                "__attribute__" | "__attribute" | "__align__" | "alignas" | "__declspec" | "_Pragma" | "__pragma",
+                "(",
+            ) => Some(("(", ")", i + 1)),
             _ => None,
         };
         if let Some((open, close, from)) = bracket {
@@ -371,13 +377,14 @@ pub const EXPANSION_LIMIT: usize = 100_000;
 /// The code of `tokens` (outside directives) as the compiler reads it after expanding the macros
 /// that `tokens` itself defines, each from its `#define` to its `#undef`: the checks of a learner's
 /// part read this, so that `SAME(__device__ unsigned load(...) { ... })` is the declaration it
-/// is. A macro is not expanded again inside its own expansion; `#parameter` makes a string; an
-/// expansion's tokens keep the line of the macro's name. `Err` when it would pass
-/// [`EXPANSION_LIMIT`] tokens.
+/// is. As in the preprocessor, a macro's arguments are expanded before they replace its
+/// parameters (so `SAME(SAME(...))` is expanded twice), and a macro is not expanded again inside
+/// its own expansion; `#parameter` makes a string of the argument as written; an expansion's
+/// tokens keep the line of the macro's name. `Err` when it would pass [`EXPANSION_LIMIT`] tokens.
 pub fn expanded(tokens: &[Token]) -> Result<Vec<Token>, usize> {
-    type Hidden = std::rc::Rc<Vec<String>>;
-    let mut macros: std::collections::BTreeMap<&str, Definition<'_>> = std::collections::BTreeMap::new();
+    let mut macros: Macros<'_> = std::collections::BTreeMap::new();
     let mut out = Vec::new();
+    let mut made = 0;
     let mut index = 0;
     while index < tokens.len() {
         if tokens[index].kind == Kind::Directive {
@@ -396,79 +403,93 @@ pub fn expanded(tokens: &[Token]) -> Result<Vec<Token>, usize> {
             index += directive.len() + 1;
             continue;
         }
-        // The code up to the next directive, rescanned with each expansion put back in its place.
         let end = tokens[index..].iter().position(|t| t.kind == Kind::Directive).map_or(tokens.len(), |e| index + e);
-        let mut pending: std::collections::VecDeque<(Token, Hidden)> =
-            tokens[index..end].iter().map(|t| (t.clone(), Hidden::default())).collect();
+        let code = tokens[index..end].iter().map(|t| (t.clone(), Hidden::default())).collect();
+        out.extend(expand(code, &macros, &mut made)?.into_iter().map(|(token, _)| token));
         index = end;
-        while let Some((token, hidden)) = pending.pop_front() {
-            let Some(definition) = macros
-                .get(token.text.as_str())
-                .filter(|_| token.kind == Kind::Identifier && !hidden.contains(&token.text))
-            else {
-                out.push(token);
-                if out.len() > EXPANSION_LIMIT {
-                    return Err(EXPANSION_LIMIT);
-                }
-                continue;
-            };
-            let arguments = match definition.function_like {
-                false => Vec::new(),
-                true => match pending.front().map(|(t, _)| t.text.as_str()) {
-                    Some("(") => {
-                        let Some(arguments) = take_arguments(&mut pending) else {
-                            out.push(token);
-                            continue;
-                        };
-                        arguments
-                    }
-                    _ => {
-                        out.push(token);
+    }
+    Ok(out)
+}
+
+type Macros<'a> = std::collections::BTreeMap<&'a str, Definition<'a>>;
+
+/// The names a token may not be expanded as: the macros whose expansion made it.
+type Hidden = std::rc::Rc<Vec<String>>;
+
+/// `pending` with every macro in it expanded and the result rescanned, each token with the
+/// macros it came from; `made` counts the tokens made, up to [`EXPANSION_LIMIT`].
+fn expand(
+    mut pending: std::collections::VecDeque<(Token, Hidden)>,
+    macros: &Macros<'_>,
+    made: &mut usize,
+) -> Result<Vec<(Token, Hidden)>, usize> {
+    let mut out = Vec::new();
+    while let Some((token, hidden)) = pending.pop_front() {
+        let Some(definition) =
+            macros.get(token.text.as_str()).filter(|_| token.kind == Kind::Identifier && !hidden.contains(&token.text))
+        else {
+            out.push((token, hidden));
+            continue;
+        };
+        let arguments = match definition.function_like {
+            false => Vec::new(),
+            true => match pending.front().map(|(t, _)| t.text.as_str()) {
+                Some("(") => match take_arguments(&mut pending) {
+                    Some(arguments) => arguments,
+                    None => {
+                        out.push((token, hidden));
                         continue;
                     }
                 },
-            };
-            let mut hide = (*hidden).clone();
-            hide.push(token.text.clone());
-            let hide = Hidden::new(hide);
-            let argument = |name: &str| {
-                let at = definition.parameters.iter().position(|p| *p == name)?;
-                Some(match name {
-                    "__VA_ARGS__" => arguments.get(at..).unwrap_or_default().join(&Token {
-                        kind: Kind::Punct,
-                        text: ",".into(),
-                        line: token.line,
-                        after_space: false,
-                    }),
-                    _ => arguments.get(at).cloned().unwrap_or_default(),
-                })
-            };
-            let mut replacement = Vec::new();
-            let mut body = definition.body.iter().peekable();
-            while let Some(part) = body.next() {
-                if part.text == "#"
-                    && let Some(tokens) = body.peek().and_then(|next| argument(&next.text))
-                {
-                    body.next();
-                    let text = tokens.iter().map(|t| t.text.as_str()).collect::<Vec<_>>().join(" ");
-                    replacement.push(Token {
-                        kind: Kind::Literal,
-                        text: format!("{text:?}"),
-                        line: token.line,
-                        after_space: true,
-                    });
-                } else if let Some(tokens) = argument(&part.text) {
-                    replacement.extend(tokens.into_iter().map(|t| Token { line: token.line, ..t }));
-                } else {
-                    replacement.push(Token { line: token.line, ..part.clone() });
+                _ => {
+                    out.push((token, hidden));
+                    continue;
                 }
+            },
+        };
+        let mut hide = (*hidden).clone();
+        hide.push(token.text.clone());
+        let hide = Hidden::new(hide);
+        let comma =
+            || (Token { kind: Kind::Punct, text: ",".into(), line: token.line, after_space: false }, hide.clone());
+        // A parameter's argument as written (for `#`), and expanded (for everywhere else).
+        let written = |at: usize| match definition.parameters[at] {
+            "__VA_ARGS__" => arguments.get(at..).unwrap_or_default().join(&comma()),
+            _ => arguments.get(at).cloned().unwrap_or_default(),
+        };
+        let mut expanded_arguments: Vec<Option<Vec<(Token, Hidden)>>> = vec![None; definition.parameters.len()];
+        let mut replacement = Vec::new();
+        let mut body = definition.body.iter().peekable();
+        while let Some(part) = body.next() {
+            let parameter = |name: &str| definition.parameters.iter().position(|p| *p == name);
+            if part.text == "#"
+                && let Some(at) = body.peek().and_then(|next| parameter(&next.text))
+            {
+                body.next();
+                let text = written(at).iter().map(|(t, _)| t.text.as_str()).collect::<Vec<_>>().join(" ");
+                let literal =
+                    Token { kind: Kind::Literal, text: format!("{text:?}"), line: token.line, after_space: true };
+                replacement.push((literal, hide.clone()));
+            } else if let Some(at) = parameter(&part.text) {
+                if expanded_arguments[at].is_none() {
+                    expanded_arguments[at] = Some(expand(written(at).into(), macros, made)?);
+                }
+                let argument = expanded_arguments[at].as_ref().expect("just expanded");
+                replacement.extend(argument.iter().map(|(t, own)| {
+                    let mut hidden = (**own).clone();
+                    hidden.extend(hide.iter().cloned());
+                    (Token { line: token.line, ..t.clone() }, Hidden::new(hidden))
+                }));
+            } else {
+                replacement.push((Token { line: token.line, ..part.clone() }, hide.clone()));
             }
-            if out.len() + pending.len() + replacement.len() > EXPANSION_LIMIT {
-                return Err(EXPANSION_LIMIT);
-            }
-            for made in replacement.into_iter().rev() {
-                pending.push_front((made, hide.clone()));
-            }
+        }
+        *made += replacement.len();
+        if *made > EXPANSION_LIMIT || out.len() + pending.len() + replacement.len() > EXPANSION_LIMIT {
+            return Err(EXPANSION_LIMIT);
+        }
+        for token in replacement.into_iter().rev() {
+            pending.push_front(token);
         }
     }
     Ok(out)
@@ -476,18 +497,18 @@ pub fn expanded(tokens: &[Token]) -> Result<Vec<Token>, usize> {
 
 /// The arguments of a macro call, from its `(` (at the front of `pending`) to the matching `)`,
 /// split at the commas outside parentheses; `None`, with nothing taken, when it is not closed.
-fn take_arguments<H>(pending: &mut std::collections::VecDeque<(Token, H)>) -> Option<Vec<Vec<Token>>> {
+fn take_arguments<H: Clone>(pending: &mut std::collections::VecDeque<(Token, H)>) -> Option<Vec<Vec<(Token, H)>>> {
     let mut depth = 0;
     let close = pending.iter().position(|(t, _)| {
         depth += i32::from(t.text == "(") - i32::from(t.text == ")");
         depth == 0
     })?;
-    let call: Vec<Token> = pending.drain(..=close).map(|(t, _)| t).collect();
+    let call: Vec<(Token, H)> = pending.drain(..=close).collect();
     let inner = &call[1..call.len() - 1];
     let mut arguments = vec![Vec::new()];
     let mut depth = 0;
     for token in inner {
-        match token.text.as_str() {
+        match token.0.text.as_str() {
             "," if depth == 0 => arguments.push(Vec::new()),
             open @ ("(" | ")") => {
                 depth += if open == "(" { 1 } else { -1 };
@@ -576,6 +597,9 @@ mod tests {
         assert_eq!(words("#define F(x) x\nF + 1"), "F + 1", "a function-like macro without `(`");
         assert_eq!(words("#define F SAME\n#define SAME(x) x\nF(int a;)"), "int a ;", "its `(` after the expansion");
         assert_eq!(words("#define A 1\nA\n#undef A\nA"), "1 A");
+        assert_eq!(words("#define SAME(x) x\nSAME(SAME(int a;))"), "int a ;", "arguments are expanded first");
+        assert_eq!(words("#define ONE 1\n#define S(x) #x\nS(ONE)"), "\"ONE\"", "but not for `#`");
+        assert_eq!(words("#define F(x) x + F(x)\nF(F(2))"), "2 + F ( 2 ) + F ( 2 + F ( 2 ) )");
         assert_eq!(
             words("#define F (threadIdx)\nconst uint3 F = x;"),
             "const uint3 ( threadIdx ) = x ;",
