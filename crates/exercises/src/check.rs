@@ -320,17 +320,23 @@ pub fn profile_target<T: GpuTurn>(
         }
     }
     let data = exercise.harness.input(Input::Random, CheckSize::Check);
+    let expected = exercise.harness.expected(&data, CheckSize::Check);
     turns.profiler.take().map_err(|why| format!("cannot take the GPU's profiler in turn: {why}"))?;
     ncu::set_up_profiler(&gpu).map_err(|e| format!("setting Nsight Compute up: {e}"))?;
     turns.gpu.take().map_err(|why| format!("cannot take the GPU in turn: {why}"))?;
-    // Each kernel's buffers exist only around its own launch, and its guard is checked after it:
-    // no kernel reaches another's input.
+    // Each kernel's buffers exist only around its own launch, and its guard and its output are
+    // checked after it: no kernel reaches another's input, and the counters come from a launch
+    // that did the work (a kernel that acts otherwise when profiled fails here).
     for (index, function) in functions.iter().enumerate() {
         let mut run =
             Run::new(&gpu, function, &exercise.harness, CheckSize::Check, &data).map_err(|e| e.to_string())?;
         run.launch().map_err(|e| e.to_string())?;
         gpu.synchronize().map_err(|e| e.to_string())?;
-        if let Err(detail) = run.checked_output().map_err(|e| e.to_string())? {
+        let checked = run
+            .checked_output()
+            .map_err(|e| e.to_string())?
+            .and_then(|output| compare(&output, &expected, exercise.tolerance));
+        if let Err(detail) = checked {
             return Err(format!("launch {} of {} under Nsight Compute: {detail}", index + 1, functions.len()));
         }
     }

@@ -189,9 +189,42 @@ fn judge_measurements(exercise: &Exercise, m: &SubmissionMeasurements, verdict: 
             }
         }
     }
+    // A load moves 16 bytes at most, four of the reference's 4-byte words: fewer than a quarter of
+    // its load requests means loads left the loop that the code outside runs (plain reads the
+    // compiler hoisted, or reads of another kind), and then neither the counters nor the clock
+    // measure the work.
+    let skipped = m.counters.as_ref().ok().and_then(|pair| {
+        let ((_, made), (_, reference)) =
+            (pair.submission.of(SharedFamily::Lds)?, pair.reference.of(SharedFamily::Lds)?);
+        (made.saturating_mul(4) < reference).then_some((made, reference))
+    });
     let mut by_clock = false;
     for requirement in &exercise.requirements {
         let counted = requirement.measure.needs_counters();
+        let judged_on_the_loads = matches!(
+            requirement.measure,
+            Measure::LoadWavefrontsVsReference
+                | Measure::LoadInstructionsVsReference
+                | Measure::SpeedupVsStarter
+                | Measure::TimeVsReference
+        );
+        if let (Some((made, reference)), true) = (skipped, judged_on_the_loads) {
+            let what = requirement.measure.describe().to_owned();
+            let measured = format!(
+                "not measured: your kernel made {made} shared load requests, fewer than a quarter of the reference's \
+                 {reference}, so it does not make the loads it is timed and counted on (read with `load`)"
+            );
+            verdict.lost.push(format!("-{} {what}: {measured}", requirement.points));
+            verdict.items.push(Item {
+                what,
+                measured: Some(measured),
+                needed: requirement.needed(),
+                met: false,
+                points: requirement.points,
+                earned: 0,
+            });
+            continue;
+        }
         if let (true, Some(why)) = (counted, &m.profile_failed) {
             let what = requirement.measure.describe().to_owned();
             let measured =
@@ -343,17 +376,40 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_kernel_that_makes_under_a_quarter_of_the_references_loads_is_not_judged_on_their_totals_or_its_time() {
+        let particles = Manifest::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../exercises"))
+            .unwrap()
+            .exercise("particles-layout")
+            .unwrap()
+            .clone();
+        let with_requests = |made: u64, wavefronts: u64| {
+            let mut m = measured(1, 1, 0.1);
+            let pair = m.counters.as_mut().unwrap();
+            (pair.reference.load_wavefronts, pair.reference.load_instructions) = (4096, 4096);
+            (pair.submission.load_wavefronts, pair.submission.load_instructions) = (wavefronts, made);
+            judge(&particles, &CheckOutcome::Correct(Box::new(m)))
+        };
+        // One 16-byte load for the reference's four 4-byte ones: the work, done with a quarter.
+        assert_eq!(with_requests(1024, 4096).score, Some(100));
+        // The loads hoisted out of the loop: a few requests, 4 wavefronts each.
+        let hoisted = with_requests(8, 32);
+        assert_eq!(hoisted.score, Some(40), "{:?}", hoisted.lost);
+        assert!(hoisted.lost.iter().all(|l| l.contains("made 8 shared load requests, fewer than a quarter")));
+    }
+
+    #[test]
     fn a_kernel_that_makes_no_shared_loads_does_not_meet_a_wavefront_requirement() {
         let mut none = measured(1, 1, 1.0);
         let pair = none.counters.as_mut().unwrap();
         (pair.submission.load_wavefronts, pair.submission.load_instructions) = (0, 0);
         let verdict = judge(&transpose(), &CheckOutcome::Correct(Box::new(none)));
-        assert_eq!(verdict.score, Some(70), "{:?}", verdict.lost);
+        assert_eq!(verdict.score, Some(60), "{:?}", verdict.lost);
         assert_eq!(
-            verdict.lost,
-            [
-                "-30 shared load wavefronts per request: none (the kernel makes no such access; the reference does), needed ≤ 1"
-            ]
+            verdict.lost[0],
+            "-30 shared load wavefronts per request: none (the kernel makes no such access; the reference does), needed ≤ 1"
+        );
+        assert!(
+            verdict.lost[1].starts_with("-10 speed-up over the starter: not measured: your kernel made 0 shared load")
         );
     }
 
