@@ -208,28 +208,19 @@ fn judge_measurements(exercise: &Exercise, m: &SubmissionMeasurements, verdict: 
                 | Measure::SpeedupVsStarter
                 | Measure::TimeVsReference
         );
-        if let (Some((made, reference)), true) = (skipped, judged_on_the_loads) {
-            let what = requirement.measure.describe().to_owned();
-            let measured = format!(
+        let unmeasured = match (skipped, &m.profile_failed) {
+            (Some((made, reference)), _) if judged_on_the_loads => Some(format!(
                 "not measured: your kernel made {made} shared load requests, fewer than a quarter of the reference's \
                  {reference}, so it does not make the loads it is timed and counted on (read with `load`)"
-            );
-            verdict.lost.push(format!("-{} {what}: {measured}", requirement.points));
-            verdict.items.push(Item {
-                what,
-                measured: Some(measured),
-                needed: requirement.needed(),
-                met: false,
-                points: requirement.points,
-                earned: 0,
-            });
-            continue;
-        }
-        if let (true, Some(why)) = (counted, &m.profile_failed) {
+            )),
+            (_, Some(why)) if counted => Some(format!(
+                "not measured: the kernel failed under Nsight Compute, where the reference did not ({why})"
+            )),
+            _ => None,
+        };
+        if let Some(measured) = unmeasured {
             let what = requirement.measure.describe().to_owned();
-            let measured =
-                "not measured: the kernel failed under Nsight Compute, where the reference did not".to_owned();
-            verdict.lost.push(format!("-{} {what}: {measured} ({why})", requirement.points));
+            verdict.lost.push(format!("-{} {what}: {measured}", requirement.points));
             verdict.items.push(Item {
                 what,
                 measured: Some(measured),
