@@ -133,6 +133,12 @@ fn compile_file(gpu: &Gpu, manifest: &Manifest, file: &Path, entry: &str) -> Res
 /// `text` compiled from memory: the course's headers inlined by bare name, and the result refused
 /// if any `#include` is left, so NVRTC never opens a file.
 fn compile_text(gpu: &Gpu, shown: &str, text: &str, entry: &str) -> Result<CudaFunction, GpuError> {
+    if let Some(line) = crate::tokens::include_not_a_directive(text, 1) {
+        return Err(GpuError::MissingSource(
+            format!("line {line}"),
+            format!("in {shown}: an `#include` line in a comment or continued from the line before"),
+        ));
+    }
     let expanded = source::expand_for_compile(shown, text)
         .map_err(|missing| GpuError::MissingSource(missing.file, format!("included from {shown}")))?;
     if let Some(line) = crate::tokens::include_left(&expanded) {

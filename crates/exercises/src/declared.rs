@@ -74,9 +74,11 @@ pub fn top_level(tokens: &[Token]) -> Vec<Declared<'_>> {
 
 /// Names the tokens (the starter's code outside the region) declare for themselves anywhere, as
 /// parameters or locals: a name after a type's name (an identifier that starts no expression),
-/// before `=`, `;`, `,`, `)`, `[`, `(` or `{`. A region's declaration of one changes nothing
+/// before `=`, `;`, `,`, `)`, `[` or `{`. A region's declaration of one changes nothing
 /// outside, where the outside's own declaration is nearer (or, in the same block, does not
-/// compile). Only an identifier counts as the type, so `a * load(x)` declares no `load`.
+/// compile). Only an identifier counts as the type, so `a * load(x)` declares no `load`. A
+/// function (a name before `(`) is not one: a region's overload of it, a better match for a
+/// call, would be called instead.
 pub fn by_the_code_itself(tokens: &[Token]) -> BTreeSet<&str> {
     tokens
         .windows(3)
@@ -84,7 +86,7 @@ pub fn by_the_code_itself(tokens: &[Token]) -> BTreeSet<&str> {
             w[0].kind == Kind::Identifier
                 && !EXPRESSION_WORDS.contains(&w[0].text.as_str())
                 && w[1].kind == Kind::Identifier
-                && matches!(w[2].text.as_str(), "=" | ";" | "," | ")" | "[" | "(" | "{")
+                && matches!(w[2].text.as_str(), "=" | ";" | "," | ")" | "[" | "{")
         })
         .map(|w| w[1].text.as_str())
         .collect()
@@ -709,10 +711,11 @@ mod tests {
         )
         .unwrap();
         let declared = by_the_code_itself(&outside);
-        for own in ["k", "in", "n", "lane", "sum", "i"] {
+        for own in ["in", "n", "lane", "sum", "i"] {
             assert!(declared.contains(own), "{own}: {declared:?}");
         }
-        for used in ["load", "threadIdx", "x"] {
+        // The kernel, a function, is not: the region could overload it.
+        for used in ["load", "threadIdx", "x", "k"] {
             assert!(!declared.contains(used), "{used} is only used: {declared:?}");
         }
     }

@@ -416,6 +416,14 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
             format!("`{trigraph}` is a trigraph, which some compilers read as another character: write it another way"),
         );
     }
+    if let Some(line) = tokens::include_not_a_directive(&yours.region, first_line) {
+        return problem(
+            line,
+            "this `#include` line is in a comment or continued from the line before: the course's headers are \
+             included by a directive on a line of its own, and a header pasted here would be code no check read"
+                .into(),
+        );
+    }
     let region_text = match yours.region.strip_suffix("\\\n") {
         Some(cut) => format!("{cut}\\"),
         None => yours.region.clone(),
@@ -776,7 +784,21 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
                 .into(),
         );
     }
-    if let Some(place) = tokens.iter().find(|t| matches!(t.text.as_str(), "__LINE__" | "__COUNTER__")) {
+    if let Some(place) = tokens.iter().find(|t| {
+        matches!(
+            t.text.as_str(),
+            "__LINE__"
+                | "__COUNTER__"
+                | "__builtin_LINE"
+                | "__builtin_COLUMN"
+                | "__builtin_FILE"
+                | "__builtin_FUNCTION"
+                | "__builtin_source_location"
+                | "__func__"
+                | "__FUNCTION__"
+                | "__PRETTY_FUNCTION__"
+        )
+    }) {
         return problem(
             place.line,
             format!(
@@ -784,6 +806,29 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
                  than the checks: write the value out",
                 place.text
             ),
+        );
+    }
+    // `__attribute__((device))` or CUDA's own `__location__(device)` is `__device__` spelled out:
+    // the checks read the keywords.
+    if let Some(spelled) = spelled_out_space(&expanded) {
+        return problem(
+            spelled.line,
+            format!("`{}` spells out a CUDA keyword: write `__device__`, `__shared__` or `__constant__`", spelled.text),
+        );
+    }
+    // A `mutable` member is written through a `const` object, which would then last between
+    // launches. (After a lambda's parameters, `mutable` is the lambda's: its copies last one call.)
+    if let Some(mutable) = expanded
+        .iter()
+        .enumerate()
+        .find(|&(at, t)| t.text == "mutable" && !(at > 0 && expanded[at - 1].text == ")"))
+        .map(|(_, t)| t)
+    {
+        return problem(
+            mutable.line,
+            "a `mutable` member can be written through a `const` object, which lasts from one launch to the next: \
+             keep values in locals"
+                .into(),
         );
     }
     // `__attribute__((global))` is `__global__` spelled out (which the loop above refused as it is,
@@ -873,10 +918,33 @@ fn lasting_variable(code: &[Token]) -> Option<&Token> {
         let named = code[end - 1].kind == Kind::Identifier || (at..end).any(|i| text(i) == "operator");
         let function = text(end) == "(" && !matches!(text(end + 1), "*" | "&" | "^") && named;
         let last_star = (at..end).rfind(|&i| text(i) == "*").unwrap_or(at);
-        let constant = (at..end).any(|i| text(i) == "constexpr") || (last_star..end).any(|i| text(i) == "const");
+        // (`const volatile` data is read afresh each time, and can be written through a cast.)
+        let constant = ((at..end).any(|i| text(i) == "constexpr") || (last_star..end).any(|i| text(i) == "const"))
+            && (at..end).all(|i| text(i) != "volatile");
         // (A `static` the part ends with is the kernel's, refused as such below.)
         let declares = end < code.len();
         (declares && !function && !constant && (at..end).all(|i| text(i) != "__constant__")).then_some(&code[at])
+    })
+}
+
+/// The first `__location__(..)` or `__annotate__(..)` (CUDA's spellings of its keywords), or
+/// `__attribute__((..))` naming a memory space, in `code`.
+fn spelled_out_space(code: &[Token]) -> Option<&Token> {
+    code.iter().enumerate().find_map(|(at, t)| {
+        let group = || {
+            code[at + 1..]
+                .iter()
+                .scan(0i32, |depth, t| {
+                    *depth += i32::from(t.text == "(") - i32::from(t.text == ")");
+                    (*depth > 0 || t.text == "(").then_some(t)
+                })
+                .any(|t| matches!(t.text.as_str(), "device" | "managed" | "shared" | "constant"))
+        };
+        match t.text.as_str() {
+            "__location__" | "__annotate__" => Some(t),
+            "__attribute__" | "__attribute" if group() => Some(t),
+            _ => None,
+        }
     })
 }
 
@@ -1145,6 +1213,21 @@ mod tests {
             ("struct S { static __device__ int n; };\nint f() { return 0; }", "`static` here keeps a variable"),
             ("#define MODE (__LINE__ > 30)\nint f() { return 0; }", "`__LINE__` has another value"),
             (
+                "constexpr unsigned line(unsigned l = __builtin_LINE()) { return l; }\nint f() { return 0; }",
+                "`__builtin_LINE` has another value",
+            ),
+            (
+                "__attribute__((device)) unsigned seen;\nint f() { return 0; }",
+                "`__attribute__` spells out a CUDA keyword",
+            ),
+            ("__location__(device) unsigned seen;\nint f() { return 0; }", "`__location__` spells out a CUDA keyword"),
+            ("struct S { mutable unsigned n; };\nint f() { return 0; }", "a `mutable` member"),
+            (
+                "__device__ const volatile unsigned seen = 0;\nint f() { return 0; }",
+                "`__device__` here keeps a variable",
+            ),
+            ("// note \\\n#include \"probe.cuh\"\nint f() { return 0; }", "this `#include` line is in a comment"),
+            (
                 "int f() { return 0; }\n#define NOTHING\n#pragma unroll 1\nNOTHING",
                 "`#pragma` after the last of your code",
             ),
@@ -1229,6 +1312,7 @@ mod tests {
             "template <int K> struct Base {};\nstruct Next : Base<1> { __device__ unsigned g(unsigned c) const { return c + 1; } } next;",
             "static const unsigned table[2] = {1, 2};\nstatic constexpr unsigned K = 3;",
             "struct Next { static __device__ unsigned g(unsigned c) { return c + 1; } };",
+            "auto next = [c = 0u]() mutable { return ++c; };",
         ] {
             let with = kernel_region.replace("unsigned v = 1;", &format!("{helper}\nunsigned v = 1;"));
             assert!(validate(&exercise(), kernel_region, with.as_bytes()).is_ok(), "{helper}");

@@ -310,6 +310,9 @@ pub struct Definition<'t> {
     pub name: &'t Token,
     pub function_like: bool,
     pub parameters: Vec<&'t str>,
+    /// Whether the last parameter takes the rest of the arguments, commas and all: `...`
+    /// (`__VA_ARGS__`) or GNU's named `rest...`.
+    pub variadic: bool,
     pub body: &'t [Token],
 }
 
@@ -320,20 +323,22 @@ pub fn definition(directive: &[Token]) -> Option<Definition<'_>> {
         return None;
     }
     // `NAME(` with no space is a function-like macro; `NAME (x)` stands for `(x)`.
-    let (function_like, parameters, body) = match rest {
+    let (function_like, parameters, variadic, body) = match rest {
         [open, after @ ..] if open.text == "(" && !open.after_space => {
             let close = after.iter().position(|t| t.text == ")").unwrap_or(after.len());
             let list = &after[..close];
             let mut parameters: Vec<&str> =
                 list.iter().filter(|t| t.kind == Kind::Identifier).map(|t| t.text.as_str()).collect();
-            if list.iter().any(|t| t.text == "...") {
+            let dots = list.iter().position(|t| t.text == "...");
+            // `...` alone is `__VA_ARGS__`; after a name (`rest...`), that name takes the rest.
+            if dots.is_some_and(|at| at == 0 || list[at - 1].kind != Kind::Identifier) {
                 parameters.push("__VA_ARGS__");
             }
-            (true, parameters, after.get(close + 1..).unwrap_or_default())
+            (true, parameters, dots.is_some(), after.get(close + 1..).unwrap_or_default())
         }
-        _ => (false, Vec::new(), rest),
+        _ => (false, Vec::new(), false, rest),
     };
-    Some(Definition { name, function_like, parameters, body })
+    Some(Definition { name, function_like, parameters, variadic, body })
 }
 
 /// `code` without its attributes (`[[nodiscard]]`, `__attribute__((unused))` or `__attribute(..)`, `__align__(16)`,
@@ -453,9 +458,9 @@ fn expand(
         let comma =
             || (Token { kind: Kind::Punct, text: ",".into(), line: token.line, after_space: false }, hide.clone());
         // A parameter's argument as written (for `#`), and expanded (for everywhere else).
-        let written = |at: usize| match definition.parameters[at] {
-            "__VA_ARGS__" => arguments.get(at..).unwrap_or_default().join(&comma()),
-            _ => arguments.get(at).cloned().unwrap_or_default(),
+        let written = |at: usize| match definition.variadic && at + 1 == definition.parameters.len() {
+            true => arguments.get(at..).unwrap_or_default().join(&comma()),
+            false => arguments.get(at).cloned().unwrap_or_default(),
         };
         let mut expanded_arguments: Vec<Option<Vec<(Token, Hidden)>>> = vec![None; definition.parameters.len()];
         let mut replacement = Vec::new();
@@ -547,6 +552,21 @@ pub fn macro_body_problem(body: &[Token]) -> Option<String> {
     open.first().map(|opened| format!("opens a `{opened}` it does not close"))
 }
 
+/// The first line of `text` (numbered from `first_line`) that the course's include inliner takes
+/// for an include (`#include "NAME"` alone on its line) but the compiler does not: one in a
+/// comment, or continued from the line before by a `\`. The inliner would paste a header there,
+/// and its text would become code that no check read.
+pub fn include_not_a_directive(text: &str, first_line: usize) -> Option<usize> {
+    let tokens = tokenize(text, first_line).ok()?;
+    let directives: Vec<usize> =
+        directives(&tokens).filter(|(_, name)| *name == "include").map(|(start, _)| tokens[start].line).collect();
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| line.trim().strip_prefix("#include \"").is_some_and(|rest| rest.ends_with('"')))
+        .map(|(index, _)| first_line + index)
+        .find(|line| !directives.contains(line))
+}
+
 /// The first include-like directive (`#include`, `#include_next`, `#import`, `#embed`) left in
 /// `text`, as it is spelled; a text the compiler is given must have none.
 pub fn include_left(text: &str) -> Option<String> {
@@ -594,6 +614,7 @@ mod tests {
         assert_eq!(words("#define A A + 1\nA"), "A + 1", "a macro is not expanded inside itself");
         assert_eq!(words("#define S(x) #x\nS(a b)"), "\"a b\"");
         assert_eq!(words("#define V(first, ...) f(__VA_ARGS__)\nV(0, 1, (2, 3))"), "f ( 1 , ( 2 , 3 ) )");
+        assert_eq!(words("#define KEEP(parts...) parts\nKEEP(int a, b; return)"), "int a , b ; return", "GNU's named");
         assert_eq!(words("#define F(x) x\nF + 1"), "F + 1", "a function-like macro without `(`");
         assert_eq!(words("#define F SAME\n#define SAME(x) x\nF(int a;)"), "int a ;", "its `(` after the expansion");
         assert_eq!(words("#define A 1\nA\n#undef A\nA"), "1 A");
@@ -641,6 +662,14 @@ mod tests {
         assert_eq!(texts("x = 1'000'000 + 1e+5 + 0x1p-3f;"), ["x", "=", "1'000'000", "+", "1e+5", "+", "0x1p-3f", ";"]);
         assert_eq!(texts(r#"s = "a\"b // c" 'x' u8"y";"#), ["s", "=", r#""a\"b // c""#, "'x'", "u8\"y\"", ";"]);
         assert_eq!(texts("<% %> <: :> a<::b"), ["{", "}", "[", "]", "a", "<", "::", "b"]);
+    }
+
+    #[test]
+    fn an_include_line_the_compiler_does_not_read_as_one_is_found() {
+        assert_eq!(include_not_a_directive("#include \"a.cuh\"\nint x;\n", 5), None);
+        assert_eq!(include_not_a_directive("// note \\\n#include \"probe.cuh\"\n", 5), Some(6));
+        assert_eq!(include_not_a_directive("#define NOTE \\\n#include \"probe.cuh\"\n", 1), Some(2));
+        assert_eq!(include_not_a_directive("/*\n  #include \"probe.cuh\"\n*/\n", 1), Some(2));
     }
 
     #[test]
