@@ -288,6 +288,25 @@ const SPECIFIERS_WITH_ARGUMENTS: [&str; 8] = [
     "__maxnreg__",
 ];
 
+/// Words that may follow a function's parameters: after `name(...)`, one of these leaves `name`
+/// the declarator.
+const QUALIFIERS: [&str; 14] = [
+    "const",
+    "volatile",
+    "noexcept",
+    "throw",
+    "override",
+    "final",
+    "mutable",
+    "try",
+    "__attribute__",
+    "__attribute",
+    "__launch_bounds__",
+    "__maxnreg__",
+    "__restrict__",
+    "__restrict",
+];
+
 /// Statements that are not declarations.
 const NOT_DECLARATIONS: [&str; 9] = ["if", "for", "while", "switch", "do", "else", "namespace", "static_assert", "{"];
 
@@ -392,6 +411,15 @@ fn in_statement<'t>(
                 after_template = i + 1;
             }
             word if SPECIFIERS_WITH_ARGUMENTS.contains(&word) && text(i + 1) == "(" => i = matching(statement, i + 1),
+            // A compiler's type trait as the type (`__remove_cv(unsigned) load(...)`): a
+            // reserved name and its argument, then the declarator, not a qualifier.
+            word if word.starts_with("__") && text(i + 1) == "(" && {
+                let after = statement.get(matching(statement, i + 1) + 1);
+                after.is_some_and(|t| t.kind == Kind::Identifier && !QUALIFIERS.contains(&t.text.as_str()))
+            } =>
+            {
+                i = matching(statement, i + 1)
+            }
             "[" if i > 0
                 && matches!(text(i - 1), "auto" | "&" | "&&" | "const" | "volatile")
                 && statement[..i].iter().any(|t| t.text == "auto") =>

@@ -464,20 +464,25 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
     // CUDA's own macros that the code outside uses expand to these (`__shared__` to
     // `__attribute__((shared))`): a `#define shared` would change that code as surely.
     used.extend(CUDA_EXPANSION_WORDS.map(str::to_owned));
-    // A header the region includes is read after the region's macros: its names count as used.
-    // (One included before the region was read before them.)
-    let included: Vec<&str> = tokens::directives(&tokens)
-        .filter(|(_, name)| *name == "include")
-        .filter_map(|(start, _)| tokens.get(start + 2))
-        .map(|t| t.text.trim_matches('"'))
-        .collect();
-    for header in course_headers().into_iter().filter(|h| included.contains(h)) {
-        let text = cuda_kernels::source::embedded(header).unwrap_or_default();
-        for token in tokens::tokenize(text, 1).unwrap_or_default() {
-            if token.kind == Kind::Identifier {
-                used.insert(token.text);
-            }
+    // A header the region includes, and every header that one includes, is read after the
+    // region's macros: their names count as used. (One included before the region was read
+    // before them.)
+    let included_by = |tokens: &[Token]| -> Vec<String> {
+        tokens::directives(tokens)
+            .filter(|(_, name)| *name == "include")
+            .filter_map(|(start, _)| tokens.get(start + 2))
+            .map(|t| t.text.trim_matches('"').to_owned())
+            .collect()
+    };
+    let (mut waiting, mut read) = (included_by(&tokens), BTreeSet::new());
+    while let Some(header) = waiting.pop() {
+        if !course_headers().contains(&header.as_str()) || !read.insert(header.clone()) {
+            continue;
         }
+        let header_tokens = tokens::tokenize(cuda_kernels::source::embedded(&header).unwrap_or_default(), 1);
+        let header_tokens = header_tokens.unwrap_or_default();
+        waiting.extend(included_by(&header_tokens));
+        used.extend(header_tokens.into_iter().filter(|t| t.kind == Kind::Identifier).map(|t| t.text));
     }
     for (start, name) in tokens::directives(&starter_tokens) {
         if let Some(defined) = starter_tokens.get(start + 2).filter(|_| name == "define") {
@@ -569,6 +574,18 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
             }
             (Kind::Identifier, "__has_include" | "__has_include_next") => {
                 return problem(line, format!("`{}` asks about files of the grading machine: remove it", token.text));
+            }
+            // The preprocessor reads a directive inside a macro call's arguments, where the checks,
+            // which expand the code between directives, would see the call unexpanded.
+            (Kind::Directive, _) if open.iter().any(|o| o.text != "{") => {
+                let unclosed = open.iter().rev().find(|o| o.text != "{").expect("one");
+                return problem(
+                    line,
+                    format!(
+                        "a directive inside the `{}` of line {}: close the brackets before it, or put it before them",
+                        unclosed.text, unclosed.line
+                    ),
+                );
             }
             (Kind::Directive, _) => {
                 let directive = tokens::directive_tokens(&tokens, index);
@@ -816,6 +833,16 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
             format!("`{}` spells out a CUDA keyword: write `__device__`, `__shared__` or `__constant__`", spelled.text),
         );
     }
+    // A `const_cast` writes through a `const`, such as a constant or a string literal that lasts
+    // from one launch to the next.
+    if let Some(cast) = expanded.iter().find(|t| t.text == "const_cast") {
+        return problem(
+            cast.line,
+            "`const_cast` writes through a `const`, which may be data that lasts from one launch to the next: \
+             keep values in locals"
+                .into(),
+        );
+    }
     // A `mutable` member is written through a `const` object, which would then last between
     // launches. (After a lambda's parameters, `mutable` is the lambda's: its copies last one call.)
     if let Some(mutable) = expanded
@@ -903,6 +930,14 @@ fn lasting_variable(code: &[Token]) -> Option<&Token> {
                 ">" if parentheses == 0 && angles > 0 => angles -= 1,
                 "(" | "[" if angles > 0 => parentheses += 1,
                 ")" | "]" if angles > 0 => parentheses -= 1,
+                // A compiler's type trait as the type (`__remove_cv(unsigned) seen`) is the type's.
+                word if word.starts_with("__") && text(end + 1) == "(" && {
+                    let close = closing(code, end + 1);
+                    code.get(close + 1).is_some_and(|t| t.kind == Kind::Identifier)
+                } =>
+                {
+                    end = closing(code, end + 1);
+                }
                 // An operator's name (`operator[]`, `operator()`, `operator=`) runs to its `(`.
                 "operator" => {
                     end += if text(end + 1) == "(" { 2 } else { 1 };
@@ -925,6 +960,18 @@ fn lasting_variable(code: &[Token]) -> Option<&Token> {
         let declares = end < code.len();
         (declares && !function && !constant && (at..end).all(|i| text(i) != "__constant__")).then_some(&code[at])
     })
+}
+
+/// The index of the `)` that closes the `(` at `open` in `code`, or `code.len()`.
+fn closing(code: &[Token], open: usize) -> usize {
+    let mut depth = 0;
+    for (at, token) in code.iter().enumerate().skip(open) {
+        depth += i32::from(token.text == "(") - i32::from(token.text == ")");
+        if depth == 0 {
+            return at;
+        }
+    }
+    code.len()
 }
 
 /// The first `__location__(..)` or `__annotate__(..)` (CUDA's spellings of its keywords), or
@@ -1222,6 +1269,9 @@ mod tests {
             ),
             ("__location__(device) unsigned seen;\nint f() { return 0; }", "`__location__` spells out a CUDA keyword"),
             ("struct S { mutable unsigned n; };\nint f() { return 0; }", "a `mutable` member"),
+            ("int f() { return *const_cast<char*>(\"ab\") = 1; }", "`const_cast` writes through a `const`"),
+            ("__device__ __remove_cv(unsigned) seen;\nint f() { return 0; }", "`__device__` here keeps a variable"),
+            ("#define F(...) __VA_ARGS__\nF(\n#\nint g();)\nint f() { return 0; }", "a directive inside the `(`"),
             (
                 "__device__ const volatile unsigned seen = 0;\nint f() { return 0; }",
                 "`__device__` here keeps a variable",
