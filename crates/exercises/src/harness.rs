@@ -269,9 +269,10 @@ pub fn broken_canary(guard: &[u32]) -> Option<usize> {
 }
 
 /// Rows of an `n` x `n` GEMM output the timed check compares: one in each band of 32 rows (every
-/// block's tile), at a different offset in each band.
-pub fn sampled_rows(n: usize) -> Vec<usize> {
-    (0..n.div_ceil(32)).map(|band| (band * 32 + (band * 7) % 32).min(n - 1)).collect()
+/// block's tile), at a different offset in each band, shifted by `shift`: drawn at random for
+/// each check, so that a kernel cannot know which of its rows are compared.
+pub fn sampled_rows(n: usize, shift: usize) -> Vec<usize> {
+    (0..n.div_ceil(32)).map(|band| (band * 32 + (band * 7 + shift) % 32).min(n - 1)).collect()
 }
 
 impl Harness {
@@ -281,7 +282,7 @@ impl Harness {
         match (self, input) {
             (Harness::Gemm { .. }, HostInput::Matrices(a, b)) => {
                 let n = self.extent(size) as usize;
-                let rows = sampled_rows(n);
+                let rows = sampled_rows(n, rand::random_range(0..32));
                 let values = cpu_product(a, b, n, rows.iter().copied()).into_iter().flat_map(|(_, row)| row).collect();
                 (Expected::Floats(values), Some(rows))
             }
@@ -745,9 +746,12 @@ mod tests {
         assert_eq!(broken_canary(&guard), None);
         guard[1000] = 1;
         assert_eq!(broken_canary(&guard), Some(1000));
-        let rows = sampled_rows(2048);
-        assert_eq!(rows.len(), 64);
-        assert!(rows.iter().enumerate().all(|(band, &row)| row / 32 == band), "one row in each band of 32");
+        for shift in [0, 5, 31] {
+            let rows = sampled_rows(2048, shift);
+            assert_eq!(rows.len(), 64);
+            assert!(rows.iter().enumerate().all(|(band, &row)| row / 32 == band), "one row in each band of 32");
+            assert_eq!(rows[1], 32 + (7 + shift) % 32);
+        }
         let gemm = Harness::Gemm { block: [2, 2], check_n: 2, timed_n: 64 };
         let input = gemm.input(Input::Index, CheckSize::Timed);
         let (expected, rows) = gemm.expected_sample(&input, CheckSize::Timed);
@@ -755,7 +759,7 @@ mod tests {
         let output = Output::Floats(full.iter().map(|&v| v as f32).collect());
         assert_eq!(compare_sample(&output, &expected, rows.as_deref(), 0.0), Ok(()));
         let mut skipped = full.iter().map(|&v| v as f32).collect::<Vec<_>>();
-        // A kernel that skips the second band of rows: its sampled row, 32 + 7, is checked.
+        // A kernel that skips the second band of rows: its sampled row, wherever it is, is checked.
         skipped[32 * 64..64 * 64].fill(0.0);
         assert!(compare_sample(&Output::Floats(skipped), &expected, rows.as_deref(), 0.0).is_err());
     }

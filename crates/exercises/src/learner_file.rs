@@ -811,6 +811,7 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
                 | "__builtin_FILE"
                 | "__builtin_FUNCTION"
                 | "__builtin_source_location"
+                | "__builtin_is_constant_evaluated"
                 | "__func__"
                 | "__FUNCTION__"
                 | "__PRETTY_FUNCTION__"
