@@ -414,7 +414,10 @@ fn in_statement<'t>(
             // A compiler's type trait as the type (`__remove_cv(unsigned) load(...)`): a
             // reserved name and its argument, then the declarator, not a qualifier.
             word if word.starts_with("__") && text(i + 1) == "(" && {
-                let after = statement.get(matching(statement, i + 1) + 1);
+                // (Through `const`, `volatile`, `*` and `&`, which qualify the type.)
+                let after = statement[matching(statement, i + 1) + 1..]
+                    .iter()
+                    .find(|t| !matches!(t.text.as_str(), "const" | "volatile" | "*" | "&" | "&&"));
                 after.is_some_and(|t| t.kind == Kind::Identifier && !QUALIFIERS.contains(&t.text.as_str()))
             } =>
             {

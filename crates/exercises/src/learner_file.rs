@@ -834,14 +834,15 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
             format!("`{}` spells out a CUDA keyword: write `__device__`, `__shared__` or `__constant__`", spelled.text),
         );
     }
-    // A `const_cast` writes through a `const`, such as a constant or a string literal that lasts
-    // from one launch to the next.
-    if let Some(cast) = expanded.iter().find(|t| t.text == "const_cast") {
+    // What turns data that lasts from one launch to the next (a constant, a string literal) into
+    // something the part can write: casts of pointers, unions, literals outside `printf`.
+    if let Some((token, what)) = write_through(&expanded) {
         return problem(
-            cast.line,
-            "`const_cast` writes through a `const`, which may be data that lasts from one launch to the next: \
-             keep values in locals"
-                .into(),
+            token.line,
+            format!(
+                "{what} can write to a constant or a string literal, data that lasts from one launch to the next: \
+                 keep values in locals and index with numbers"
+            ),
         );
     }
     // A `mutable` member is written through a `const` object, which would then last between
@@ -952,7 +953,14 @@ fn lasting_variable(code: &[Token]) -> Option<&Token> {
             end += 1;
         }
         let named = code[end - 1].kind == Kind::Identifier || (at..end).any(|i| text(i) == "operator");
-        let function = text(end) == "(" && !matches!(text(end + 1), "*" | "&" | "^") && named;
+        // `unsigned (seen);` and `T ((seen))` are variables: a name alone in parentheses, unless it
+        // is a type (`f(uint3)`, a function's unnamed parameter) or parameters follow it
+        // (`auto (load)(...)`).
+        let parenthesized = text(closing(code, end) + 1) != "("
+            && (text(end + 1) == "("
+                || code.get(end + 1).is_some_and(|t| t.kind == Kind::Identifier && !is_type_word(&t.text))
+                    && text(end + 2) == ")");
+        let function = text(end) == "(" && !matches!(text(end + 1), "*" | "&" | "^") && named && !parenthesized;
         let last_star = (at..end).rfind(|&i| text(i) == "*").unwrap_or(at);
         // (`const volatile` data is read afresh each time, and can be written through a cast.)
         let constant = ((at..end).any(|i| text(i) == "constexpr") || (last_star..end).any(|i| text(i) == "const"))
@@ -961,6 +969,65 @@ fn lasting_variable(code: &[Token]) -> Option<&Token> {
         let declares = end < code.len();
         (declares && !function && !constant && (at..end).all(|i| text(i) != "__constant__")).then_some(&code[at])
     })
+}
+
+/// The first cast of a pointer or reference (`const_cast`, `reinterpret_cast`, `(unsigned*)x`),
+/// union, or string literal outside `printf(...)`, `static_assert(...)`, `_Pragma(...)` and
+/// `extern "C"` in `code`, and what it is.
+fn write_through(code: &[Token]) -> Option<(&Token, &'static str)> {
+    let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
+    // Where each literal stands: inside the parentheses of which call, if any.
+    let mut calls: Vec<&str> = Vec::new();
+    for (at, token) in code.iter().enumerate() {
+        match token.text.as_str() {
+            "(" => calls.push(if at > 0 { text(at - 1) } else { "" }),
+            ")" => {
+                calls.pop();
+            }
+            "const_cast" => return Some((token, "`const_cast`")),
+            "reinterpret_cast" => return Some((token, "`reinterpret_cast`")),
+            "union" => return Some((token, "a union")),
+            // `*` or `&` then `)`, perhaps through `const`: a type in parentheses, a cast.
+            "*" | "&" | "&&" => {
+                let next = (at + 1..code.len()).find(|&i| !matches!(text(i), "const" | "volatile" | "__restrict__"));
+                if next.is_some_and(|i| text(i) == ")") {
+                    return Some((token, "a cast to a pointer or a reference"));
+                }
+            }
+            literal if token.kind == Kind::Literal && literal.ends_with('"') => {
+                let linkage = at > 0 && text(at - 1) == "extern";
+                if !linkage && !calls.iter().any(|call| matches!(*call, "printf" | "static_assert" | "_Pragma")) {
+                    return Some((token, "a string literal (here, outside `printf`)"));
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Whether `word` names a type: C++'s own, or CUDA's vector types (`uint3`, `float4`, `dim3`).
+fn is_type_word(word: &str) -> bool {
+    let base = word.trim_end_matches(|c: char| c.is_ascii_digit());
+    matches!(
+        word,
+        "unsigned" | "signed" | "int" | "short" | "long" | "char" | "float" | "double" | "bool" | "void" | "dim3"
+    ) || (base.len() < word.len()
+        && matches!(
+            base,
+            "char"
+                | "uchar"
+                | "short"
+                | "ushort"
+                | "int"
+                | "uint"
+                | "long"
+                | "ulong"
+                | "longlong"
+                | "ulonglong"
+                | "float"
+                | "double"
+        ))
 }
 
 /// The index of the `)` that closes the `(` at `open` in `code`, or `code.len()`.
@@ -1270,8 +1337,15 @@ mod tests {
             ),
             ("__location__(device) unsigned seen;\nint f() { return 0; }", "`__location__` spells out a CUDA keyword"),
             ("struct S { mutable unsigned n; };\nint f() { return 0; }", "a `mutable` member"),
-            ("int f() { return *const_cast<char*>(\"ab\") = 1; }", "`const_cast` writes through a `const`"),
+            ("int f() { return *const_cast<char*>(\"ab\") = 1; }", "`const_cast` can write to a constant"),
+            ("int f() { return atomicAdd((unsigned*)(\"ab\"), 1u); }", "a cast to a pointer or a reference can write"),
+            ("int f() { char* s = \"ab\"; return s[0]++; }", "a string literal (here, outside `printf`)"),
+            ("int f() { union U { const char* c; char* m; } u{}; return 0; }", "a union can write"),
+            ("int f() { return reinterpret_cast<unsigned long long>(&N); }", "`reinterpret_cast` can write"),
             ("__device__ __remove_cv(unsigned) seen;\nint f() { return 0; }", "`__device__` here keeps a variable"),
+            ("__device__ unsigned (seen);\nint f() { return 0; }", "`__device__` here keeps a variable"),
+            ("int f() { static unsigned ((calls)); return calls++; }", "`static` here keeps a variable"),
+            ("template <class T> __device__ T (seen);\nint f() { return 0; }", "`__device__` here keeps a variable"),
             ("#define F(...) __VA_ARGS__\nF(\n#\nint g();)\nint f() { return 0; }", "a directive inside the `(`"),
             (
                 "__device__ const volatile unsigned seen = 0;\nint f() { return 0; }",
@@ -1364,6 +1438,10 @@ mod tests {
             "static const unsigned table[2] = {1, 2};\nstatic constexpr unsigned K = 3;",
             "struct Next { static __device__ unsigned g(unsigned c) { return c + 1; } };",
             "auto next = [c = 0u]() mutable { return ++c; };",
+            "unsigned (*pick)(unsigned) = nullptr; unsigned w = 2 * 3;",
+            "static_assert(1 + 1 == 2, \"arithmetic\");",
+            "static __device__ unsigned twice(uint3);",
+            "if (v > 2) printf(\"v is %u\\n\", v);",
         ] {
             let with = kernel_region.replace("unsigned v = 1;", &format!("{helper}\nunsigned v = 1;"));
             assert!(validate(&exercise(), kernel_region, with.as_bytes()).is_ok(), "{helper}");
