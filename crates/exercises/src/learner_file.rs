@@ -596,7 +596,18 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
                         let Some(defined) = directive.get(2) else { continue };
                         // The checks read the part's words as C++ reads them: `#define struct` or
                         // `#define if` would make them read another program than the compiler.
-                        if KEYWORDS.contains(&defined.text.as_str()) {
+                        // (And the words that the checks drop with their parentheses, as attributes.)
+                        let attribute = matches!(
+                            defined.text.as_str(),
+                            "__attribute__"
+                                | "__attribute"
+                                | "__align__"
+                                | "alignas"
+                                | "__declspec"
+                                | "_Pragma"
+                                | "__pragma"
+                        );
+                        if KEYWORDS.contains(&defined.text.as_str()) || attribute {
                             return problem(
                                 line,
                                 format!("`#{name} {}` changes a word of C++ itself: choose another name", defined.text),
@@ -1327,6 +1338,7 @@ mod tests {
             ("int f() { static int calls; return calls++; }", "`static` here keeps a variable"),
             ("struct S { static __device__ int n; };\nint f() { return 0; }", "`static` here keeps a variable"),
             ("#define MODE (__LINE__ > 30)\nint f() { return 0; }", "`__LINE__` has another value"),
+            ("#define __pragma(a, b) a b\nint f() { return 0; }", "`#define __pragma` changes a word of C++"),
             (
                 "constexpr unsigned line(unsigned l = __builtin_LINE()) { return l; }\nint f() { return 0; }",
                 "`__builtin_LINE` has another value",

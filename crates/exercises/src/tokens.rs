@@ -436,11 +436,15 @@ fn expand(
             out.push((token, hidden));
             continue;
         };
-        let arguments = match definition.function_like {
-            false => Vec::new(),
+        // As the standard has it, an expansion is hidden from the macros that made both its name
+        // and its `)`: a `)` from the source frees the macros the name came from.
+        let (arguments, hidden) = match definition.function_like {
+            false => (Vec::new(), hidden),
             true => match pending.front().map(|(t, _)| t.text.as_str()) {
                 Some("(") => match take_arguments(&mut pending) {
-                    Some(arguments) => arguments,
+                    Some((arguments, closing)) => {
+                        (arguments, Hidden::new(hidden.iter().filter(|name| closing.contains(name)).cloned().collect()))
+                    }
                     None => {
                         out.push((token, hidden));
                         continue;
@@ -501,8 +505,9 @@ fn expand(
 }
 
 /// The arguments of a macro call, from its `(` (at the front of `pending`) to the matching `)`,
-/// split at the commas outside parentheses; `None`, with nothing taken, when it is not closed.
-fn take_arguments<H: Clone>(pending: &mut std::collections::VecDeque<(Token, H)>) -> Option<Vec<Vec<(Token, H)>>> {
+/// split at the commas outside parentheses, and what the `)` carries; `None`, with nothing
+/// taken, when it is not closed.
+fn take_arguments<H: Clone>(pending: &mut std::collections::VecDeque<(Token, H)>) -> Option<(Vec<Vec<(Token, H)>>, H)> {
     let mut depth = 0;
     let close = pending.iter().position(|(t, _)| {
         depth += i32::from(t.text == "(") - i32::from(t.text == ")");
@@ -525,7 +530,8 @@ fn take_arguments<H: Clone>(pending: &mut std::collections::VecDeque<(Token, H)>
     if inner.is_empty() {
         arguments.clear();
     }
-    Some(arguments)
+    let closing = call.last().expect("the `)`").1.clone();
+    Some((arguments, closing))
 }
 
 /// Why a macro's replacement list could change the code where it is used beyond one expression
@@ -621,6 +627,11 @@ mod tests {
         assert_eq!(words("#define SAME(x) x\nSAME(SAME(int a;))"), "int a ;", "arguments are expanded first");
         assert_eq!(words("#define ONE 1\n#define S(x) #x\nS(ONE)"), "\"ONE\"", "but not for `#`");
         assert_eq!(words("#define F(x) x + F(x)\nF(F(2))"), "2 + F ( 2 ) + F ( 2 + F ( 2 ) )");
+        assert_eq!(
+            words("#define M(a, b) a b\n#define K(x) M(, x)\nM(, K)(int a;)"),
+            "int a ;",
+            "a `)` from the source frees the macro its name came from"
+        );
         assert_eq!(
             words("#define F (threadIdx)\nconst uint3 F = x;"),
             "const uint3 ( threadIdx ) = x ;",
