@@ -504,10 +504,13 @@ fn expand(
     Ok(out)
 }
 
+/// A macro call's arguments, each token with what it carries, and what its `)` carries.
+type Call<H> = (Vec<Vec<(Token, H)>>, H);
+
 /// The arguments of a macro call, from its `(` (at the front of `pending`) to the matching `)`,
 /// split at the commas outside parentheses, and what the `)` carries; `None`, with nothing
 /// taken, when it is not closed.
-fn take_arguments<H: Clone>(pending: &mut std::collections::VecDeque<(Token, H)>) -> Option<(Vec<Vec<(Token, H)>>, H)> {
+fn take_arguments<H: Clone>(pending: &mut std::collections::VecDeque<(Token, H)>) -> Option<Call<H>> {
     let mut depth = 0;
     let close = pending.iter().position(|(t, _)| {
         depth += i32::from(t.text == "(") - i32::from(t.text == ")");
