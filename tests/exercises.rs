@@ -498,6 +498,18 @@ fn a_class_graded_in_shards_and_merged_or_several_at_a_time_gives_the_reports_of
         assert_ne!(read(1), read(0), "{file}: a shard is a part");
     }
     assert!(xtask_parse_error(&["grade", "--exercise", "x", "y", "--shard", "3/2"]).contains("give K/N"));
+    assert!(xtask_parse_error(&["grade", "--exercise", "x", "y", "--time-limit", "0"]).contains("1..=86400"));
+    // A shard left out is named, not merged into a report that looks whole.
+    let partial = xtask(&["grade", "--merge", &path(1), "--out", &path(3)]);
+    assert!(partial.error().contains("lacks shard 2/2"), "{}", partial.error());
+    // One run at a time writes a folder's reports.
+    let held = grading::hold_output(folders[0].path()).unwrap().expect("free");
+    assert!(grading::hold_output(folders[0].path()).unwrap().is_none(), "held once");
+    assert!(grade(&[], &path(0)).error().contains("another grade is writing into"));
+    drop(held);
+    // `..` after a folder that does not exist still leads into the submissions.
+    let sneaky = format!("{}/missing/../transpose-swizzle", cases.parent().unwrap().display());
+    assert!(grade(&[], &sneaky).error().contains("inside the submissions folder"));
 }
 
 fn xtask_parse_error(args: &[&str]) -> String {

@@ -57,8 +57,9 @@ pub struct CheckArgs {
     /// Only validate the file; do not run it on the GPU.
     #[arg(long)]
     pub no_gpu: bool,
-    /// Seconds a check may take before it is killed.
-    #[arg(long, default_value_t = TIME_LIMIT_SECONDS, value_name = "SECONDS")]
+    /// Seconds a check may take before it is killed (1 to 86400).
+    #[arg(long, default_value_t = TIME_LIMIT_SECONDS, value_name = "SECONDS",
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub time_limit: u64,
 }
 
@@ -86,8 +87,9 @@ pub struct GradeArgs {
     /// submissions folder). A rerun into the same folder keeps what was graded.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Seconds one submission's check may take before it is killed.
-    #[arg(long, default_value_t = TIME_LIMIT_SECONDS, value_name = "SECONDS")]
+    /// Seconds one submission's check may take before it is killed (1 to 86400).
+    #[arg(long, default_value_t = TIME_LIMIT_SECONDS, value_name = "SECONDS",
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub time_limit: u64,
     /// Only validate the submissions; grade nothing.
     #[arg(long)]
@@ -375,6 +377,7 @@ pub fn grade(args: &GradeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> 
         entries.retain(|entry| shard.holds(entry.name()));
     }
     let out_dir = output_folder(args, id, folder)?;
+    let _only_run = lock_output(&out_dir)?;
     let starter = starter_text(&manifest, exercise)?;
     let gpu = gpu_available(args.no_gpu);
     if let Ok(visible) = gpu {
@@ -421,7 +424,7 @@ pub fn grade(args: &GradeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> 
         exercise,
         &starter,
         &entries,
-        &out_dir,
+        grading::Destination { dir: &out_dir, shard: args.shard },
         &checks,
         &progress,
         Pace { workers: usize::from(args.jobs) * devices.len(), profile_batch: args.profile_batch.into() },
@@ -498,9 +501,10 @@ impl grading::Checks for ClassChecks<'_> {
 /// `--merge DIR...`: the shards' rows joined into `--out`, written as one run writes them.
 fn merge(manifest: &Manifest, args: &GradeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let out_dir = args.out.as_ref().expect("clap requires --out with --merge");
+    let _only_run = lock_output(out_dir)?;
     let (id, rows) = grading::merge(&args.merge, out_dir)?;
     let exercise = manifest.exercise(&id)?;
-    grading::write_reports(exercise, &rows, out_dir)
+    grading::write_reports(exercise, &rows, out_dir, grading::Coverage { shard: None, submissions: rows.len() })
         .with_context(|| format!("cannot write the grades in {}", out_dir.display()))?;
     write!(out, "{}", grading::markdown(exercise, &rows))?;
     writeln!(out, "\nMerged {} folders into {}.", args.merge.len(), out_dir.display())?;
@@ -508,6 +512,19 @@ fn merge(manifest: &Manifest, args: &GradeArgs, out: &mut dyn Write) -> anyhow::
         true => ExitCode::SUCCESS,
         false => ExitCode::FAILURE,
     })
+}
+
+/// Holds `out_dir` for this run until it is dropped (see [`grading::hold_output`]).
+fn lock_output(out_dir: &Path) -> anyhow::Result<fs::File> {
+    match grading::hold_output(out_dir).with_context(|| format!("cannot lock {}", out_dir.display()))? {
+        Some(lock) => Ok(lock),
+        None => Err(BadInput(format!(
+            "another grade is writing into {}: wait for it, or give each run its own --out (shards: one folder \
+             each, then --merge)",
+            out_dir.display()
+        ))
+        .into()),
+    }
 }
 
 /// `--out`, or `grades-ID` beside the submissions folder (`grades-ID-shard-K-of-N` for a shard);
@@ -525,9 +542,19 @@ fn output_folder(args: &GradeArgs, id: &str, folder: &Path) -> anyhow::Result<Pa
             None => return Err(BadInput("the submissions folder has no parent folder: give --out".into()).into()),
         },
     };
-    // The deepest part of `out` that exists, resolved, decides where it really is.
+    // The deepest part of `out` that exists, resolved, then the rest with its `..` taken back
+    // (`missing/../submissions` is the submissions folder), decides where it really is.
     let existing = out.ancestors().find(|a| a.exists()).unwrap_or(Path::new("/"));
-    let resolved = fs::canonicalize(existing)?.join(out.strip_prefix(existing).expect("an ancestor"));
+    let mut resolved = fs::canonicalize(existing)?;
+    for part in out.strip_prefix(existing).expect("an ancestor").components() {
+        match part {
+            std::path::Component::ParentDir => {
+                resolved.pop();
+            }
+            std::path::Component::Normal(name) => resolved.push(name),
+            _ => {}
+        }
+    }
     if resolved.starts_with(&submissions) {
         return Err(BadInput(format!(
             "{} is inside the submissions folder, which grading never writes to: choose another --out",

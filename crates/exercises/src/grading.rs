@@ -358,7 +358,7 @@ fn append_state(out_dir: &Path, exercise: &str, row: &Row) -> io::Result<()> {
 /// A stable slice of a class: shard `index` (1-based) of `count`. A submission belongs to the
 /// shard its name's SHA-256 gives, so every run with the same `count` splits the class alike,
 /// whatever machine runs it and whatever else the folder holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
 pub struct Shard {
     pub index: u32,
     pub count: u32,
@@ -400,6 +400,17 @@ pub fn read(dir: &Path) -> Result<Grades, crate::BadInput> {
 pub struct Grades {
     pub exercise: String,
     pub rows: Vec<Row>,
+    /// What the run was to grade; `None` in files from before it was written.
+    #[serde(flatten)]
+    pub coverage: Option<Coverage>,
+}
+
+/// What a run grades: its slice of the class, if a shard, and how many submissions that holds.
+/// A `grades.json` with fewer rows is from a run that has not finished.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+pub struct Coverage {
+    pub shard: Option<Shard>,
+    pub submissions: usize,
 }
 
 /// Rows from the grades of several shards (each folder's `grades.json`), in the order one run
@@ -409,8 +420,28 @@ pub fn merge(dirs: &[PathBuf], out_dir: &Path) -> Result<(String, Vec<Row>), cra
     let bad = |text: String| crate::BadInput(text);
     let (mut exercise, mut rows, mut seen): (Option<String>, Vec<Row>, HashMap<String, PathBuf>) =
         (None, Vec::new(), HashMap::new());
+    let mut shards: Vec<(Shard, &PathBuf)> = Vec::new();
     for dir in dirs {
         let grades = read(dir)?;
+        let Some(coverage) = grades.coverage else {
+            return Err(bad(format!(
+                "{} does not say which submissions it was to grade (an older grade wrote it): grade that shard again \
+                 into the same folder, which keeps what it graded",
+                dir.display()
+            )));
+        };
+        if grades.rows.len() < coverage.submissions {
+            return Err(bad(format!(
+                "{} holds {} of its {} submissions: that run did not finish (stopped, or out of time?); grade it again \
+                 into the same folder, which keeps what it graded, then merge",
+                dir.display(),
+                grades.rows.len(),
+                coverage.submissions
+            )));
+        }
+        if let Some(shard) = coverage.shard {
+            shards.push((shard, dir));
+        }
         match &exercise {
             Some(first) if *first != grades.exercise => {
                 return Err(bad(format!(
@@ -434,9 +465,37 @@ pub fn merge(dirs: &[PathBuf], out_dir: &Path) -> Result<(String, Vec<Row>), cra
         }
     }
     let exercise = exercise.ok_or_else(|| bad("give at least one folder to merge".into()))?;
+    if let Some(&(first, first_dir)) = shards.first() {
+        if let Some((other, dir)) = shards.iter().find(|(shard, _)| shard.count != first.count) {
+            return Err(bad(format!(
+                "{} is shard {}/{} and {} is shard {}/{}: merge the shards of one split",
+                first_dir.display(),
+                first.index,
+                first.count,
+                dir.display(),
+                other.index,
+                other.count
+            )));
+        }
+        let missing: Vec<String> = (1..=first.count)
+            .filter(|index| !shards.iter().any(|(shard, _)| shard.index == *index))
+            .map(|index| format!("{index}/{}", first.count))
+            .collect();
+        if !missing.is_empty() || shards.len() != dirs.len() {
+            return Err(bad(format!(
+                "the merge lacks shard {} of the class: give every shard's folder (and only those)",
+                missing.join(", ")
+            )));
+        }
+    }
     rows.sort_by(|a, b| a.submission.cmp(&b.submission));
     fs::create_dir_all(out_dir).map_err(|e| bad(format!("cannot make {}: {e}", out_dir.display())))?;
-    let state: String = dirs.iter().filter_map(|dir| fs::read_to_string(dir.join(STATE_FILE)).ok()).collect();
+    // Each shard's lines, each ending its line (a run killed mid-line leaves one without).
+    let state: String = dirs
+        .iter()
+        .filter_map(|dir| fs::read_to_string(dir.join(STATE_FILE)).ok())
+        .flat_map(|text| text.lines().map(|line| format!("{line}\n")).collect::<Vec<_>>())
+        .collect();
     if !state.is_empty() {
         fs::write(out_dir.join(STATE_FILE), state)
             .map_err(|e| bad(format!("cannot write in {}: {e}", out_dir.display())))?;
@@ -547,7 +606,14 @@ impl ProfileQueues {
     }
 }
 
-/// Grades `entries` for `exercise` (its starter text is `starter`) into `out_dir`: each file is
+/// Where a run writes its reports (`dir`), and the slice of the class it grades, if a shard.
+#[derive(Clone, Copy, Debug)]
+pub struct Destination<'a> {
+    pub dir: &'a Path,
+    pub shard: Option<Shard>,
+}
+
+/// Grades `entries` for `exercise` (its starter text is `starter`) into `out.dir`: each file is
 /// validated, then checked by `checks` unless an earlier run in `out_dir` graded the same file;
 /// the reports are rewritten after every row, so an interrupted run keeps what it finished.
 /// `pace.workers` check at once (each takes its GPU in turn, see [`Checker::gpu_lock`]); the
@@ -559,11 +625,13 @@ pub fn grade(
     exercise: &Exercise,
     starter: &str,
     entries: &[Entry],
-    out_dir: &Path,
+    out: Destination<'_>,
     checks: &dyn Checks,
     progress: &(dyn Fn(&str, usize, usize) + Sync),
     pace: Pace,
 ) -> io::Result<Graded> {
+    let out_dir = out.dir;
+    let coverage = Coverage { shard: out.shard, submissions: entries.len() };
     fs::create_dir_all(out_dir)?;
     let done = load_state(out_dir, &exercise.id);
     let (mut rows, mut resumed, mut pending): (Vec<Option<Row>>, usize, Vec<Pending>) =
@@ -598,7 +666,7 @@ pub fn grade(
         };
     }
     let finished = |rows: &[Option<Row>]| rows.iter().flatten().cloned().collect::<Vec<Row>>();
-    write_reports(exercise, &finished(&rows), out_dir)?;
+    write_reports(exercise, &finished(&rows), out_dir, coverage)?;
     let total = entries.len();
     let queue = Mutex::new(pending.into_iter());
     let pace = Pace { workers: pace.workers.max(1), ..pace };
@@ -647,7 +715,7 @@ pub fn grade(
                 append_state(out_dir, &exercise.id, &row)?;
             }
             rows[index] = Some(row);
-            write_reports(exercise, &finished(&rows), out_dir)?;
+            write_reports(exercise, &finished(&rows), out_dir, coverage)?;
         }
         Ok(())
     })?;
@@ -658,13 +726,32 @@ fn refused(name: &str, reason: String) -> Row {
     Row { submission: name.to_owned(), file: None, sha256: None, not_graded: Some(reason), verdict: None }
 }
 
-/// `grades.csv`, `grades.json` and `summary.md` in `out_dir`, each replaced whole.
-pub fn write_reports(exercise: &Exercise, rows: &[Row], out_dir: &Path) -> io::Result<()> {
+/// Holds `out_dir` for one run until the file is dropped; `Ok(None)` if another run holds it. Two
+/// runs writing one folder's reports would leave each other's half-written files.
+pub fn hold_output(out_dir: &Path) -> io::Result<Option<fs::File>> {
+    use std::os::fd::AsRawFd;
+    fs::create_dir_all(out_dir)?;
+    let lock = fs::OpenOptions::new().create(true).append(true).open(out_dir.join(".grade-lock"))?;
+    // SAFETY: flock on a file descriptor this function owns; it does not wait.
+    match unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } {
+        0 => Ok(Some(lock)),
+        _ => match io::Error::last_os_error() {
+            e if e.raw_os_error() == Some(libc::EWOULDBLOCK) => Ok(None),
+            e => Err(e),
+        },
+    }
+}
+
+/// `grades.csv`, `grades.json` and `summary.md` in `out_dir`, each replaced whole; the JSON also
+/// says what the run was to grade (`coverage`).
+pub fn write_reports(exercise: &Exercise, rows: &[Row], out_dir: &Path, coverage: Coverage) -> io::Result<()> {
     write_atomically(&out_dir.join(CSV_FILE), &csv(rows)?)?;
     let json = serde_json::json!({
         "exercise": exercise.id,
         "title": exercise.title,
         "max_score": MAX_SCORE,
+        "shard": coverage.shard,
+        "submissions": coverage.submissions,
         "rows": rows,
     });
     write_atomically(&out_dir.join(JSON_FILE), &(serde_json::to_string_pretty(&json)? + "\n"))?;
@@ -672,7 +759,10 @@ pub fn write_reports(exercise: &Exercise, rows: &[Row], out_dir: &Path) -> io::R
 }
 
 fn write_atomically(path: &Path, text: &str) -> io::Result<()> {
-    let temporary = path.with_extension("partial");
+    // `grades.csv.partial`: each report's own (`with_extension` would give them one name).
+    let mut temporary = path.as_os_str().to_owned();
+    temporary.push(".partial");
+    let temporary = PathBuf::from(temporary);
     fs::write(&temporary, text)?;
     fs::rename(&temporary, path)
 }
@@ -700,14 +790,22 @@ const CSV_HEADER: [&str; 16] = [
 /// with `=`, `+`, `-`, `@`, a tab or a carriage return) gets a leading `'`, which spreadsheets
 /// show as text.
 pub fn spreadsheet_text(text: &str) -> String {
-    match text.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+    // (Also after spaces, and as the full-width `＝`, which some spreadsheets read as `=`.)
+    match text.trim_start_matches(' ').starts_with(['=', '+', '-', '@', '\t', '\r', '＝', '＋', '－', '＠']) {
         true => format!("'{text}"),
         false => text.to_owned(),
     }
 }
 
+/// Characters that change how the text around them is shown without showing themselves: bidi
+/// overrides and isolates (`\u{202e}` makes `ecila` show as `alice`), and zero-width ones.
+fn unseen(c: char) -> bool {
+    matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{2069}' | '\u{feff}')
+}
+
 /// `text` as one Markdown table cell: `|`, backslashes and what Markdown or HTML would read
-/// (`*`, `_`, backticks, `<`, `[`) escaped, line ends made visible as ` / `.
+/// (`*`, `_`, backticks, `<`, `[`) escaped, line ends made visible as ` / `, characters that
+/// show nothing ([`unseen`]) as `\u{202e}`.
 pub fn markdown_cell(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.replace("\r\n", "\n").chars() {
@@ -717,7 +815,7 @@ pub fn markdown_cell(text: &str) -> String {
                 out.push('\\');
                 out.push(c)
             }
-            c if c.is_control() => out.push_str(&format!("\\u{{{:04x}}}", u32::from(c))),
+            c if c.is_control() || unseen(c) => out.push_str(&format!("\\u{{{:04x}}}", u32::from(c))),
             c => out.push(c),
         }
     }
@@ -871,8 +969,16 @@ mod tests {
                 calls.fetch_add(1, Ordering::SeqCst);
                 CheckOutcome::Correct(Box::new(measured(1, 1, 1.0)))
             };
-            grade(&self.exercise, &self.starter, &entries, self.out.path(), &check, &|_, _, _| {}, Pace::new(1))
-                .unwrap()
+            grade(
+                &self.exercise,
+                &self.starter,
+                &entries,
+                Destination { dir: self.out.path(), shard: None },
+                &check,
+                &|_, _, _| {},
+                Pace::new(1),
+            )
+            .unwrap()
         }
     }
 
@@ -1102,8 +1208,16 @@ mod tests {
         };
         // Not the default batch, so that the one given is the one kept.
         let pace = Pace { workers: 4, profile_batch: 5 };
-        let graded =
-            grade(&setup.exercise, &setup.starter, &entries, setup.out.path(), &batches, &|_, _, _| {}, pace).unwrap();
+        let graded = grade(
+            &setup.exercise,
+            &setup.starter,
+            &entries,
+            Destination { dir: setup.out.path(), shard: None },
+            &batches,
+            &|_, _, _| {},
+            pace,
+        )
+        .unwrap();
         let sizes = batches.sizes.into_inner().unwrap();
         for gpu in 0..GPUS {
             let profiled: Vec<usize> = sizes.iter().filter(|(g, _)| *g == gpu).map(|(_, n)| *n).collect();
@@ -1156,14 +1270,24 @@ mod tests {
     #[test]
     fn names_are_data_in_every_report() {
         let exercise = transpose();
-        let names = ["=1+1", "-resubmitted", "@SUM(A1)", "+1", "\tx", "a \"quoted\" | *bold* <b>", "two\nlines"];
+        let names = [
+            "=1+1",
+            "-resubmitted",
+            "@SUM(A1)",
+            "+1",
+            "\tx",
+            " =2",
+            "a \"quoted\" | *bold* <b>",
+            "two\nlines",
+            "\u{202e}ecila",
+        ];
         let rows: Vec<Row> = names.iter().map(|n| refused(n, format!("{n}: refused"))).collect();
         let csv = csv(&rows).unwrap();
         let mut reader = ::csv::Reader::from_reader(csv.as_bytes());
         let cells: Vec<(String, String)> =
             reader.records().map(|r| r.unwrap()).map(|r| (r[0].to_owned(), r[13].to_owned())).collect();
         for ((submission, lost), name) in cells.iter().zip(names) {
-            match name.starts_with(['=', '+', '-', '@', '\t']) {
+            match name.trim_start().starts_with(['=', '+', '-', '@']) || name.starts_with('\t') {
                 true => assert_eq!(submission, &format!("'{name}"), "a formula prefix is defused"),
                 false => assert_eq!(submission, name, "the rest is kept as it is"),
             }
@@ -1172,9 +1296,10 @@ mod tests {
         let markdown = markdown(&exercise, &rows);
         assert!(markdown.contains("| a \"quoted\" \\| \\*bold\\* \\<b\\> |"), "{markdown}");
         assert!(markdown.contains("| two / lines |"), "{markdown}");
+        assert!(markdown.contains("| \\u{202e}ecila |"), "a name shows as it is spelled: {markdown}");
         assert_eq!(markdown.lines().filter(|l| l.starts_with('|')).count(), 2 + names.len(), "one line per row");
         let json: serde_json::Value = serde_json::from_str(&serde_json::to_string(&rows).unwrap()).unwrap();
-        assert_eq!(json[6]["submission"], "two\nlines", "JSON keeps the name exactly");
+        assert_eq!(json[7]["submission"], "two\nlines", "JSON keeps the name exactly");
     }
 
     #[test]
@@ -1197,15 +1322,31 @@ mod tests {
         }
         let entries = scan(setup.submissions.path(), "exercise.cu").unwrap();
         let check = |_: &LearnerFile, _: &str, _: usize| CheckOutcome::Correct(Box::new(measured(1, 1, 1.0)));
-        let whole =
-            grade(&setup.exercise, &setup.starter, &entries, setup.out.path(), &check, &|_, _, _| {}, Pace::new(1))
-                .unwrap();
+        let whole = grade(
+            &setup.exercise,
+            &setup.starter,
+            &entries,
+            Destination { dir: setup.out.path(), shard: None },
+            &check,
+            &|_, _, _| {},
+            Pace::new(1),
+        )
+        .unwrap();
         let parts: Vec<tempfile::TempDir> = (1..=2)
             .map(|index| {
                 let shard = Shard { index, count: 2 };
                 let out = tempfile::tempdir().unwrap();
                 let mine: Vec<Entry> = entries.iter().filter(|e| shard.holds(e.name())).cloned().collect();
-                grade(&setup.exercise, &setup.starter, &mine, out.path(), &check, &|_, _, _| {}, Pace::new(1)).unwrap();
+                grade(
+                    &setup.exercise,
+                    &setup.starter,
+                    &mine,
+                    Destination { dir: out.path(), shard: Some(shard) },
+                    &check,
+                    &|_, _, _| {},
+                    Pace::new(1),
+                )
+                .unwrap();
                 out
             })
             .collect();
@@ -1214,7 +1355,8 @@ mod tests {
         let (exercise, rows) = merge(&dirs, merged.path()).unwrap();
         assert_eq!(exercise, "transpose-swizzle");
         assert_eq!(rows, whole.rows);
-        write_reports(&setup.exercise, &rows, merged.path()).unwrap();
+        write_reports(&setup.exercise, &rows, merged.path(), Coverage { shard: None, submissions: rows.len() })
+            .unwrap();
         for file in [CSV_FILE, JSON_FILE, MARKDOWN_FILE] {
             assert_eq!(
                 fs::read_to_string(merged.path().join(file)).unwrap(),
@@ -1225,6 +1367,15 @@ mod tests {
         assert_eq!(load_state(merged.path(), "transpose-swizzle").len(), 6, "a rerun into the merged folder resumes");
         let twice = merge(&[dirs[0].clone(), dirs[0].clone()], merged.path()).unwrap_err();
         assert!(twice.0.contains("is in both"), "{}", twice.0);
+        // A shard left out, or one whose run was stopped, is named rather than merged.
+        let alone = merge(&dirs[..1], merged.path()).unwrap_err();
+        assert!(alone.0.contains("lacks shard 2/2"), "{}", alone.0);
+        let json = dirs[1].join(JSON_FILE);
+        let mut grades: serde_json::Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
+        grades["rows"].as_array_mut().unwrap().pop();
+        fs::write(&json, grades.to_string()).unwrap();
+        let stopped = merge(&dirs, merged.path()).unwrap_err();
+        assert!(stopped.0.contains("did not finish"), "{}", stopped.0);
     }
 
     #[test]
@@ -1246,15 +1397,29 @@ mod tests {
             running.fetch_sub(1, Ordering::SeqCst);
             CheckOutcome::Correct(Box::new(measured(if shown.starts_with('b') { 2 } else { 1 }, 1, 1.0)))
         };
-        let parallel =
-            grade(&setup.exercise, &setup.starter, &entries, setup.out.path(), &check, &|_, _, _| {}, Pace::new(3))
-                .unwrap();
+        let parallel = grade(
+            &setup.exercise,
+            &setup.starter,
+            &entries,
+            Destination { dir: setup.out.path(), shard: None },
+            &check,
+            &|_, _, _| {},
+            Pace::new(3),
+        )
+        .unwrap();
         assert!(most.load(Ordering::SeqCst) > 1, "checks ran side by side");
         assert!(workers.lock().unwrap().iter().all(|&w| w < 3) && workers.lock().unwrap().len() > 1, "worker numbers");
         let one_at_a_time = tempfile::tempdir().unwrap();
-        let sequential =
-            grade(&setup.exercise, &setup.starter, &entries, one_at_a_time.path(), &check, &|_, _, _| {}, Pace::new(1))
-                .unwrap();
+        let sequential = grade(
+            &setup.exercise,
+            &setup.starter,
+            &entries,
+            Destination { dir: one_at_a_time.path(), shard: None },
+            &check,
+            &|_, _, _| {},
+            Pace::new(1),
+        )
+        .unwrap();
         assert_eq!(parallel.rows, sequential.rows, "the same rows in the same order");
         assert_eq!(parallel.rows[1].score(), Some(70), "b.cu's own verdict stays on its row");
         assert_eq!(

@@ -54,18 +54,31 @@ pub fn scan(dir: &Path, learner_file: &str) -> Result<Vec<Entry>, BadInput> {
             return Err(BadInput(format!("there is no folder {shown}: give the folder that holds the submissions")));
         }
     };
+    // Each name, and whether it is UTF-8: one that is not (an archive made on another system) is
+    // shown with its other bytes escaped, `bad\xffname`, so that two such names stay two.
     let mut names = Vec::new();
     for entry in fs::read_dir(&root).map_err(|e| BadInput(format!("cannot read {shown}: {e}")))? {
         let entry = entry.map_err(|e| BadInput(format!("cannot read {shown}: {e}")))?;
-        names.push(entry.file_name().to_string_lossy().into_owned());
+        names.push(match entry.file_name().into_string() {
+            Ok(name) => (name, true),
+            Err(name) => (std::os::unix::ffi::OsStrExt::as_bytes(name.as_os_str()).escape_ascii().to_string(), false),
+        });
     }
     names.sort();
     let entries: Vec<Entry> = names
         .into_iter()
-        .filter(|name| !name.starts_with('.') || name.contains(".."))
-        .map(|name| match open(&root, &name, learner_file) {
-            Ok(submission) => Entry::Found(submission),
-            Err(reason) => Entry::Refused { name, reason },
+        .filter(|(name, _)| !name.starts_with('.') || name.contains(".."))
+        .map(|(name, utf8)| match utf8 {
+            false => Entry::Refused {
+                reason: format!(
+                    "refused: the name `{name}` is not UTF-8 (made on a system with another encoding?): rename it"
+                ),
+                name,
+            },
+            true => match open(&root, &name, learner_file) {
+                Ok(submission) => Entry::Found(submission),
+                Err(reason) => Entry::Refused { name, reason },
+            },
         })
         .collect();
     if entries.is_empty() {
@@ -236,6 +249,21 @@ mod tests {
             format!("refused: `oscar/exercise.cu` is a link to {}, outside the submissions folder", secret.display())
         );
         assert_eq!(refused(&entries, "trent.cu"), "refused: `trent.cu` is a link to nothing");
+    }
+
+    #[test]
+    fn names_that_are_not_utf8_stay_apart_and_are_refused_with_the_reason() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().unwrap();
+        for name in [b"bad\xffname".as_slice(), b"bad\xfename"] {
+            let folder = dir.path().join(std::ffi::OsStr::from_bytes(name));
+            fs::create_dir(&folder).unwrap();
+            fs::write(folder.join("exercise.cu"), "x").unwrap();
+        }
+        let entries = scan(dir.path(), "exercise.cu").unwrap();
+        let names: Vec<&str> = entries.iter().map(Entry::name).collect();
+        assert_eq!(names, ["bad\\xfename", "bad\\xffname"]);
+        assert!(refused(&entries, "bad\\xffname").contains("is not UTF-8"));
     }
 
     #[test]
