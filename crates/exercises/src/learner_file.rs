@@ -790,7 +790,8 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
             state.line,
             format!(
                 "`{}` here keeps a variable from one launch to the next, which the code after your part could \
-                 read to act differently when it is profiled: keep values in locals, or make it `const`",
+                 read to act differently when it is profiled: keep values in locals (`constexpr` ones too), and a \
+                 table in `__constant__` memory",
                 state.text
             ),
         );
@@ -924,12 +925,24 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
                 .into(),
         );
     }
+    // Every launch is checked, Nsight Compute counts at the check size and the clock runs at the
+    // timed size: a part that could tell them apart could be conflict-free only where it is counted.
+    if let Some(grid) = expanded.iter().find(|t| matches!(t.text.as_str(), "gridDim" | "blockIdx")) {
+        return problem(
+            grid.line,
+            format!(
+                "`{}` would let your part act otherwise at the size that is profiled and the size that is timed: \
+                 index by the thread and the element alone",
+                grid.text
+            ),
+        );
+    }
     Ok(region)
 }
 
 /// The `static`, `__device__` or `__managed__` of the first variable in `code` that lasts from one
-/// launch to the next and can be written: not `const` (after its last `*`) or `constexpr`.
-/// Functions, which keep nothing, and `__constant__` data, which a kernel cannot write, are not.
+/// launch to the next. Functions, which keep nothing, and `__constant__` data, which a kernel
+/// cannot write, are not.
 fn lasting_variable(code: &[Token]) -> Option<&Token> {
     let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
     (0..code.len()).filter(|&at| matches!(text(at), "static" | "__device__" | "__managed__")).find_map(|at| {
@@ -972,13 +985,10 @@ fn lasting_variable(code: &[Token]) -> Option<&Token> {
                 || code.get(end + 1).is_some_and(|t| t.kind == Kind::Identifier && !is_type_word(&t.text))
                     && text(end + 2) == ")");
         let function = text(end) == "(" && !matches!(text(end + 1), "*" | "&" | "^") && named && !parenthesized;
-        let last_star = (at..end).rfind(|&i| text(i) == "*").unwrap_or(at);
-        // (`const volatile` data is read afresh each time, and can be written through a cast.)
-        let constant = ((at..end).any(|i| text(i) == "constexpr") || (last_star..end).any(|i| text(i) == "const"))
-            && (at..end).all(|i| text(i) != "volatile");
-        // (A `static` the part ends with is the kernel's, refused as such below.)
+        // (Even `const` or `constexpr` data there is memory a pointer can reach and write, by
+        // `memcpy` or a cast through a template; `__constant__` memory a kernel cannot write.)
         let declares = end < code.len();
-        (declares && !function && !constant && (at..end).all(|i| text(i) != "__constant__")).then_some(&code[at])
+        (declares && !function && (at..end).all(|i| text(i) != "__constant__")).then_some(&code[at])
     })
 }
 
@@ -996,6 +1006,10 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str)> {
                 calls.pop();
             }
             "const_cast" => return Some((token, "`const_cast`")),
+            "memcpy" | "memmove" | "memset" | "__builtin_bit_cast" | "new" | "delete" | "malloc" | "free" => {
+                return Some((token, "copying bytes, or memory from the device's heap,"));
+            }
+            word if word.starts_with("__cvta_") => return Some((token, "converting addresses")),
             "reinterpret_cast" => return Some((token, "`reinterpret_cast`")),
             "union" => return Some((token, "a union")),
             // `*` or `&` then `)`, perhaps through `const`: a type in parentheses, a cast.
@@ -1333,11 +1347,17 @@ mod tests {
             ("int f() { return 0; } /*\n*/ #include \"/etc/passwd\"", "only the course's headers may be included"),
             ("int f() { return 0; } # define X 1", "a `#` that does not begin its line"),
             ("__device__ unsigned seen;\nint f() { return 0; }", "`__device__` here keeps a variable"),
+            ("__device__ const unsigned seen = 0;\nint f() { return 0; }", "`__device__` here keeps a variable"),
+            ("int f() { static constexpr unsigned k = 1; return k; }", "`static` here keeps a variable"),
+            ("int f() { unsigned* p = new unsigned; return *p; }", "memory from the device's heap"),
+            ("int f(const unsigned* a) { unsigned* b; memcpy(&b, &a, 8); return *b; }", "copying bytes"),
+            ("int f(unsigned* a) { return __cvta_generic_to_global(a) != 0; }", "converting addresses"),
             ("__device__ const unsigned* seen;\nint f() { return 0; }", "`__device__` here keeps a variable"),
             ("__managed__ int seen = 0;\nint f() { return 0; }", "`__managed__` here keeps a variable"),
             ("int f() { static int calls; return calls++; }", "`static` here keeps a variable"),
             ("struct S { static __device__ int n; };\nint f() { return 0; }", "`static` here keeps a variable"),
             ("#define MODE (__LINE__ > 30)\nint f() { return 0; }", "`__LINE__` has another value"),
+            ("int f() { return gridDim.x > 8 ? 1 : 0; }", "`gridDim` would let your part act otherwise"),
             ("#define __pragma(a, b) a b\nint f() { return 0; }", "`#define __pragma` changes a word of C++"),
             (
                 "constexpr unsigned line(unsigned l = __builtin_LINE()) { return l; }\nint f() { return 0; }",
@@ -1447,7 +1467,7 @@ mod tests {
             "struct Base {};\nstruct Next : Base { __device__ unsigned g(unsigned c) const { return c + 1; } } next;",
             "struct alignas(8) Next final { __device__ unsigned g(unsigned c) const { return c + 1; } } next;",
             "template <int K> struct Base {};\nstruct Next : Base<1> { __device__ unsigned g(unsigned c) const { return c + 1; } } next;",
-            "static const unsigned table[2] = {1, 2};\nstatic constexpr unsigned K = 3;",
+            "constexpr unsigned table[2] = {1, 2};\nconstexpr unsigned K = 3;",
             "struct Next { static __device__ unsigned g(unsigned c) { return c + 1; } };",
             "auto next = [c = 0u]() mutable { return ++c; };",
             "unsigned (*pick)(unsigned) = nullptr; unsigned w = 2 * 3;",
