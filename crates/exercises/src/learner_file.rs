@@ -790,8 +790,8 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
             state.line,
             format!(
                 "`{}` here keeps a variable from one launch to the next, which the code after your part could \
-                 read to act differently when it is profiled: keep values in locals (`constexpr` ones too), and a \
-                 table in `__constant__` memory",
+                 read to act differently when it is profiled: keep values in locals or `constexpr` constants, and \
+                 a table in `__constant__` memory",
                 state.text
             ),
         );
@@ -927,7 +927,12 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
     }
     // Every launch is checked, Nsight Compute counts at the check size and the clock runs at the
     // timed size: a part that could tell them apart could be conflict-free only where it is counted.
-    if let Some(grid) = expanded.iter().find(|t| matches!(t.text.as_str(), "gridDim" | "blockIdx")) {
+    // (Hopper's cluster built-ins are the grid's and the block's too, in clusters of one block.)
+    if let Some(grid) = expanded.iter().find(|t| {
+        matches!(t.text.as_str(), "gridDim" | "blockIdx")
+            || t.text.starts_with("__cluster")
+            || t.text.starts_with("__nv_")
+    }) {
         return problem(
             grid.line,
             format!(
@@ -941,8 +946,8 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
 }
 
 /// The `static`, `__device__` or `__managed__` of the first variable in `code` that lasts from one
-/// launch to the next. Functions, which keep nothing, and `__constant__` data, which a kernel
-/// cannot write, are not.
+/// launch to the next. Functions, which keep nothing, `__constant__` data, which a kernel cannot
+/// write, and `constexpr` constants are not.
 fn lasting_variable(code: &[Token]) -> Option<&Token> {
     let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
     (0..code.len()).filter(|&at| matches!(text(at), "static" | "__device__" | "__managed__")).find_map(|at| {
@@ -985,10 +990,12 @@ fn lasting_variable(code: &[Token]) -> Option<&Token> {
                 || code.get(end + 1).is_some_and(|t| t.kind == Kind::Identifier && !is_type_word(&t.text))
                     && text(end + 2) == ")");
         let function = text(end) == "(" && !matches!(text(end + 1), "*" | "&" | "^") && named && !parenthesized;
-        // (Even `const` or `constexpr` data there is memory a pointer can reach and write, by
-        // `memcpy` or a cast through a template; `__constant__` memory a kernel cannot write.)
+        // (Even `const` data there is memory a pointer can reach and write, by a cast through a
+        // template; `__constant__` memory a kernel cannot write, and the compiler reads a
+        // `constexpr` value where it is used.)
         let declares = end < code.len();
-        (declares && !function && (at..end).all(|i| text(i) != "__constant__")).then_some(&code[at])
+        let constant = (at..end).any(|i| matches!(text(i), "__constant__" | "constexpr"));
+        (declares && !function && !constant).then_some(&code[at])
     })
 }
 
@@ -1348,7 +1355,7 @@ mod tests {
             ("int f() { return 0; } # define X 1", "a `#` that does not begin its line"),
             ("__device__ unsigned seen;\nint f() { return 0; }", "`__device__` here keeps a variable"),
             ("__device__ const unsigned seen = 0;\nint f() { return 0; }", "`__device__` here keeps a variable"),
-            ("int f() { static constexpr unsigned k = 1; return k; }", "`static` here keeps a variable"),
+            ("int f() { static const unsigned k = 1; return k; }", "`static` here keeps a variable"),
             ("int f() { unsigned* p = new unsigned; return *p; }", "memory from the device's heap"),
             ("int f(const unsigned* a) { unsigned* b; memcpy(&b, &a, 8); return *b; }", "copying bytes"),
             ("int f(unsigned* a) { return __cvta_generic_to_global(a) != 0; }", "converting addresses"),
@@ -1358,6 +1365,7 @@ mod tests {
             ("struct S { static __device__ int n; };\nint f() { return 0; }", "`static` here keeps a variable"),
             ("#define MODE (__LINE__ > 30)\nint f() { return 0; }", "`__LINE__` has another value"),
             ("int f() { return gridDim.x > 8 ? 1 : 0; }", "`gridDim` would let your part act otherwise"),
+            ("int f() { return __clusterGridDimInClusters().x > 8; }", "`__clusterGridDimInClusters` would let"),
             ("#define __pragma(a, b) a b\nint f() { return 0; }", "`#define __pragma` changes a word of C++"),
             (
                 "constexpr unsigned line(unsigned l = __builtin_LINE()) { return l; }\nint f() { return 0; }",
@@ -1468,6 +1476,7 @@ mod tests {
             "struct alignas(8) Next final { __device__ unsigned g(unsigned c) const { return c + 1; } } next;",
             "template <int K> struct Base {};\nstruct Next : Base<1> { __device__ unsigned g(unsigned c) const { return c + 1; } } next;",
             "constexpr unsigned table[2] = {1, 2};\nconstexpr unsigned K = 3;",
+            "struct Swizzle { static constexpr unsigned bits = 3; };\nstatic constexpr unsigned mask = 7;",
             "struct Next { static __device__ unsigned g(unsigned c) { return c + 1; } };",
             "auto next = [c = 0u]() mutable { return ++c; };",
             "unsigned (*pick)(unsigned) = nullptr; unsigned w = 2 * 3;",
