@@ -805,7 +805,7 @@ fn unseen(c: char) -> bool {
 
 /// `text` as one Markdown table cell: `|`, backslashes and what Markdown or HTML would read
 /// (`*`, `_`, backticks, `<`, `[`) escaped, line ends made visible as ` / `, characters that
-/// show nothing ([`unseen`]) as `\u{202e}`.
+/// show nothing (bidi overrides, zero-width characters) as `\u{202e}`.
 pub fn markdown_cell(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.replace("\r\n", "\n").chars() {
