@@ -969,16 +969,12 @@ mod tests {
                 calls.fetch_add(1, Ordering::SeqCst);
                 CheckOutcome::Correct(Box::new(measured(1, 1, 1.0)))
             };
-            grade(
-                &self.exercise,
-                &self.starter,
-                &entries,
-                Destination { dir: self.out.path(), shard: None },
-                &check,
-                &|_, _, _| {},
-                Pace::new(1),
-            )
-            .unwrap()
+            self.grade_into(&entries, Destination { dir: self.out.path(), shard: None }, &check, Pace::new(1))
+        }
+
+        /// [`grade`] of `entries` into `out`, with no progress shown.
+        fn grade_into(&self, entries: &[Entry], out: Destination<'_>, checks: &dyn Checks, pace: Pace) -> Graded {
+            grade(&self.exercise, &self.starter, entries, out, checks, &|_, _, _| {}, pace).unwrap()
         }
     }
 
@@ -1208,16 +1204,7 @@ mod tests {
         };
         // Not the default batch, so that the one given is the one kept.
         let pace = Pace { workers: 4, profile_batch: 5 };
-        let graded = grade(
-            &setup.exercise,
-            &setup.starter,
-            &entries,
-            Destination { dir: setup.out.path(), shard: None },
-            &batches,
-            &|_, _, _| {},
-            pace,
-        )
-        .unwrap();
+        let graded = setup.grade_into(&entries, Destination { dir: setup.out.path(), shard: None }, &batches, pace);
         let sizes = batches.sizes.into_inner().unwrap();
         for gpu in 0..GPUS {
             let profiled: Vec<usize> = sizes.iter().filter(|(g, _)| *g == gpu).map(|(_, n)| *n).collect();
@@ -1322,31 +1309,14 @@ mod tests {
         }
         let entries = scan(setup.submissions.path(), "exercise.cu").unwrap();
         let check = |_: &LearnerFile, _: &str, _: usize| CheckOutcome::Correct(Box::new(measured(1, 1, 1.0)));
-        let whole = grade(
-            &setup.exercise,
-            &setup.starter,
-            &entries,
-            Destination { dir: setup.out.path(), shard: None },
-            &check,
-            &|_, _, _| {},
-            Pace::new(1),
-        )
-        .unwrap();
+        let whole =
+            setup.grade_into(&entries, Destination { dir: setup.out.path(), shard: None }, &check, Pace::new(1));
         let parts: Vec<tempfile::TempDir> = (1..=2)
             .map(|index| {
                 let shard = Shard { index, count: 2 };
                 let out = tempfile::tempdir().unwrap();
                 let mine: Vec<Entry> = entries.iter().filter(|e| shard.holds(e.name())).cloned().collect();
-                grade(
-                    &setup.exercise,
-                    &setup.starter,
-                    &mine,
-                    Destination { dir: out.path(), shard: Some(shard) },
-                    &check,
-                    &|_, _, _| {},
-                    Pace::new(1),
-                )
-                .unwrap();
+                setup.grade_into(&mine, Destination { dir: out.path(), shard: Some(shard) }, &check, Pace::new(1));
                 out
             })
             .collect();
@@ -1397,29 +1367,13 @@ mod tests {
             running.fetch_sub(1, Ordering::SeqCst);
             CheckOutcome::Correct(Box::new(measured(if shown.starts_with('b') { 2 } else { 1 }, 1, 1.0)))
         };
-        let parallel = grade(
-            &setup.exercise,
-            &setup.starter,
-            &entries,
-            Destination { dir: setup.out.path(), shard: None },
-            &check,
-            &|_, _, _| {},
-            Pace::new(3),
-        )
-        .unwrap();
+        let parallel =
+            setup.grade_into(&entries, Destination { dir: setup.out.path(), shard: None }, &check, Pace::new(3));
         assert!(most.load(Ordering::SeqCst) > 1, "checks ran side by side");
         assert!(workers.lock().unwrap().iter().all(|&w| w < 3) && workers.lock().unwrap().len() > 1, "worker numbers");
         let one_at_a_time = tempfile::tempdir().unwrap();
-        let sequential = grade(
-            &setup.exercise,
-            &setup.starter,
-            &entries,
-            Destination { dir: one_at_a_time.path(), shard: None },
-            &check,
-            &|_, _, _| {},
-            Pace::new(1),
-        )
-        .unwrap();
+        let sequential =
+            setup.grade_into(&entries, Destination { dir: one_at_a_time.path(), shard: None }, &check, Pace::new(1));
         assert_eq!(parallel.rows, sequential.rows, "the same rows in the same order");
         assert_eq!(parallel.rows[1].score(), Some(70), "b.cu's own verdict stays on its row");
         assert_eq!(
