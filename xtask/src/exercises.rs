@@ -373,6 +373,7 @@ pub fn grade(args: &GradeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> 
     let exercise = manifest.exercise(id)?;
     let learner_file = exercise.starter.file_name().expect("a starter file").to_string_lossy().into_owned();
     let mut entries = submissions::scan(folder, &learner_file)?;
+    let class = grading::ClassPrint::of(&entries);
     if let Some(shard) = args.shard {
         entries.retain(|entry| shard.holds(entry.name()));
     }
@@ -424,7 +425,7 @@ pub fn grade(args: &GradeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> 
         exercise,
         &starter,
         &entries,
-        grading::Destination { dir: &out_dir, shard: args.shard },
+        grading::Destination { dir: &out_dir, shard: args.shard, class },
         &checks,
         &progress,
         Pace { workers: usize::from(args.jobs) * devices.len(), profile_batch: args.profile_batch.into() },
@@ -458,6 +459,11 @@ pub fn grade(args: &GradeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> 
         [grading::CSV_FILE, grading::JSON_FILE, grading::MARKDOWN_FILE].map(|f| out_dir.join(f).display().to_string());
     writeln!(out, "\nWritten: {}", written.join(", "))?;
     Ok(match graded {
+        // A shard may hold none of a small class: its task did all it had to.
+        0 if rows.is_empty() => {
+            writeln!(out, "This shard holds none of the class's submissions.")?;
+            ExitCode::SUCCESS
+        }
         0 => {
             let why = gpu.err().map_or(String::new(), |why| format!(": grading needs a GPU ({why})"));
             writeln!(out, "Nothing graded{why}.")?;
@@ -502,15 +508,22 @@ impl grading::Checks for ClassChecks<'_> {
 fn merge(manifest: &Manifest, args: &GradeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let out_dir = args.out.as_ref().expect("clap requires --out with --merge");
     let _only_run = lock_output(out_dir)?;
-    let (id, rows) = grading::merge(&args.merge, out_dir)?;
+    let (id, rows, class) = grading::merge(&args.merge, out_dir)?;
     let exercise = manifest.exercise(&id)?;
-    grading::write_reports(exercise, &rows, out_dir, grading::Coverage { shard: None, submissions: rows.len() })
+    let coverage = grading::Coverage { shard: None, submissions: rows.len(), class };
+    grading::write_reports(exercise, &rows, out_dir, &coverage)
         .with_context(|| format!("cannot write the grades in {}", out_dir.display()))?;
     write!(out, "{}", grading::markdown(exercise, &rows))?;
-    writeln!(out, "\nMerged {} folders into {}.", args.merge.len(), out_dir.display())?;
-    Ok(match rows.iter().all(|r| r.graded()) {
-        true => ExitCode::SUCCESS,
-        false => ExitCode::FAILURE,
+    let folders = match args.merge.len() {
+        1 => "1 folder".to_owned(),
+        n => format!("{n} folders"),
+    };
+    writeln!(out, "\nMerged {folders} into {}.", out_dir.display())?;
+    // As `grade` exits: 0 all graded, 1 some, 2 none.
+    Ok(match rows.iter().filter(|r| r.graded()).count() {
+        0 => ExitCode::from(2),
+        n if n == rows.len() => ExitCode::SUCCESS,
+        _ => ExitCode::FAILURE,
     })
 }
 

@@ -407,20 +407,44 @@ pub struct Grades {
 
 /// What a run grades: its slice of the class, if a shard, and how many submissions that holds.
 /// A `grades.json` with fewer rows is from a run that has not finished.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
 pub struct Coverage {
     pub shard: Option<Shard>,
     pub submissions: usize,
+    /// The whole class the shard was cut from, so that shards of different classes, or of one
+    /// folder before and after submissions came in, are not merged.
+    pub class: ClassPrint,
+}
+
+/// A class folder's submissions: how many, and the SHA-256 of their names, one per line.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+pub struct ClassPrint {
+    pub submissions: usize,
+    pub names_sha256: String,
+}
+
+impl ClassPrint {
+    pub fn of(entries: &[Entry]) -> ClassPrint {
+        use sha2::{Digest, Sha256};
+        let mut names = Sha256::new();
+        for entry in entries {
+            names.update(entry.name().as_bytes());
+            names.update(b"\n");
+        }
+        let names_sha256 = names.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        ClassPrint { submissions: entries.len(), names_sha256 }
+    }
 }
 
 /// Rows from the grades of several shards (each folder's `grades.json`), in the order one run
 /// over the whole class gives them, and the exercise they grade. Their progress is joined too, so
 /// that a later run into the merged folder resumes.
-pub fn merge(dirs: &[PathBuf], out_dir: &Path) -> Result<(String, Vec<Row>), crate::BadInput> {
+pub fn merge(dirs: &[PathBuf], out_dir: &Path) -> Result<(String, Vec<Row>, ClassPrint), crate::BadInput> {
     let bad = |text: String| crate::BadInput(text);
     let (mut exercise, mut rows, mut seen): (Option<String>, Vec<Row>, HashMap<String, PathBuf>) =
         (None, Vec::new(), HashMap::new());
     let mut shards: Vec<(Shard, &PathBuf)> = Vec::new();
+    let mut class: Option<(ClassPrint, &PathBuf)> = None;
     for dir in dirs {
         let grades = read(dir)?;
         let Some(coverage) = grades.coverage else {
@@ -439,8 +463,29 @@ pub fn merge(dirs: &[PathBuf], out_dir: &Path) -> Result<(String, Vec<Row>), cra
                 coverage.submissions
             )));
         }
-        if let Some(shard) = coverage.shard {
-            shards.push((shard, dir));
+        match &class {
+            Some((first, first_dir)) if *first != coverage.class => {
+                return Err(bad(format!(
+                    "{} and {} were cut from different classes ({} and {} submissions, or the same number with \
+                     other names: was a submission added between their runs?): grade every shard of one state of \
+                     the class folder",
+                    first_dir.display(),
+                    dir.display(),
+                    first.submissions,
+                    coverage.class.submissions
+                )));
+            }
+            _ => class = Some((coverage.class.clone(), dir)),
+        }
+        match coverage.shard {
+            Some(shard) => shards.push((shard, dir)),
+            None if dirs.len() > 1 => {
+                return Err(bad(format!(
+                    "{} holds a whole class, not a shard (--shard K/N): merge the shards' folders alone",
+                    dir.display()
+                )));
+            }
+            None => {}
         }
         match &exercise {
             Some(first) if *first != grades.exercise => {
@@ -477,16 +522,34 @@ pub fn merge(dirs: &[PathBuf], out_dir: &Path) -> Result<(String, Vec<Row>), cra
                 other.count
             )));
         }
+        if let Some((shard, dir)) = shards.iter().enumerate().find_map(|(at, (shard, dir))| {
+            shards[..at].iter().any(|(other, _)| other.index == shard.index).then_some((shard, dir))
+        }) {
+            return Err(bad(format!(
+                "shard {}/{} is given twice (again as {}): give each shard's folder once",
+                shard.index,
+                shard.count,
+                dir.display()
+            )));
+        }
         let missing: Vec<String> = (1..=first.count)
             .filter(|index| !shards.iter().any(|(shard, _)| shard.index == *index))
             .map(|index| format!("{index}/{}", first.count))
             .collect();
-        if !missing.is_empty() || shards.len() != dirs.len() {
+        if !missing.is_empty() {
             return Err(bad(format!(
-                "the merge lacks shard {} of the class: give every shard's folder (and only those)",
+                "the merge lacks shard {} of the class: give every shard's folder",
                 missing.join(", ")
             )));
         }
+    }
+    let (class, _) = class.expect("a folder was read");
+    if rows.len() != class.submissions {
+        return Err(bad(format!(
+            "the folders hold {} of the class's {} submissions: give every shard's folder",
+            rows.len(),
+            class.submissions
+        )));
     }
     rows.sort_by(|a, b| a.submission.cmp(&b.submission));
     fs::create_dir_all(out_dir).map_err(|e| bad(format!("cannot make {}: {e}", out_dir.display())))?;
@@ -500,7 +563,7 @@ pub fn merge(dirs: &[PathBuf], out_dir: &Path) -> Result<(String, Vec<Row>), cra
         fs::write(out_dir.join(STATE_FILE), state)
             .map_err(|e| bad(format!("cannot write in {}: {e}", out_dir.display())))?;
     }
-    Ok((exercise, rows))
+    Ok((exercise, rows, class))
 }
 
 /// What a grading run did.
@@ -607,10 +670,12 @@ impl ProfileQueues {
 }
 
 /// Where a run writes its reports (`dir`), and the slice of the class it grades, if a shard.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Destination<'a> {
     pub dir: &'a Path,
     pub shard: Option<Shard>,
+    /// The whole class's print (of the entries before they were cut into shards).
+    pub class: ClassPrint,
 }
 
 /// Grades `entries` for `exercise` (its starter text is `starter`) into `out.dir`: each file is
@@ -631,7 +696,7 @@ pub fn grade(
     pace: Pace,
 ) -> io::Result<Graded> {
     let out_dir = out.dir;
-    let coverage = Coverage { shard: out.shard, submissions: entries.len() };
+    let coverage = Coverage { shard: out.shard, submissions: entries.len(), class: out.class };
     fs::create_dir_all(out_dir)?;
     let done = load_state(out_dir, &exercise.id);
     let (mut rows, mut resumed, mut pending): (Vec<Option<Row>>, usize, Vec<Pending>) =
@@ -666,7 +731,7 @@ pub fn grade(
         };
     }
     let finished = |rows: &[Option<Row>]| rows.iter().flatten().cloned().collect::<Vec<Row>>();
-    write_reports(exercise, &finished(&rows), out_dir, coverage)?;
+    write_reports(exercise, &finished(&rows), out_dir, &coverage)?;
     let total = entries.len();
     let queue = Mutex::new(pending.into_iter());
     let pace = Pace { workers: pace.workers.max(1), ..pace };
@@ -715,7 +780,7 @@ pub fn grade(
                 append_state(out_dir, &exercise.id, &row)?;
             }
             rows[index] = Some(row);
-            write_reports(exercise, &finished(&rows), out_dir, coverage)?;
+            write_reports(exercise, &finished(&rows), out_dir, &coverage)?;
         }
         Ok(())
     })?;
@@ -727,7 +792,8 @@ fn refused(name: &str, reason: String) -> Row {
 }
 
 /// Holds `out_dir` for one run until the file is dropped; `Ok(None)` if another run holds it. Two
-/// runs writing one folder's reports would leave each other's half-written files.
+/// runs writing one folder's reports would leave each other's half-written files. Where the
+/// file system cannot lock, the run goes on unlocked.
 pub fn hold_output(out_dir: &Path) -> io::Result<Option<fs::File>> {
     use std::os::fd::AsRawFd;
     fs::create_dir_all(out_dir)?;
@@ -735,16 +801,19 @@ pub fn hold_output(out_dir: &Path) -> io::Result<Option<fs::File>> {
     // SAFETY: flock on a file descriptor this function owns; it does not wait.
     match unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } {
         0 => Ok(Some(lock)),
-        _ => match io::Error::last_os_error() {
-            e if e.raw_os_error() == Some(libc::EWOULDBLOCK) => Ok(None),
-            e => Err(e),
+        _ => match io::Error::last_os_error().raw_os_error() {
+            Some(libc::EWOULDBLOCK) => Ok(None),
+            // A file system that cannot lock (Lustre mounted without flock, NFS without its lock
+            // service): runs there are not kept apart, as before.
+            Some(libc::ENOSYS | libc::ENOLCK | libc::EOPNOTSUPP) => Ok(Some(lock)),
+            _ => Err(io::Error::last_os_error()),
         },
     }
 }
 
 /// `grades.csv`, `grades.json` and `summary.md` in `out_dir`, each replaced whole; the JSON also
 /// says what the run was to grade (`coverage`).
-pub fn write_reports(exercise: &Exercise, rows: &[Row], out_dir: &Path, coverage: Coverage) -> io::Result<()> {
+pub fn write_reports(exercise: &Exercise, rows: &[Row], out_dir: &Path, coverage: &Coverage) -> io::Result<()> {
     write_atomically(&out_dir.join(CSV_FILE), &csv(rows)?)?;
     let json = serde_json::json!({
         "exercise": exercise.id,
@@ -752,6 +821,7 @@ pub fn write_reports(exercise: &Exercise, rows: &[Row], out_dir: &Path, coverage
         "max_score": MAX_SCORE,
         "shard": coverage.shard,
         "submissions": coverage.submissions,
+        "class": coverage.class,
         "rows": rows,
     });
     write_atomically(&out_dir.join(JSON_FILE), &(serde_json::to_string_pretty(&json)? + "\n"))?;
@@ -791,7 +861,10 @@ const CSV_HEADER: [&str; 16] = [
 /// show as text.
 pub fn spreadsheet_text(text: &str) -> String {
     // (Also after spaces, and as the full-width `＝`, which some spreadsheets read as `=`.)
-    match text.trim_start_matches(' ').starts_with(['=', '+', '-', '@', '\t', '\r', '＝', '＋', '－', '＠']) {
+    match text
+        .trim_start_matches(|c: char| c.is_whitespace() && !matches!(c, '\t' | '\r'))
+        .starts_with(['=', '+', '-', '@', '\t', '\r', '＝', '＋', '－', '＠'])
+    {
         true => format!("'{text}"),
         false => text.to_owned(),
     }
@@ -800,7 +873,10 @@ pub fn spreadsheet_text(text: &str) -> String {
 /// Characters that change how the text around them is shown without showing themselves: bidi
 /// overrides and isolates (`\u{202e}` makes `ecila` show as `alice`), and zero-width ones.
 fn unseen(c: char) -> bool {
-    matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{2069}' | '\u{feff}')
+    matches!(
+        c,
+        '\u{61c}' | '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}' | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{2069}' | '\u{feff}'
+    )
 }
 
 /// `text` as one Markdown table cell: `|`, backslashes and what Markdown or HTML would read
@@ -969,7 +1045,12 @@ mod tests {
                 calls.fetch_add(1, Ordering::SeqCst);
                 CheckOutcome::Correct(Box::new(measured(1, 1, 1.0)))
             };
-            self.grade_into(&entries, Destination { dir: self.out.path(), shard: None }, &check, Pace::new(1))
+            self.grade_into(
+                &entries,
+                Destination { dir: self.out.path(), shard: None, class: ClassPrint::of(&entries) },
+                &check,
+                Pace::new(1),
+            )
         }
 
         /// [`grade`] of `entries` into `out`, with no progress shown.
@@ -1204,7 +1285,12 @@ mod tests {
         };
         // Not the default batch, so that the one given is the one kept.
         let pace = Pace { workers: 4, profile_batch: 5 };
-        let graded = setup.grade_into(&entries, Destination { dir: setup.out.path(), shard: None }, &batches, pace);
+        let graded = setup.grade_into(
+            &entries,
+            Destination { dir: setup.out.path(), shard: None, class: ClassPrint::of(&entries) },
+            &batches,
+            pace,
+        );
         let sizes = batches.sizes.into_inner().unwrap();
         for gpu in 0..GPUS {
             let profiled: Vec<usize> = sizes.iter().filter(|(g, _)| *g == gpu).map(|(_, n)| *n).collect();
@@ -1267,6 +1353,7 @@ mod tests {
             "a \"quoted\" | *bold* <b>",
             "two\nlines",
             "\u{202e}ecila",
+            "\u{a0}=3",
         ];
         let rows: Vec<Row> = names.iter().map(|n| refused(n, format!("{n}: refused"))).collect();
         let csv = csv(&rows).unwrap();
@@ -1309,24 +1396,34 @@ mod tests {
         }
         let entries = scan(setup.submissions.path(), "exercise.cu").unwrap();
         let check = |_: &LearnerFile, _: &str, _: usize| CheckOutcome::Correct(Box::new(measured(1, 1, 1.0)));
-        let whole =
-            setup.grade_into(&entries, Destination { dir: setup.out.path(), shard: None }, &check, Pace::new(1));
+        let whole = setup.grade_into(
+            &entries,
+            Destination { dir: setup.out.path(), shard: None, class: ClassPrint::of(&entries) },
+            &check,
+            Pace::new(1),
+        );
         let parts: Vec<tempfile::TempDir> = (1..=2)
             .map(|index| {
                 let shard = Shard { index, count: 2 };
                 let out = tempfile::tempdir().unwrap();
                 let mine: Vec<Entry> = entries.iter().filter(|e| shard.holds(e.name())).cloned().collect();
-                setup.grade_into(&mine, Destination { dir: out.path(), shard: Some(shard) }, &check, Pace::new(1));
+                setup.grade_into(
+                    &mine,
+                    Destination { dir: out.path(), shard: Some(shard), class: ClassPrint::of(&entries) },
+                    &check,
+                    Pace::new(1),
+                );
                 out
             })
             .collect();
         let merged = tempfile::tempdir().unwrap();
         let dirs: Vec<PathBuf> = parts.iter().map(|p| p.path().to_path_buf()).collect();
-        let (exercise, rows) = merge(&dirs, merged.path()).unwrap();
+        let (exercise, rows, class) = merge(&dirs, merged.path()).unwrap();
+        assert_eq!(class, ClassPrint::of(&entries));
         assert_eq!(exercise, "transpose-swizzle");
         assert_eq!(rows, whole.rows);
-        write_reports(&setup.exercise, &rows, merged.path(), Coverage { shard: None, submissions: rows.len() })
-            .unwrap();
+        let coverage = Coverage { shard: None, submissions: rows.len(), class: ClassPrint::of(&entries) };
+        write_reports(&setup.exercise, &rows, merged.path(), &coverage).unwrap();
         for file in [CSV_FILE, JSON_FILE, MARKDOWN_FILE] {
             assert_eq!(
                 fs::read_to_string(merged.path().join(file)).unwrap(),
@@ -1341,7 +1438,13 @@ mod tests {
         let alone = merge(&dirs[..1], merged.path()).unwrap_err();
         assert!(alone.0.contains("lacks shard 2/2"), "{}", alone.0);
         let json = dirs[1].join(JSON_FILE);
-        let mut grades: serde_json::Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
+        let original = fs::read_to_string(&json).unwrap();
+        let mut grades: serde_json::Value = serde_json::from_str(&original).unwrap();
+        grades["class"]["submissions"] = serde_json::json!(99);
+        fs::write(&json, grades.to_string()).unwrap();
+        let other_class = merge(&dirs, merged.path()).unwrap_err();
+        assert!(other_class.0.contains("were cut from different classes"), "{}", other_class.0);
+        let mut grades: serde_json::Value = serde_json::from_str(&original).unwrap();
         grades["rows"].as_array_mut().unwrap().pop();
         fs::write(&json, grades.to_string()).unwrap();
         let stopped = merge(&dirs, merged.path()).unwrap_err();
@@ -1367,13 +1470,21 @@ mod tests {
             running.fetch_sub(1, Ordering::SeqCst);
             CheckOutcome::Correct(Box::new(measured(if shown.starts_with('b') { 2 } else { 1 }, 1, 1.0)))
         };
-        let parallel =
-            setup.grade_into(&entries, Destination { dir: setup.out.path(), shard: None }, &check, Pace::new(3));
+        let parallel = setup.grade_into(
+            &entries,
+            Destination { dir: setup.out.path(), shard: None, class: ClassPrint::of(&entries) },
+            &check,
+            Pace::new(3),
+        );
         assert!(most.load(Ordering::SeqCst) > 1, "checks ran side by side");
         assert!(workers.lock().unwrap().iter().all(|&w| w < 3) && workers.lock().unwrap().len() > 1, "worker numbers");
         let one_at_a_time = tempfile::tempdir().unwrap();
-        let sequential =
-            setup.grade_into(&entries, Destination { dir: one_at_a_time.path(), shard: None }, &check, Pace::new(1));
+        let sequential = setup.grade_into(
+            &entries,
+            Destination { dir: one_at_a_time.path(), shard: None, class: ClassPrint::of(&entries) },
+            &check,
+            Pace::new(1),
+        );
         assert_eq!(parallel.rows, sequential.rows, "the same rows in the same order");
         assert_eq!(parallel.rows[1].score(), Some(70), "b.cu's own verdict stays on its row");
         assert_eq!(
