@@ -307,15 +307,32 @@ const QUALIFIERS: [&str; 14] = [
     "__restrict",
 ];
 
+/// Where a compiler's type trait used as a type, `__remove_cv(unsigned)` at `at` in `code`, ends
+/// (its `)`): a reserved name and its argument, then the declarator (through `const`,
+/// `volatile`, `*` and `&`, which qualify the type), not a qualifier of a function's.
+pub(crate) fn type_trait_end<T: std::borrow::Borrow<Token>>(code: &[T], at: usize) -> Option<usize> {
+    let text = |i: usize| code.get(i).map_or("", |t| t.borrow().text.as_str());
+    if !text(at).starts_with("__") || text(at + 1) != "(" {
+        return None;
+    }
+    let close = matching(code, at + 1);
+    let after = code
+        .get(close + 1..)?
+        .iter()
+        .map(|t| t.borrow())
+        .find(|t| !matches!(t.text.as_str(), "const" | "volatile" | "*" | "&" | "&&"));
+    after.is_some_and(|t| t.kind == Kind::Identifier && !QUALIFIERS.contains(&t.text.as_str())).then_some(close)
+}
+
 /// Statements that are not declarations.
 const NOT_DECLARATIONS: [&str; 9] = ["if", "for", "while", "switch", "do", "else", "namespace", "static_assert", "{"];
 
 /// The index of the bracket that closes the one at `open`, or `code.len()` where none does (a
 /// macro's replacement list may hold half a pair).
-fn matching(code: &[&Token], open: usize) -> usize {
+pub(crate) fn matching<T: std::borrow::Borrow<Token>>(code: &[T], open: usize) -> usize {
     let mut depth = 0i64;
     for (i, token) in code.iter().enumerate().skip(open) {
-        match token.text.as_str() {
+        match token.borrow().text.as_str() {
             "(" | "[" | "{" => depth += 1,
             ")" | "]" | "}" => {
                 depth -= 1;
@@ -405,24 +422,16 @@ fn in_statement<'t>(
     let mut after_template = 0;
     while i < statement.len() {
         let token = statement[i];
+        if let Some(close) = type_trait_end(statement, i) {
+            i = close + 1;
+            continue;
+        }
         match token.text.as_str() {
             "template" if text(i + 1) == "<" => {
                 i = angle_end(statement, i + 1);
                 after_template = i + 1;
             }
             word if SPECIFIERS_WITH_ARGUMENTS.contains(&word) && text(i + 1) == "(" => i = matching(statement, i + 1),
-            // A compiler's type trait as the type (`__remove_cv(unsigned) load(...)`): a
-            // reserved name and its argument, then the declarator, not a qualifier.
-            word if word.starts_with("__") && text(i + 1) == "(" && {
-                // (Through `const`, `volatile`, `*` and `&`, which qualify the type.)
-                let after = statement[matching(statement, i + 1) + 1..]
-                    .iter()
-                    .find(|t| !matches!(t.text.as_str(), "const" | "volatile" | "*" | "&" | "&&"));
-                after.is_some_and(|t| t.kind == Kind::Identifier && !QUALIFIERS.contains(&t.text.as_str()))
-            } =>
-            {
-                i = matching(statement, i + 1)
-            }
             "[" if i > 0
                 && matches!(text(i - 1), "auto" | "&" | "&&" | "const" | "volatile")
                 && statement[..i].iter().any(|t| t.text == "auto") =>

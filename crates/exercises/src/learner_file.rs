@@ -956,19 +956,16 @@ fn lasting_variable(code: &[Token]) -> Option<&Token> {
         // are the type's).
         let (mut end, mut angles, mut parentheses) = (at + 1, 0, 0);
         while end < code.len() {
+            // A compiler's type trait as the type (`__remove_cv(unsigned) seen`) is the type's.
+            if let Some(close) = declared::type_trait_end(code, end) {
+                end = close + 1;
+                continue;
+            }
             match text(end) {
                 "<" if parentheses == 0 && code[end - 1].kind == Kind::Identifier => angles += 1,
                 ">" if parentheses == 0 && angles > 0 => angles -= 1,
                 "(" | "[" if angles > 0 => parentheses += 1,
                 ")" | "]" if angles > 0 => parentheses -= 1,
-                // A compiler's type trait as the type (`__remove_cv(unsigned) seen`) is the type's.
-                word if word.starts_with("__") && text(end + 1) == "(" && {
-                    let close = closing(code, end + 1);
-                    code.get(close + 1).is_some_and(|t| t.kind == Kind::Identifier)
-                } =>
-                {
-                    end = closing(code, end + 1);
-                }
                 // An operator's name (`operator[]`, `operator()`, `operator=`) runs to its `(`.
                 "operator" => {
                     end += if text(end + 1) == "(" { 2 } else { 1 };
@@ -985,7 +982,7 @@ fn lasting_variable(code: &[Token]) -> Option<&Token> {
         // `unsigned (seen);` and `T ((seen))` are variables: a name alone in parentheses, unless it
         // is a type (`f(uint3)`, a function's unnamed parameter) or parameters follow it
         // (`auto (load)(...)`).
-        let parenthesized = text(closing(code, end) + 1) != "("
+        let parenthesized = text(declared::matching(code, end) + 1) != "("
             && (text(end + 1) == "("
                 || code.get(end + 1).is_some_and(|t| t.kind == Kind::Identifier && !is_type_word(&t.text))
                     && text(end + 2) == ")");
@@ -1062,30 +1059,15 @@ fn is_type_word(word: &str) -> bool {
         ))
 }
 
-/// The index of the `)` that closes the `(` at `open` in `code`, or `code.len()`.
-fn closing(code: &[Token], open: usize) -> usize {
-    let mut depth = 0;
-    for (at, token) in code.iter().enumerate().skip(open) {
-        depth += i32::from(token.text == "(") - i32::from(token.text == ")");
-        if depth == 0 {
-            return at;
-        }
-    }
-    code.len()
-}
-
 /// The first `__location__(..)` or `__annotate__(..)` (CUDA's spellings of its keywords), or
 /// `__attribute__((..))` naming a memory space, in `code`.
 fn spelled_out_space(code: &[Token]) -> Option<&Token> {
     code.iter().enumerate().find_map(|(at, t)| {
         let group = || {
-            code[at + 1..]
-                .iter()
-                .scan(0i32, |depth, t| {
-                    *depth += i32::from(t.text == "(") - i32::from(t.text == ")");
-                    (*depth > 0 || t.text == "(").then_some(t)
-                })
-                .any(|t| matches!(t.text.as_str(), "device" | "managed" | "shared" | "constant"))
+            code.get(at + 1).is_some_and(|t| t.text == "(")
+                && code[at + 1..declared::matching(code, at + 1)]
+                    .iter()
+                    .any(|t| matches!(t.text.as_str(), "device" | "managed" | "shared" | "constant"))
         };
         match t.text.as_str() {
             "__location__" | "__annotate__" => Some(t),
