@@ -58,9 +58,13 @@ pub struct CheckArgs {
     #[arg(long)]
     pub no_gpu: bool,
     /// Seconds a check may take before it is killed (1 to 86400).
-    #[arg(long, default_value_t = TIME_LIMIT_SECONDS, value_name = "SECONDS",
-          value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    #[arg(long, default_value_t = TIME_LIMIT_SECONDS, value_name = "SECONDS", value_parser = time_limit())]
     pub time_limit: u64,
+}
+
+/// `--time-limit`'s seconds: one at least, a day at most.
+fn time_limit() -> clap::builder::RangedU64ValueParser<u64> {
+    clap::value_parser!(u64).range(1..=86_400)
 }
 
 const GRADE_EXIT_CODES: &str = "Exit status: 0 every submission was graded; 1 some were graded, some could not \
@@ -88,8 +92,7 @@ pub struct GradeArgs {
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Seconds one submission's check may take before it is killed (1 to 86400).
-    #[arg(long, default_value_t = TIME_LIMIT_SECONDS, value_name = "SECONDS",
-          value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    #[arg(long, default_value_t = TIME_LIMIT_SECONDS, value_name = "SECONDS", value_parser = time_limit())]
     pub time_limit: u64,
     /// Only validate the submissions; grade nothing.
     #[arg(long)]
@@ -454,24 +457,27 @@ pub fn grade(args: &GradeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> 
             60.0 * checked as f64 / seconds
         )?;
     }
-    let graded = rows.iter().filter(|r| r.graded()).count();
     let written =
         [grading::CSV_FILE, grading::JSON_FILE, grading::MARKDOWN_FILE].map(|f| out_dir.join(f).display().to_string());
     writeln!(out, "\nWritten: {}", written.join(", "))?;
-    Ok(match graded {
+    if rows.is_empty() {
         // A shard may hold none of a small class: its task did all it had to.
-        0 if rows.is_empty() => {
-            writeln!(out, "This shard holds none of the class's submissions.")?;
-            ExitCode::SUCCESS
-        }
-        0 => {
-            let why = gpu.err().map_or(String::new(), |why| format!(": grading needs a GPU ({why})"));
-            writeln!(out, "Nothing graded{why}.")?;
-            ExitCode::from(2)
-        }
-        n if n == rows.len() => ExitCode::SUCCESS,
+        writeln!(out, "This shard holds none of the class's submissions.")?;
+    } else if !rows.iter().any(|r| r.graded()) {
+        let why = gpu.err().map_or(String::new(), |why| format!(": grading needs a GPU ({why})"));
+        writeln!(out, "Nothing graded{why}.")?;
+    }
+    Ok(exit_status(&rows))
+}
+
+/// How `grade` and its merges end ([`GRADE_EXIT_CODES`]): 0 every row graded (or none to grade),
+/// 1 some, 2 none.
+fn exit_status(rows: &[grading::Row]) -> ExitCode {
+    match rows.iter().filter(|row| row.graded()).count() {
+        graded if graded == rows.len() => ExitCode::SUCCESS,
+        0 => ExitCode::from(2),
         _ => ExitCode::FAILURE,
-    })
+    }
 }
 
 /// A class's checks: worker `w` uses the checker of GPU `w % checkers`.
@@ -519,12 +525,7 @@ fn merge(manifest: &Manifest, args: &GradeArgs, out: &mut dyn Write) -> anyhow::
         n => format!("{n} folders"),
     };
     writeln!(out, "\nMerged {folders} into {}.", out_dir.display())?;
-    // As `grade` exits: 0 all graded, 1 some, 2 none.
-    Ok(match rows.iter().filter(|r| r.graded()).count() {
-        0 => ExitCode::from(2),
-        n if n == rows.len() => ExitCode::SUCCESS,
-        _ => ExitCode::FAILURE,
-    })
+    Ok(exit_status(&rows))
 }
 
 /// Holds `out_dir` for this run until it is dropped (see [`grading::hold_output`]).

@@ -425,14 +425,8 @@ pub struct ClassPrint {
 
 impl ClassPrint {
     pub fn of(entries: &[Entry]) -> ClassPrint {
-        use sha2::{Digest, Sha256};
-        let mut names = Sha256::new();
-        for entry in entries {
-            names.update(entry.name().as_bytes());
-            names.update(b"\n");
-        }
-        let names_sha256 = names.finalize().iter().map(|b| format!("{b:02x}")).collect();
-        ClassPrint { submissions: entries.len(), names_sha256 }
+        let names: String = entries.iter().map(|entry| format!("{}\n", entry.name())).collect();
+        ClassPrint { submissions: entries.len(), names_sha256: crate::submissions::sha256_hex(names.as_bytes()) }
     }
 }
 
@@ -799,15 +793,16 @@ pub fn hold_output(out_dir: &Path) -> io::Result<Option<fs::File>> {
     fs::create_dir_all(out_dir)?;
     let lock = fs::OpenOptions::new().create(true).append(true).open(out_dir.join(".grade-lock"))?;
     // SAFETY: flock on a file descriptor this function owns; it does not wait.
-    match unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } {
-        0 => Ok(Some(lock)),
-        _ => match io::Error::last_os_error().raw_os_error() {
-            Some(libc::EWOULDBLOCK) => Ok(None),
-            // A file system that cannot lock (Lustre mounted without flock, NFS without its lock
-            // service): runs there are not kept apart, as before.
-            Some(libc::ENOSYS | libc::ENOLCK | libc::EOPNOTSUPP) => Ok(Some(lock)),
-            _ => Err(io::Error::last_os_error()),
-        },
+    if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+        return Ok(Some(lock));
+    }
+    let error = io::Error::last_os_error();
+    match error.raw_os_error() {
+        Some(libc::EWOULDBLOCK) => Ok(None),
+        // A file system that cannot lock (Lustre mounted without flock, NFS without its lock
+        // service): runs there are not kept apart, as before.
+        Some(libc::ENOSYS | libc::ENOLCK | libc::EOPNOTSUPP) => Ok(Some(lock)),
+        _ => Err(error),
     }
 }
 

@@ -5,11 +5,11 @@
 use std::{collections::BTreeMap, fs, io, path::PathBuf};
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use crate::{
     learner_file,
     manifest::{Exercise, MAX_SCORE, Manifest},
+    submissions::sha256_hex,
     verdict::Verdict,
 };
 
@@ -54,14 +54,10 @@ fn read(manifest: &Manifest, exercise: &Exercise) -> BTreeMap<String, Record> {
     serde_json::from_str(&text).unwrap_or_default()
 }
 
-fn digest(bytes: &[u8]) -> String {
-    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
-}
-
 /// Keeps `verdict` as the last check of `exercise`'s copy, whose bytes were `bytes`.
 pub fn record(manifest: &Manifest, exercise: &Exercise, bytes: &[u8], verdict: &Verdict) -> io::Result<()> {
     let mut records = read(manifest, exercise);
-    let record = Record { sha256: digest(bytes), score: verdict.score, next: verdict.next.clone() };
+    let record = Record { sha256: sha256_hex(bytes), score: verdict.score, next: verdict.next.clone() };
     records.insert(exercise.id.clone(), record);
     let path = records_path(manifest, exercise);
     fs::create_dir_all(path.parent().expect("in the learner's folder"))?;
@@ -80,7 +76,7 @@ pub fn standing(manifest: &Manifest, exercise: &Exercise, starter: &str) -> io::
     }
     Ok(match read(manifest, exercise).remove(&exercise.id) {
         None => Standing::NotCheckedYet,
-        Some(record) if record.sha256 != digest(&bytes) => Standing::Changed,
+        Some(record) if record.sha256 != sha256_hex(&bytes) => Standing::Changed,
         Some(Record { score: Some(MAX_SCORE), .. }) => Standing::Passes,
         Some(Record { score: Some(score), next, .. }) => Standing::Fails { score, next },
         Some(Record { score: None, next, .. }) => Standing::NotChecked(next),

@@ -111,8 +111,13 @@ fn open(root: &Path, name: &str, learner_file: &str) -> Result<Submission, Strin
         .take(MAX_FILE_BYTES as u64 + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| format!("cannot read {shown}: {e}"))?;
-    let sha256 = Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
+    let sha256 = sha256_hex(&bytes);
     Ok(Submission { name: name.to_owned(), shown, bytes, sha256 })
+}
+
+/// The SHA-256 of `bytes`, in hex: how a file, or a class's names, is recognised again.
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// `root/relative` resolved, if it stays inside `root` (a canonical path): the name has no `..`
