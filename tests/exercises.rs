@@ -391,8 +391,9 @@ fn odd_names_are_graded_as_data_and_land_in_every_report_safely() {
 }
 
 /// The hidden check command restricts itself before reading the submission, and still does its
-/// work in its own folder: here (no GPU) it writes that it could not check. Run in a thread of its
-/// own, which the sandbox confines (Landlock restricts a thread and what it starts).
+/// work in its own folder: here (no GPU) it writes that it could not check, and ends, since its
+/// GPU was not checked clean. Run in a thread of its own, which the sandbox confines (Landlock
+/// restricts a thread and what it starts).
 #[test]
 fn the_check_command_works_inside_its_sandbox_and_cannot_read_beside_it() {
     if cuda_kernels::Gpu::open().is_ok() {
@@ -401,31 +402,36 @@ fn the_check_command_works_inside_its_sandbox_and_cannot_read_beside_it() {
     }
     let work = tempfile::tempdir().unwrap();
     let outside = tempfile::tempdir().unwrap();
-    let submission = work.path().join("submission.cu");
-    fs::copy(root().join("exercises/transpose-swizzle/solution.cu"), &submission).unwrap();
+    let request = exercises::protocol::CheckRequest { number: 1, name: "-resubmitted \"x\"\n".into() };
+    let files = request.files(work.path());
+    fs::create_dir(&files.folder).unwrap();
+    fs::copy(root().join("exercises/transpose-swizzle/solution.cu"), &files.submission).unwrap();
     fs::write(outside.path().join("secret"), "not yours").unwrap();
-    let result = work.path().join("result.json");
-    let args = exercises::protocol::ChildCommand {
+    let command = exercises::protocol::ChildCommand {
         role: exercises::protocol::Role::Check,
         exercise: "transpose-swizzle".into(),
-        files: vec![submission],
-        name: Some("-resubmitted \"x\"\n".into()),
-        result: Some(result.clone()),
+        files: Vec::new(),
+        folder: Some(work.path().to_owned()),
+        result: None,
         launches: exercises::protocol::Launches::All,
         gpu_lock: None,
-    }
-    .args();
+    };
+    // Two requests: the first one's outcome ends the process, which never reads the second (whose
+    // file does not exist: reading it would be an error).
+    let second = exercises::protocol::CheckRequest { number: 2, ..request.clone() };
+    let requests =
+        format!("{}\n{}\n", serde_json::to_string(&request).unwrap(), serde_json::to_string(&second).unwrap());
     let secret = outside.path().join("secret");
     let (run, read) = std::thread::spawn(move || {
-        let args: Vec<&str> = args.iter().map(|a| a.to_str().unwrap()).collect();
-        let run = xtask(&args);
-        (run.code, fs::read_to_string(&secret).map_err(|e| e.kind()))
+        let run = xtask::serve_checks(&command, &mut requests.as_bytes()).map_err(|e| format!("{e:#}"));
+        (run, fs::read_to_string(&secret).map_err(|e| e.kind()))
     })
     .join()
     .unwrap();
-    assert_eq!(run, ExitCode::SUCCESS);
-    let outcome: Value = serde_json::from_str(&fs::read_to_string(&result).unwrap()).unwrap();
+    assert_eq!(run, Ok(ExitCode::SUCCESS));
+    let outcome: Value = serde_json::from_str(&fs::read_to_string(&files.result).unwrap()).unwrap();
     assert_eq!(outcome["outcome"], "could-not-check", "{outcome}");
+    assert_eq!(fs::read_to_string(&files.answered).unwrap(), "ending");
     match exercises::sandbox::probe() {
         exercises::sandbox::Status::Unconfined(why) => eprintln!("no sandbox here ({why}); read: {read:?}"),
         _ => assert_eq!(read, Err(std::io::ErrorKind::PermissionDenied), "the check's thread cannot read beside it"),
@@ -449,7 +455,7 @@ fn the_profile_command_works_inside_its_sandbox_and_without_counters_blames_nobo
         role: exercises::protocol::Role::Profile,
         exercise: "transpose-swizzle".into(),
         files,
-        name: None,
+        folder: None,
         result: Some(result.clone()),
         launches: exercises::protocol::Launches::All,
         gpu_lock: None,

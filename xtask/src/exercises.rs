@@ -1,5 +1,6 @@
-//! `cargo xtask exercise` and `cargo xtask grade`: find the exercise, run each check in a process
-//! of its own (the hidden `__check-submission` command), and print what the exercises crate says.
+//! `cargo xtask exercise` and `cargo xtask grade`: find the exercise, run the checks in processes
+//! of their own (the hidden `__check-submissions` command, which checks file after file), and
+//! print what the exercises crate says.
 
 use std::{
     fs,
@@ -134,14 +135,8 @@ fn gpu_available(no_gpu: bool) -> Result<usize, String> {
 }
 
 fn checker(time_limit: u64) -> anyhow::Result<Checker> {
-    Ok(Checker {
-        program: std::env::current_exe().context("cannot find this program to run checks with")?,
-        leading_args: Vec::new(),
-        time_limit: Duration::from_secs(time_limit),
-        memory_limit: grading::MEMORY_LIMIT,
-        gpu_lock: None,
-        device: None,
-    })
+    let program = std::env::current_exe().context("cannot find this program to run checks with")?;
+    Ok(Checker::new(program, Duration::from_secs(time_limit)))
 }
 
 fn starter_text(manifest: &Manifest, exercise: &Exercise) -> anyhow::Result<String> {
@@ -608,30 +603,78 @@ fn enter_sandbox(command: &ChildCommand) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Writes `value` as JSON to `result` whole, then renamed: the supervisor never reads half a result.
+/// Writes `value` as JSON to `result` (see [`write_whole`]).
 fn write_result(result: &Path, value: &impl serde::Serialize) -> anyhow::Result<()> {
-    let partial = result.with_extension("partial");
-    fs::write(&partial, serde_json::to_string(value)?)
-        .and_then(|()| fs::rename(&partial, result))
-        .with_context(|| format!("cannot write {}", result.display()))
+    write_whole(result, &serde_json::to_string(value)?)
 }
 
-/// The child side of a check: writes the outcome as JSON to `--result=`.
-pub fn check_submission(args: &ChildArgs) -> anyhow::Result<ExitCode> {
+/// Writes `text` to `path` whole, then renamed: the supervisor never reads half a file.
+fn write_whole(path: &Path, text: &str) -> anyhow::Result<()> {
+    let partial = path.with_extension("partial");
+    fs::write(&partial, text)
+        .and_then(|()| fs::rename(&partial, path))
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// The child side of checks: serves the requests on standard input (see [`serve_checks`]).
+pub fn check_submissions(args: &ChildArgs) -> anyhow::Result<ExitCode> {
     let command = ChildCommand::parse(Role::Check, &args.args).map_err(anyhow::Error::msg)?;
-    enter_sandbox(&command)?;
-    let (manifest, exercise, files) = child_files(&command)?;
-    let result = command.result.as_ref().expect("parse requires it of a check");
-    let provisional = |outcome: &check::CheckOutcome| {
-        if let Err(error) = write_result(result, outcome) {
-            eprintln!("{error:#}");
-        }
-    };
+    serve_checks(&command, &mut std::io::stdin().lock())
+}
+
+/// Checks served by one process before it ends and a fresh one takes over: bounds what a long run
+/// may gather in one process (the driver's and NVRTC's memory).
+const CHECKS_PER_PROCESS: u64 = 100;
+
+/// Checks the file of each request (a line of JSON, see `protocol::CheckRequest`) read from
+/// `requests`, writing its outcome and then its answer in the request's folder, inside its
+/// sandbox. CUDA starts once: the GPU's primary context stays open between requests, while every
+/// module, buffer and stream of a check is its own and released with it. After an outcome that
+/// may leave the GPU unclean (a crash, anything not checked), the process ends, and the next
+/// check starts a fresh one.
+pub fn serve_checks(command: &ChildCommand, requests: &mut dyn std::io::BufRead) -> anyhow::Result<ExitCode> {
+    enter_sandbox(command)?;
+    let manifest = manifest()?;
+    let exercise = manifest.exercise(&command.exercise)?.clone();
+    let starter = starter_text(&manifest, &exercise)?;
     let work = command.work_folder().map_err(anyhow::Error::msg)?;
-    let turn = supervise::LockTurn::new(command.gpu_lock.clone(), work.join(protocol::GPU_TURN_MARKER));
-    let name = command.name.as_deref().expect("parse requires it of a check");
-    let outcome = check::check(&manifest, &exercise, &files[0], name, &provisional, &turn);
-    write_result(result, &outcome)?;
+    // Held open, so that each check's own opening finds CUDA started and its context made.
+    let _started = Gpu::open();
+    let mut line = String::new();
+    for served in 1.. {
+        line.clear();
+        if requests.read_line(&mut line)? == 0 {
+            break;
+        }
+        let request: protocol::CheckRequest =
+            serde_json::from_str(&line).with_context(|| format!("not a check request: {line:?}"))?;
+        let files = request.files(work);
+        let bytes =
+            fs::read(&files.submission).with_context(|| format!("cannot read {}", files.submission.display()))?;
+        let file = learner_file::validate(&exercise, &starter, &bytes)?;
+        let provisional = |outcome: &check::CheckOutcome| {
+            if let Err(error) = write_result(&files.result, outcome) {
+                eprintln!("{error:#}");
+            }
+        };
+        let turn = supervise::LockTurn::new(command.gpu_lock.clone(), files.turn_marker.clone());
+        let outcome = check::check(&manifest, &exercise, &file, &request.name, &provisional, &turn);
+        write_result(&files.result, &outcome)?;
+        let clean = matches!(
+            outcome,
+            check::CheckOutcome::Correct(_)
+                | check::CheckOutcome::Incorrect { .. }
+                | check::CheckOutcome::CompileError { .. }
+        );
+        let after = match clean && served < CHECKS_PER_PROCESS {
+            true => protocol::After::Serving,
+            false => protocol::After::Ending,
+        };
+        write_whole(&files.answered, after.text())?;
+        if after == protocol::After::Ending {
+            break;
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -7,6 +7,9 @@ pub mod calibrate;
 mod conflicts;
 mod dist;
 mod exercises;
+/// A check process's loop, for tests that run it in a thread of their own (its sandbox confines
+/// that thread).
+pub use exercises::serve_checks;
 mod grading_bench;
 pub mod lessons;
 mod measured_pages;
@@ -108,9 +111,10 @@ pub enum Command {
     Watch(exercises::WatchArgs),
     /// Grade a folder of submissions to an exercise: CSV, JSON and a Markdown summary.
     Grade(exercises::GradeArgs),
-    /// Internal: check one file in a process of its own, writing the outcome as JSON.
-    #[command(name = "__check-submission", hide = true)]
-    CheckSubmission(exercises::ChildArgs),
+    /// Internal: check files one after another in a process of their own, each named by a line
+    /// of standard input, writing each outcome as JSON.
+    #[command(name = "__check-submissions", hide = true)]
+    CheckSubmissions(exercises::ChildArgs),
     /// Internal: profile checked files in a process of their own, writing their counters as JSON.
     #[command(name = "__profile-submissions", hide = true)]
     ProfileSubmissions(exercises::ChildArgs),
@@ -145,7 +149,7 @@ pub fn run(cli: Cli, out: &mut dyn Write, color: bool) -> anyhow::Result<ExitCod
         Command::Exercise(args) => exercises::exercise(&args, out, color),
         Command::Watch(args) => exercises::watch(&args, out, color),
         Command::Grade(args) => exercises::grade(&args, out),
-        Command::CheckSubmission(args) => exercises::check_submission(&args),
+        Command::CheckSubmissions(args) => exercises::check_submissions(&args),
         Command::ProfileSubmissions(args) => exercises::profile_submissions(&args),
         Command::ProfileTarget(args) => exercises::profile_target(&args),
     }

@@ -16,9 +16,9 @@ use crate::{
     check::{self, CheckOutcome, CounterPair, Profiled},
     learner_file::{self, LearnerFile},
     manifest::{Exercise, MAX_SCORE, Measure},
-    protocol::{ChildCommand, Launches, Role},
+    protocol::{After, CheckRequest, ChildCommand, Launches, Role},
     submissions::Entry,
-    supervise,
+    supervise::{self, Served},
     verdict::{Verdict, judge},
 };
 
@@ -27,7 +27,7 @@ pub const STATE_FILE: &str = "progress.jsonl";
 pub const CSV_FILE: &str = "grades.csv";
 pub const JSON_FILE: &str = "grades.json";
 pub const MARKDOWN_FILE: &str = "summary.md";
-/// Output kept from a check process, per stream.
+/// Output kept from a check process, per stream (per request for a check).
 const OUTPUT_CAP: usize = 64 * 1024;
 /// Largest result file read back from a check process.
 const RESULT_CAP: u64 = 1024 * 1024;
@@ -71,6 +71,17 @@ pub struct Checker {
     pub gpu_lock: Option<(PathBuf, Duration)>,
     /// The GPU the check runs on (`CUDA_VISIBLE_DEVICES`, see [`visible_device`]).
     pub device: Option<String>,
+    /// Check processes waiting for their next file.
+    idle: Mutex<Vec<CheckProcess>>,
+}
+
+/// A check process (`__check-submissions`) and its folder, serving one exercise's checks.
+struct CheckProcess {
+    exercise: String,
+    /// Declared before its folder: killed before the folder is removed.
+    server: supervise::Server,
+    folder: tempfile::TempDir,
+    requests: u64,
 }
 
 /// The `CUDA_VISIBLE_DEVICES` that shows a check GPU `ordinal` alone, `ordinal` numbering the GPUs
@@ -122,6 +133,20 @@ struct Ended<T> {
 }
 
 impl Checker {
+    /// Checks with `program` (this program, in the grader) one at a time on the first GPU it
+    /// sees, each within `time_limit` and [`MEMORY_LIMIT`].
+    pub fn new(program: PathBuf, time_limit: Duration) -> Checker {
+        Checker {
+            program,
+            leading_args: Vec::new(),
+            time_limit,
+            memory_limit: MEMORY_LIMIT,
+            gpu_lock: None,
+            device: None,
+            idle: Mutex::default(),
+        }
+    }
+
     /// Checks `file` (shown as `shown`) in a child process killed at the time limit, then profiles
     /// it if it is correct.
     pub fn check(&self, exercise: &Exercise, file: &LearnerFile, shown: &str) -> CheckOutcome {
@@ -213,46 +238,88 @@ impl Checker {
         }
     }
 
+    /// Checks `file` in a check process (an idle one, or a new one), which goes back to wait for
+    /// the next file if it says it goes on serving.
     fn try_check(&self, exercise: &Exercise, file: &LearnerFile, shown: &str) -> io::Result<CheckOutcome> {
-        let work = tempfile::tempdir()?;
-        let result = work.path().join("result.json");
+        let mut process = self.check_process(exercise)?;
+        process.requests += 1;
+        let request = CheckRequest { number: process.requests, name: shown.to_owned() };
+        let files = request.files(process.folder.path());
+        fs::create_dir(&files.folder)?;
+        read_only_copy(&files.submission, file)?;
+        let limits = self.limits(Some(files.turn_marker.clone()));
+        let served = process.server.serve(&serde_json::to_string(&request)?, &limits, &|| files.answered.exists())?;
+        let written = read_result(&files.result)?;
+        let outcome = match served {
+            Served::Answered { stderr, .. } => {
+                if fs::read_to_string(&files.answered).ok().as_deref().and_then(After::read) == Some(After::Serving) {
+                    self.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(process);
+                }
+                written.unwrap_or_else(|| CheckOutcome::Crashed {
+                    detail: format!("the check process answered without a result:\n{}", tail(&stderr)),
+                })
+            }
+            Served::Ended(finished) => self.ended_check(finished, written),
+        };
+        // The process's own folder goes with it, if it ended.
+        let _ = fs::remove_dir_all(&files.folder);
+        Ok(outcome)
+    }
+
+    /// An idle check process for `exercise`, or a new one.
+    fn check_process(&self, exercise: &Exercise) -> io::Result<CheckProcess> {
+        let mut idle = self.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        while let Some(at) = idle.iter().position(|process| process.exercise == exercise.id) {
+            let mut process = idle.swap_remove(at);
+            if process.server.running() {
+                return Ok(process);
+            }
+        }
+        drop(idle);
+        let folder = tempfile::tempdir()?;
         let child = ChildCommand {
             role: Role::Check,
             exercise: exercise.id.clone(),
-            files: vec![read_only_copy(work.path(), "submission.cu", file)?],
-            name: Some(shown.to_owned()),
-            result: Some(result.clone()),
+            files: Vec::new(),
+            folder: Some(folder.path().to_owned()),
+            result: None,
             launches: Launches::All,
             gpu_lock: self.gpu_lock.as_ref().map(|(lock, _)| lock.clone()),
         };
-        let ended = self.run_child(&child, work.path(), &result)?;
-        if let Some(bytes) = ended.memory_exceeded {
-            return Ok(CheckOutcome::Crashed {
+        let server = supervise::Server::start(&mut self.command(&child, folder.path()), OUTPUT_CAP)?;
+        Ok(CheckProcess { exercise: exercise.id.clone(), server, folder, requests: 0 })
+    }
+
+    /// The outcome of a check whose process ended (or was stopped) before it answered: what it
+    /// wrote as it went, if anything, else why it ended.
+    fn ended_check(&self, finished: supervise::Finished, written: Option<CheckOutcome>) -> CheckOutcome {
+        if let Some(bytes) = finished.memory_exceeded {
+            return CheckOutcome::Crashed {
                 detail: format!(
                     "the check used {} MiB of memory, more than the limit of {} MiB, and was stopped \
                      (an include of a device file, or a runaway allocation?)",
                     bytes >> 20,
                     self.memory_limit >> 20
                 ),
-            });
+            };
         }
-        let Some(status) = ended.status else {
+        let Some(status) = finished.status else {
             let seconds = self.time_limit.as_secs();
-            return Ok(match ended.written {
+            return match written {
                 Some(CheckOutcome::CorrectUnmeasured { .. }) => CheckOutcome::CorrectUnmeasured {
                     detail: format!("stopped at the time limit ({seconds} s) while timing"),
                 },
                 _ => CheckOutcome::TimedOut { seconds },
-            });
+            };
         };
-        if let (false, Some(CheckOutcome::CorrectUnmeasured { .. })) = (status.success(), &ended.written) {
-            return Ok(CheckOutcome::CorrectUnmeasured {
-                detail: format!("the check process ended ({status}) while timing"),
-            });
+        match written {
+            Some(CheckOutcome::CorrectUnmeasured { .. }) => {
+                CheckOutcome::CorrectUnmeasured { detail: format!("the check process ended ({status}) while timing") }
+            }
+            _ => CheckOutcome::Crashed {
+                detail: format!("the check process ended ({status}) without a result:\n{}", tail(&finished.stderr)),
+            },
         }
-        Ok(ended.written.unwrap_or_else(|| CheckOutcome::Crashed {
-            detail: format!("the check process ended ({status}) without a result:\n{}", ended.stderr_tail),
-        }))
     }
 
     /// Profiles `files` in one child process (`__profile-submissions`).
@@ -262,13 +329,13 @@ impl Checker {
         let copies = files
             .iter()
             .enumerate()
-            .map(|(index, file)| read_only_copy(work.path(), &format!("submission-{}.cu", index + 1), file))
+            .map(|(index, file)| read_only_copy(&work.path().join(format!("submission-{}.cu", index + 1)), file))
             .collect::<io::Result<Vec<_>>>()?;
         let child = ChildCommand {
             role: Role::Profile,
             exercise: exercise.id.clone(),
             files: copies,
-            name: None,
+            folder: None,
             result: Some(result.clone()),
             launches: Launches::All,
             gpu_lock: self.gpu_lock.as_ref().map(|(lock, _)| lock.clone()),
@@ -283,6 +350,18 @@ impl Checker {
         work: &Path,
         result: &Path,
     ) -> io::Result<Ended<T>> {
+        let limits = self.limits(self.gpu_lock.as_ref().map(|_| work.join(crate::protocol::GPU_TURN_MARKER)));
+        let finished = supervise::run(&mut self.command(child, work), &limits, OUTPUT_CAP)?;
+        Ok(Ended {
+            written: read_result(result)?,
+            status: finished.status,
+            memory_exceeded: finished.memory_exceeded,
+            stderr_tail: tail(&finished.stderr),
+        })
+    }
+
+    /// `child` as a command run in `work`, on this checker's GPU.
+    fn command(&self, child: &ChildCommand, work: &Path) -> std::process::Command {
         let mut command = std::process::Command::new(&self.program);
         command.args(&self.leading_args).args(child.args()).current_dir(work);
         // Temporary files (ncu's reports) in the child's own folder, where its sandbox may write.
@@ -290,24 +369,34 @@ impl Checker {
         if let Some(device) = &self.device {
             command.env("CUDA_VISIBLE_DEVICES", device);
         }
-        let turn = supervise::Turn {
-            marker: self.gpu_lock.as_ref().map(|_| work.join(crate::protocol::GPU_TURN_MARKER)),
-            wait: self.gpu_lock.as_ref().map_or(Duration::ZERO, |(_, wait)| *wait),
-        };
-        let finished = supervise::run(&mut command, self.time_limit, OUTPUT_CAP, self.memory_limit, &turn)?;
-        let mut text = String::new();
-        if let Ok(file) = fs::File::open(result) {
-            io::Read::read_to_string(&mut io::Read::take(file, RESULT_CAP), &mut text)?;
-        }
-        let stderr = finished.stderr.shown();
-        let tail: Vec<&str> = stderr.lines().rev().take(12).collect::<Vec<_>>().into_iter().rev().collect();
-        Ok(Ended {
-            written: serde_json::from_str(&text).ok(),
-            status: finished.status,
-            memory_exceeded: finished.memory_exceeded,
-            stderr_tail: tail.join("\n"),
-        })
+        command
     }
+
+    /// The time and memory limits of a child, its time counted from its turn on the GPU (once it
+    /// writes `marker`) when checks share the GPU.
+    fn limits(&self, marker: Option<PathBuf>) -> supervise::Limits {
+        let turn = match &self.gpu_lock {
+            Some((_, wait)) => supervise::Turn { marker, wait: *wait },
+            None => supervise::Turn::default(),
+        };
+        supervise::Limits { time: self.time_limit, memory: self.memory_limit, turn }
+    }
+}
+
+/// What a child wrote to `result`, if that reads whole.
+fn read_result<T: serde::de::DeserializeOwned>(result: &Path) -> io::Result<Option<T>> {
+    let mut text = String::new();
+    if let Ok(file) = fs::File::open(result) {
+        io::Read::read_to_string(&mut io::Read::take(file, RESULT_CAP), &mut text)?;
+    }
+    Ok(serde_json::from_str(&text).ok())
+}
+
+/// The last lines of a child's standard error.
+fn tail(stderr: &supervise::Captured) -> String {
+    let shown = stderr.shown();
+    let lines: Vec<&str> = shown.lines().rev().take(12).collect();
+    lines.into_iter().rev().collect::<Vec<_>>().join("\n")
 }
 
 /// A correct outcome's counters, and whether their profile failed by the submission's doing.
@@ -318,14 +407,13 @@ fn set_counters(outcome: &mut CheckOutcome, counters: Result<CounterPair, String
     }
 }
 
-/// `file`'s text as `name` in `work`, read-only: the copy a child command reads.
-fn read_only_copy(work: &Path, name: &str, file: &LearnerFile) -> io::Result<PathBuf> {
-    let copy = work.join(name);
-    fs::write(&copy, &file.text)?;
-    let mut permissions = fs::metadata(&copy)?.permissions();
+/// `file`'s text at `copy`, read-only: the copy a child command reads.
+fn read_only_copy(copy: &Path, file: &LearnerFile) -> io::Result<PathBuf> {
+    fs::write(copy, &file.text)?;
+    let mut permissions = fs::metadata(copy)?.permissions();
     permissions.set_readonly(true);
-    fs::set_permissions(&copy, permissions)?;
-    Ok(copy)
+    fs::set_permissions(copy, permissions)?;
+    Ok(copy.to_owned())
 }
 
 /// The rows already graded in `out_dir` for `exercise`, by (submission, sha256). A line that
@@ -1088,12 +1176,8 @@ mod tests {
     /// A checker whose "check process" is the shell script `script`, given the checker's arguments.
     fn shell_checker(script: &str, seconds: u64) -> Checker {
         Checker {
-            program: "sh".into(),
             leading_args: vec!["-c".into(), script.into(), "sh".into()],
-            time_limit: Duration::from_secs(seconds),
-            memory_limit: MEMORY_LIMIT,
-            gpu_lock: None,
-            device: None,
+            ..Checker::new("sh".into(), Duration::from_secs(seconds))
         }
     }
 
@@ -1307,32 +1391,72 @@ mod tests {
         }
     }
 
+    /// A checker whose check process is a shell loop: for each request it logs its process id to
+    /// `log`, runs `body` (`$d` is the request's folder, `$r` its result file), then answers that
+    /// it goes on serving.
+    fn serving_checker(log: &Path, body: &str, seconds: u64) -> Checker {
+        let script = format!(
+            r#"for a; do case $a in --folder=*) w=${{a#--folder=}};; esac; done
+            while read -r line; do
+                n=$(echo "$line" | sed 's/.*"number":\([0-9]*\).*/\1/'); d="$w/$n"; r="$d/result.json"
+                echo $$ >> '{log}'
+                {body}
+                echo serving > "$d/partial"; mv "$d/partial" "$d/answered"
+            done"#,
+            log = log.display()
+        );
+        shell_checker(&script, seconds)
+    }
+
     #[test]
     fn the_check_process_reports_through_its_result_file_and_is_killed_or_blamed_when_it_cannot() {
         let exercise = transpose();
         let file = LearnerFile { text: "x".into(), region: (1, 1) };
-        let write_result = r#"while [ $# -gt 0 ]; do case $1 in --result=*) r=${1#--result=};; esac; shift; done
-            echo '{"outcome":"incorrect","input":"random","detail":"out[3] is 1"}' > "$r""#;
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("pids");
+        let pids = || fs::read_to_string(&log).unwrap().lines().map(str::to_owned).collect::<Vec<_>>();
+        let incorrect = CheckOutcome::Incorrect { input: crate::manifest::Input::Random, detail: "out[3] is 1".into() };
+        let write_incorrect = r#"[ "$(cat "$d/submission.cu")" = x ] && echo '{"outcome":"incorrect","input":"random","detail":"out[3] is 1"}' > "$r""#;
+        let checker = serving_checker(&log, write_incorrect, 60);
+        for _ in 0..3 {
+            assert_eq!(checker.check(&exercise, &file, "a.cu"), incorrect);
+        }
+        assert!(pids().iter().all(|pid| *pid == pids()[0]), "one process checked all three: {:?}", pids());
+
+        // A check past its time limit is killed with its process; the next starts a new one.
+        fs::remove_file(&log).unwrap();
+        let sleep_on_y = format!(r#"[ "$(cat "$d/submission.cu")" = y ] && sleep 600; {write_incorrect}"#);
+        let checker = serving_checker(&log, &sleep_on_y, 1);
+        let slow = LearnerFile { text: "y".into(), region: (1, 1) };
+        assert_eq!(checker.check(&exercise, &slow, "slow.cu"), CheckOutcome::TimedOut { seconds: 1 });
+        assert_eq!(checker.check(&exercise, &file, "a.cu"), incorrect);
+        assert_ne!(pids()[0], pids()[1], "a fresh process after the one that was killed");
+
+        // One that says it ends is not asked again.
+        fs::remove_file(&log).unwrap();
+        let ending = format!(r#"{write_incorrect}; echo ending > "$d/partial"; mv "$d/partial" "$d/answered"; exit 0"#);
+        let checker = serving_checker(&log, &ending, 60);
+        for _ in 0..2 {
+            assert_eq!(checker.check(&exercise, &file, "a.cu"), incorrect);
+        }
+        assert_ne!(pids()[0], pids()[1], "a fresh process after one that ended");
+
+        let correct_then_slow = r#"echo '{"outcome":"correct-unmeasured","detail":"x"}' > "$r"; sleep 600"#;
         assert_eq!(
-            shell_checker(write_result, 60).check(&exercise, &file, "a.cu"),
-            CheckOutcome::Incorrect { input: crate::manifest::Input::Random, detail: "out[3] is 1".into() }
-        );
-        assert_eq!(
-            shell_checker("sleep 600", 1).check(&exercise, &file, "a.cu"),
-            CheckOutcome::TimedOut { seconds: 1 }
-        );
-        let correct_then_slow = r#"while [ $# -gt 0 ]; do case $1 in --result=*) r=${1#--result=};; esac; shift; done
-            echo '{"outcome":"correct-unmeasured","detail":"x"}' > "$r"; sleep 600"#;
-        assert_eq!(
-            shell_checker(correct_then_slow, 1).check(&exercise, &file, "a.cu"),
+            serving_checker(&log, correct_then_slow, 1).check(&exercise, &file, "a.cu"),
             CheckOutcome::CorrectUnmeasured { detail: "stopped at the time limit (1 s) while timing".into() },
             "a correct kernel too slow to time keeps what it showed"
         );
-        let died =
-            shell_checker("echo 'CUDA_ERROR_ILLEGAL_ADDRESS' >&2; kill -SEGV $$", 60).check(&exercise, &file, "a.cu");
+        let died = serving_checker(&log, "echo 'CUDA_ERROR_ILLEGAL_ADDRESS' >&2; kill -SEGV $$", 60)
+            .check(&exercise, &file, "a.cu");
         let CheckOutcome::Crashed { detail } = died else { panic!("{died:?}") };
         assert!(detail.starts_with("the check process ended (signal: 11"), "{detail}");
         assert!(detail.ends_with("without a result:\nCUDA_ERROR_ILLEGAL_ADDRESS"), "{detail}");
+        let no_result = serving_checker(&log, "echo 'lost it' >&2", 60).check(&exercise, &file, "a.cu");
+        assert_eq!(
+            no_result,
+            CheckOutcome::Crashed { detail: "the check process answered without a result:\nlost it".into() }
+        );
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! The hidden child commands of a check, both directions in one place: [`ChildCommand::args`]
 //! builds the argument list the supervisor starts this program with, [`ChildCommand::parse`] reads
-//! it back in the child. Every value is passed as `--key=VALUE` in one argument, so a name that
-//! starts with `-` (a folder named `-resubmitted`), holds a quote, a space or a newline stays a
-//! value: no parser can take it for a flag.
+//! it back in the child, and a check process's requests ([`CheckRequest`]) and answers
+//! ([`RequestFiles`]). Every value is passed as `--key=VALUE` in one argument, or as JSON, so a
+//! name that starts with `-` (a folder named `-resubmitted`), holds a quote, a space or a newline
+//! stays a value: no parser can take it for a flag.
 
 use std::{
     ffi::{OsStr, OsString},
@@ -11,12 +12,15 @@ use std::{
 };
 
 use cuda_kernels::ncu::SelfCommand;
+use serde::{Deserialize, Serialize};
 
 /// Which hidden command.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Role {
-    /// `__check-submission`: check one file (its output and its times), write the outcome as
-    /// JSON to `result`. Its counters are measured apart, by [`Role::Profile`].
+    /// `__check-submissions`: check files one after another (their output and their times), each
+    /// named by a [`CheckRequest`], a line of its standard input, and answered through its
+    /// [`RequestFiles`]. One process checks many: CUDA starts once, not once a submission. Their
+    /// counters are measured apart, by [`Role::Profile`].
     Check,
     /// `__profile-submissions`: profile one or more checked files in one Nsight Compute session,
     /// the reference beside them, and write [`crate::check::Profiled`] as JSON to `result`.
@@ -55,7 +59,7 @@ impl Launches {
 impl Role {
     pub const fn command(self) -> &'static str {
         match self {
-            Role::Check => "__check-submission",
+            Role::Check => "__check-submissions",
             Role::Profile => "__profile-submissions",
             Role::ProfileTarget => "__profile-target",
         }
@@ -67,13 +71,12 @@ impl Role {
 pub struct ChildCommand {
     pub role: Role,
     pub exercise: String,
-    /// The copies of the learners' files (`--file=` once per file): one for a check, one or more
-    /// to profile, in the order their counters are reported.
+    /// The copies of the learners' files (`--file=` once per file) to profile, in the order their
+    /// counters are reported (none for a check, whose requests name them).
     pub files: Vec<PathBuf>,
-    /// The file's name as messages show it (the check command only): data, never compiled,
-    /// never a flag.
-    pub name: Option<String>,
-    /// Where the command writes its outcome (not the profile target, whose launches ncu reports).
+    /// The check command's own folder (`--folder=`), where each request's folder is made.
+    pub folder: Option<PathBuf>,
+    /// Where the profile command writes its outcome.
     pub result: Option<PathBuf>,
     /// Which kernels to launch (the profile target only).
     pub launches: Launches,
@@ -96,7 +99,7 @@ pub fn profiler_lock(gpu_lock: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
-const KEYS: [&str; 6] = ["exercise", "file", "name", "result", "only", "gpu-lock"];
+const KEYS: [&str; 6] = ["exercise", "file", "folder", "result", "only", "gpu-lock"];
 /// The key that may be given more than once.
 const REPEATED: &str = "file";
 
@@ -110,8 +113,8 @@ impl ChildCommand {
         };
         let mut args = vec![OsString::from(self.role.command()), pair("exercise", OsStr::new(&self.exercise))];
         args.extend(self.files.iter().map(|file| pair("file", file.as_os_str())));
-        if let Some(name) = &self.name {
-            args.push(pair("name", OsStr::new(name)));
+        if let Some(folder) = &self.folder {
+            args.push(pair("folder", folder.as_os_str()));
         }
         if let Some(result) = &self.result {
             args.push(pair("result", result.as_os_str()));
@@ -145,7 +148,7 @@ impl ChildCommand {
                 return Err(format!("{command}: --{} given twice", KEYS[slot]));
             }
         }
-        let [exercise, _, name, result, only, gpu_lock] = values;
+        let [exercise, _, folder, result, only, gpu_lock] = values;
         let gpu_lock = gpu_lock.map(PathBuf::from);
         let launches = match only.as_deref().map(OsStr::as_bytes) {
             None => Launches::All,
@@ -164,27 +167,27 @@ impl ChildCommand {
                 .map_err(|v| format!("{command}: --{key} is not UTF-8: {v:?}"))
         };
         let exercise = text(exercise, "exercise")?;
-        let name = match role {
-            Role::Check => Some(text(name, "name")?),
-            _ if name.is_some() => return Err(format!("{command}: --name is the check command's")),
-            _ => None,
-        };
-        match (role, files.len()) {
-            (_, 0) => return Err(format!("{command}: --file=... is missing")),
-            (Role::Check, 2..) => return Err(format!("{command}: give one --file=..., not {}", files.len())),
+        let (folder, result) = (folder.map(PathBuf::from), result.map(PathBuf::from));
+        match role {
+            Role::Check if folder.is_none() => return Err(format!("{command}: --folder=... is missing")),
+            Role::Check if !files.is_empty() || result.is_some() => {
+                return Err(format!("{command}: the files and results are its requests', not --file or --result"));
+            }
+            Role::Check => {}
+            _ if folder.is_some() => return Err(format!("{command}: --folder is the check command's")),
+            _ if files.is_empty() => return Err(format!("{command}: --file=... is missing")),
+            Role::Profile if result.is_none() => {
+                return Err(format!("{command}: --result=... names where the outcome goes"));
+            }
             _ => {}
         }
-        let result = result.map(PathBuf::from);
-        if role != Role::ProfileTarget && result.is_none() {
-            return Err(format!("{command}: --result=... names where the outcome goes"));
-        }
-        Ok(ChildCommand { role, exercise, files, name, result, launches, gpu_lock })
+        Ok(ChildCommand { role, exercise, files, folder, result, launches, gpu_lock })
     }
 
     /// The target a profile command starts under Nsight Compute, launching `launches`: the same
     /// files and GPU lock (its launches take a turn of their own).
     pub fn profile_target(&self, launches: Launches) -> ChildCommand {
-        ChildCommand { role: Role::ProfileTarget, result: None, name: None, launches, ..self.clone() }
+        ChildCommand { role: Role::ProfileTarget, result: None, launches, ..self.clone() }
     }
 
     /// This command as a restart of the running program.
@@ -192,8 +195,12 @@ impl ChildCommand {
         SelfCommand::current(self.args())
     }
 
-    /// The folder of the copies of the files: the command's own, where its sandbox lets it write.
+    /// The command's own folder, where its sandbox lets it write: a check's `--folder`, else the
+    /// folder of the copies of the files.
     pub fn work_folder(&self) -> Result<&Path, String> {
+        if let Some(folder) = &self.folder {
+            return Ok(folder);
+        }
         let first = self.files.first().ok_or_else(|| format!("{}: no --file=...", self.role.command()))?;
         let work =
             first.parent().ok_or_else(|| format!("{}: {} is in no folder", self.role.command(), first.display()))?;
@@ -204,28 +211,104 @@ impl ChildCommand {
     }
 }
 
+/// One file for a check process to check: a line of JSON on its standard input. The file, its
+/// outcome and its answer are in the request's own folder ([`RequestFiles`]).
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
+pub struct CheckRequest {
+    /// Numbers the requests to one process, and names their folders.
+    pub number: u64,
+    /// The file's name as messages show it: data, never compiled, never a flag.
+    pub name: String,
+}
+
+/// The files of a [`CheckRequest`], in its folder: the supervisor writes `submission` (read-only),
+/// the check process writes `result` (as it goes: an outcome stands if the check goes no
+/// further), then `answered`, once the outcome is final.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RequestFiles {
+    pub folder: PathBuf,
+    pub submission: PathBuf,
+    pub result: PathBuf,
+    /// Written once the check holds the GPU (see [`GPU_TURN_MARKER`]).
+    pub turn_marker: PathBuf,
+    /// Says whether the process goes on serving ([`After`]).
+    pub answered: PathBuf,
+}
+
+impl CheckRequest {
+    /// Its files, in its folder inside the check process's `work` folder.
+    pub fn files(&self, work: &Path) -> RequestFiles {
+        let folder = work.join(self.number.to_string());
+        RequestFiles {
+            submission: folder.join("submission.cu"),
+            result: folder.join("result.json"),
+            turn_marker: folder.join(GPU_TURN_MARKER),
+            answered: folder.join("answered"),
+            folder,
+        }
+    }
+}
+
+/// What a check process does after answering, as its `answered` file says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum After {
+    /// It reads the next request.
+    Serving,
+    /// It ends: its GPU may not be clean (a kernel crashed), or it has served its share.
+    Ending,
+}
+
+impl After {
+    pub const fn text(self) -> &'static str {
+        match self {
+            After::Serving => "serving",
+            After::Ending => "ending",
+        }
+    }
+
+    /// What an `answered` file says (a line); `None` if it says neither.
+    pub fn read(text: &str) -> Option<After> {
+        [After::Serving, After::Ending].into_iter().find(|after| after.text() == text.trim_end())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn every_name_comes_back_as_it_went() {
-        for name in ["-resubmitted", "--help", "a \"quoted\" name", "two\nlines", "=1+1", "--name=x", "", "é è"] {
+        for folder in ["/tmp/x/-rf", "/tmp/a \"quoted\" folder", "/tmp/two\nlines", "/tmp/--folder=x"] {
             let command = ChildCommand {
                 role: Role::Check,
                 exercise: "row-sums".into(),
-                files: vec![PathBuf::from("/tmp/x/-rf/submission.cu")],
-                name: Some(name.into()),
-                result: Some("/tmp/x/-rf/result.json".into()),
+                files: Vec::new(),
+                folder: Some(folder.into()),
+                result: None,
                 launches: Launches::All,
                 gpu_lock: Some("/tmp/grades/.gpu-lock".into()),
             };
             let args = command.args();
-            assert_eq!(args[0], "__check-submission");
+            assert_eq!(args[0], "__check-submissions");
             assert!(args[1..].iter().all(|a| a.as_bytes().starts_with(b"--")), "{args:?}");
-            assert_eq!(ChildCommand::parse(Role::Check, &args[1..]), Ok(command.clone()), "{name:?}");
-            assert_eq!(command.work_folder(), Ok(Path::new("/tmp/x/-rf")));
+            assert_eq!(ChildCommand::parse(Role::Check, &args[1..]), Ok(command.clone()), "{folder:?}");
+            assert_eq!(command.work_folder(), Ok(Path::new(folder)));
         }
+        for name in ["-resubmitted", "--help", "a \"quoted\" name", "two\nlines", "=1+1", "--name=x", "", "é è"] {
+            let request = CheckRequest { number: 7, name: name.into() };
+            let line = serde_json::to_string(&request).unwrap();
+            assert!(!line.contains('\n'), "one line: {line}");
+            assert_eq!(serde_json::from_str::<CheckRequest>(&line).unwrap(), request);
+        }
+        let files = CheckRequest { number: 7, name: "../../x".into() }.files(Path::new("/tmp/work"));
+        assert_eq!(files.folder, Path::new("/tmp/work/7"), "the name names no path");
+        for file in [&files.submission, &files.result, &files.turn_marker, &files.answered] {
+            assert_eq!(file.parent(), Some(files.folder.as_path()));
+        }
+        for after in [After::Serving, After::Ending] {
+            assert_eq!(After::read(after.text()), Some(after));
+        }
+        assert_eq!(After::read(""), None, "a half-written answer says nothing");
     }
 
     #[test]
@@ -235,7 +318,7 @@ mod tests {
             role: Role::Profile,
             exercise: "transpose-swizzle".into(),
             files: files.clone(),
-            name: None,
+            folder: None,
             result: Some("/tmp/batch/profiled.json".into()),
             launches: Launches::All,
             gpu_lock: Some("/tmp/grades/.gpu-1-lock".into()),
@@ -284,21 +367,20 @@ mod tests {
             ChildCommand::parse(role, &args.iter().map(OsString::from).collect::<Vec<_>>()).unwrap_err()
         };
         let parse = |args: &[&str]| parse_as(Role::Check, args);
-        assert_eq!(parse(&["--exercise", "x"]), "__check-submission: expected --KEY=VALUE, got \"--exercise\"");
+        assert_eq!(parse(&["--exercise", "x"]), "__check-submissions: expected --KEY=VALUE, got \"--exercise\"");
         assert_eq!(
             parse(&["--colour=x"]),
-            "__check-submission: unknown key in \"--colour=x\" (known: exercise, file, name, result, only, gpu-lock)"
+            "__check-submissions: unknown key in \"--colour=x\" (known: exercise, file, folder, result, only, gpu-lock)"
         );
-        assert_eq!(parse(&["--name=a", "--name=b"]), "__check-submission: --name given twice");
-        assert_eq!(
-            parse(&["--exercise=x", "--file=f", "--name=n"]),
-            "__check-submission: --result=... names where the outcome goes"
-        );
-        assert_eq!(parse(&["--file=f", "--name=n"]), "__check-submission: --exercise=... is missing");
-        assert_eq!(
-            parse(&["--exercise=x", "--file=a", "--file=b", "--name=n", "--result=r"]),
-            "__check-submission: give one --file=..., not 2"
-        );
+        assert_eq!(parse(&["--folder=a", "--folder=b"]), "__check-submissions: --folder given twice");
+        assert_eq!(parse(&["--exercise=x"]), "__check-submissions: --folder=... is missing");
+        assert_eq!(parse(&["--folder=f"]), "__check-submissions: --exercise=... is missing");
+        for stray in ["--file=f", "--result=r"] {
+            assert_eq!(
+                parse(&["--exercise=x", "--folder=w", stray]),
+                "__check-submissions: the files and results are its requests', not --file or --result"
+            );
+        }
         assert!(
             parse(&["--only=reference"]).contains("--only=reference is not known"),
             "a check launches no reference"
@@ -308,8 +390,12 @@ mod tests {
             "__profile-submissions: --file=... is missing"
         );
         assert_eq!(
-            parse_as(Role::Profile, &["--exercise=x", "--file=f", "--name=n", "--result=r"]),
-            "__profile-submissions: --name is the check command's"
+            parse_as(Role::Profile, &["--exercise=x", "--file=f"]),
+            "__profile-submissions: --result=... names where the outcome goes"
+        );
+        assert_eq!(
+            parse_as(Role::Profile, &["--exercise=x", "--file=f", "--folder=w", "--result=r"]),
+            "__profile-submissions: --folder is the check command's"
         );
     }
 }

@@ -2,13 +2,15 @@
 //! resident memory of the whole group, read from `/proc`: an address-space limit would break
 //! CUDA's large virtual reservations), past either of which the whole process group is killed
 //! (the checker, Nsight Compute and the program it profiles), and captured output cut at a cap
-//! while the rest is drained so the child never blocks on a pipe.
+//! while the rest is drained so the child never blocks on a pipe. A process runs once ([`run`])
+//! or serves request after request ([`Server`]), each request under the limits on its own.
 
 use std::{
-    io::{self, Read},
+    io::{self, Read, Write},
     os::unix::process::CommandExt,
-    process::{Command, ExitStatus, Stdio},
-    thread,
+    process::{Child, ChildStdin, Command, ExitStatus, Stdio},
+    sync::{Arc, Mutex},
+    thread::{self, JoinHandle},
     time::{Duration, Instant},
 };
 
@@ -73,60 +75,204 @@ pub struct Turn {
     pub wait: Duration,
 }
 
-/// Runs `command` in a new process group; kills the group at `limit` (counted from its turn, see
-/// [`Turn`]), or once its resident memory passes `memory` bytes.
-pub fn run(command: &mut Command, limit: Duration, cap: usize, memory: u64, turn: &Turn) -> io::Result<Finished> {
-    let mut child =
-        command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0).spawn()?;
-    let group = child.id() as libc::pid_t;
-    let stdout = child.stdout.take().expect("piped");
-    let stderr = child.stderr.take().expect("piped");
-    let readers = [thread::spawn(move || capture(stdout, cap)), thread::spawn(move || capture(stderr, cap))];
-    let start = Instant::now();
-    let mut deadline = start + limit + if turn.marker.is_some() { turn.wait } else { Duration::ZERO };
-    let mut turn_seen = turn.marker.is_none();
-    let (mut memory_exceeded, mut next_memory_read) = (None, Instant::now());
-    let status = loop {
-        if let Some(status) = child.try_wait()? {
-            break Some(status);
-        }
-        if !turn_seen && turn.marker.as_ref().is_some_and(|m| m.exists()) {
-            turn_seen = true;
-            deadline = Instant::now() + limit;
-        }
-        if Instant::now() >= deadline {
-            break None;
-        }
-        if Instant::now() >= next_memory_read {
-            let resident = group_resident_bytes(group);
-            if resident > memory {
-                memory_exceeded = Some(resident);
-                break None;
-            }
-            next_memory_read = Instant::now() + MEMORY_POLL;
-        }
-        thread::sleep(POLL);
-    };
-    // Also after a normal exit: whatever the child left running in its group must not outlive it.
-    // SAFETY: sends a signal to the group this function created; no memory is involved.
-    unsafe { libc::killpg(group, libc::SIGKILL) };
-    child.wait()?;
-    let [stdout, stderr] = readers.map(|reader| reader.join().expect("a reader thread does not panic"));
-    Ok(Finished { status, memory_exceeded, stdout: stdout?, stderr: stderr? })
+/// The limits a process, or one request to it, runs under.
+#[derive(Clone, Debug)]
+pub struct Limits {
+    /// Wall-clock time, counted from the turn (see [`Turn`]).
+    pub time: Duration,
+    /// Resident bytes of the whole process group.
+    pub memory: u64,
+    pub turn: Turn,
 }
 
-fn capture(mut stream: impl Read, cap: usize) -> io::Result<Captured> {
-    let (mut kept, mut dropped, mut buffer) = (Vec::new(), 0u64, [0u8; 8192]);
+/// Runs `command` in a new process group; kills the group at the time limit, or once its
+/// resident memory passes the memory limit. Output past `cap` bytes per stream is dropped.
+pub fn run(command: &mut Command, limits: &Limits, cap: usize) -> io::Result<Finished> {
+    let mut process = Process::start(command.stdin(Stdio::null()), cap)?;
+    let ending = process.watch(limits, &|| false)?;
+    process.end(ending)
+}
+
+/// A process in a group of its own, its output captured.
+struct Process {
+    child: Child,
+    /// Captured stdout and stderr, from the last [`Process::take_output`] on.
+    output: [Arc<Mutex<Kept>>; 2],
+    readers: Vec<JoinHandle<io::Result<()>>>,
+}
+
+/// How a watch ended.
+enum Ending {
+    /// The process answered (the watch's test held).
+    Answered,
+    Exited(ExitStatus),
+    /// Killed at the time limit, or for its memory (its resident bytes).
+    Stopped {
+        memory_exceeded: Option<u64>,
+    },
+}
+
+impl Process {
+    fn start(command: &mut Command, cap: usize) -> io::Result<Process> {
+        let mut child = command.stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0).spawn()?;
+        let output = [(); 2].map(|()| Arc::new(Mutex::new(Kept::default())));
+        let streams: [Box<dyn Read + Send>; 2] =
+            [Box::new(child.stdout.take().expect("piped")), Box::new(child.stderr.take().expect("piped"))];
+        let readers = streams
+            .into_iter()
+            .zip(&output)
+            .map(|(stream, into)| {
+                let into = into.clone();
+                thread::spawn(move || capture(stream, cap, &into))
+            })
+            .collect();
+        Ok(Process { child, output, readers })
+    }
+
+    /// Waits until `answered()` holds, the process exits, or a limit is passed (then the group
+    /// is killed).
+    fn watch(&mut self, limits: &Limits, answered: &dyn Fn() -> bool) -> io::Result<Ending> {
+        let group = self.child.id() as libc::pid_t;
+        let turn = &limits.turn;
+        let start = Instant::now();
+        let mut deadline = start + limits.time + if turn.marker.is_some() { turn.wait } else { Duration::ZERO };
+        let mut turn_seen = turn.marker.is_none();
+        let mut next_memory_read = Instant::now();
+        loop {
+            if answered() {
+                return Ok(Ending::Answered);
+            }
+            if let Some(status) = self.child.try_wait()? {
+                return Ok(Ending::Exited(status));
+            }
+            if !turn_seen && turn.marker.as_ref().is_some_and(|m| m.exists()) {
+                turn_seen = true;
+                deadline = Instant::now() + limits.time;
+            }
+            if Instant::now() >= deadline {
+                return Ok(Ending::Stopped { memory_exceeded: None });
+            }
+            if Instant::now() >= next_memory_read {
+                let resident = group_resident_bytes(group);
+                if resident > limits.memory {
+                    return Ok(Ending::Stopped { memory_exceeded: Some(resident) });
+                }
+                next_memory_read = Instant::now() + MEMORY_POLL;
+            }
+            thread::sleep(POLL);
+        }
+    }
+
+    /// What was captured since the last call.
+    fn take_output(&self) -> [Captured; 2] {
+        self.output.each_ref().map(|shared| {
+            let kept = std::mem::take(&mut *shared.lock().unwrap_or_else(|poisoned| poisoned.into_inner()));
+            Captured { text: String::from_utf8_lossy(&kept.bytes).into_owned(), dropped: kept.dropped }
+        })
+    }
+
+    /// Kills the group (also after a normal exit: whatever the child left running in its group
+    /// must not outlive it), reaps the child, and drains its output.
+    fn end(&mut self, ending: Ending) -> io::Result<Finished> {
+        // SAFETY: sends a signal to the group this process leads; its leader is not yet reaped,
+        // so the group's id cannot have been given to another.
+        unsafe { libc::killpg(self.child.id() as libc::pid_t, libc::SIGKILL) };
+        let reaped = self.child.wait();
+        let read: Vec<io::Result<()>> =
+            std::mem::take(&mut self.readers).into_iter().map(|r| r.join().expect("a reader does not panic")).collect();
+        let drained: io::Result<()> = read.into_iter().collect();
+        let [stdout, stderr] = self.take_output();
+        let status = match ending {
+            Ending::Exited(status) => Some(status),
+            Ending::Answered => reaped.ok(),
+            Ending::Stopped { .. } => None,
+        };
+        let memory_exceeded = match ending {
+            Ending::Stopped { memory_exceeded } => memory_exceeded,
+            _ => None,
+        };
+        drained?;
+        Ok(Finished { status, memory_exceeded, stdout, stderr })
+    }
+}
+
+/// A stream's bytes as they come: the first `cap`, and a count of the rest.
+#[derive(Default)]
+struct Kept {
+    bytes: Vec<u8>,
+    dropped: u64,
+}
+
+/// Appends what `stream` gives to `into`, up to `cap` bytes kept, the rest counted.
+fn capture(mut stream: impl Read, cap: usize, into: &Mutex<Kept>) -> io::Result<()> {
+    let mut buffer = [0u8; 8192];
     loop {
         let n = stream.read(&mut buffer)?;
         if n == 0 {
-            break;
+            return Ok(());
         }
-        let keep = n.min(cap - kept.len());
-        kept.extend_from_slice(&buffer[..keep]);
-        dropped += (n - keep) as u64;
+        let mut kept = into.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let keep = n.min(cap.saturating_sub(kept.bytes.len()));
+        kept.bytes.extend_from_slice(&buffer[..keep]);
+        kept.dropped += (n - keep) as u64;
     }
-    Ok(Captured { text: String::from_utf8_lossy(&kept).into_owned(), dropped })
+}
+
+/// A process that serves requests one at a time: each is a line on its standard input, and it
+/// answers in a way the caller tests (a file it writes). Each request runs under its own limits;
+/// a process that passes one, or exits, is killed and gone. Starting once and serving many
+/// spares each request the process's set-up (for a check, CUDA's).
+pub struct Server {
+    process: Process,
+    stdin: ChildStdin,
+}
+
+/// How a request to a [`Server`] ended.
+#[derive(Debug)]
+pub enum Served {
+    /// It answered and goes on serving; what it printed meanwhile.
+    Answered { stdout: Captured, stderr: Captured },
+    /// It exited, or was killed at a limit, before answering: the server is gone.
+    Ended(Finished),
+}
+
+impl Server {
+    /// Starts `command` in a new process group, its standard input the request channel.
+    pub fn start(command: &mut Command, cap: usize) -> io::Result<Server> {
+        let mut process = Process::start(command.stdin(Stdio::piped()), cap)?;
+        let stdin = process.child.stdin.take().expect("piped");
+        Ok(Server { process, stdin })
+    }
+
+    /// Whether it is still running (it may end itself after a request, or be killed).
+    pub fn running(&mut self) -> bool {
+        matches!(self.process.child.try_wait(), Ok(None))
+    }
+
+    /// Sends `request` (one line) and waits until `answered()` holds, or the server ends or passes
+    /// a limit of `limits`, counted from now.
+    pub fn serve(&mut self, request: &str, limits: &Limits, answered: &dyn Fn() -> bool) -> io::Result<Served> {
+        debug_assert!(!request.contains('\n'), "one line");
+        self.process.take_output();
+        // A server that has ended cannot read it: the watch then finds it exited.
+        let _ = writeln!(self.stdin, "{request}").and_then(|()| self.stdin.flush());
+        Ok(match self.process.watch(limits, answered)? {
+            Ending::Answered => {
+                let [stdout, stderr] = self.process.take_output();
+                Served::Answered { stdout, stderr }
+            }
+            ending => Served::Ended(self.process.end(ending)?),
+        })
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if !self.process.readers.is_empty() {
+            // Nothing is left to report: the server's last answer was read.
+            let _ = self.process.end(Ending::Answered);
+        }
+    }
 }
 
 /// In a supervised child: waits for the exclusive lock on `lock` (held until the returned file is
@@ -205,15 +351,75 @@ pub fn end_with_supervisor() {
 mod tests {
     use super::*;
 
+    fn limits(time: Duration, memory: u64, turn: Turn) -> Limits {
+        Limits { time, memory, turn }
+    }
+
+    /// A server that answers each request line by writing it to `answer` (one file per request,
+    /// named by the line), and ends itself on the line `last`.
+    fn echo_server(dir: &std::path::Path) -> Server {
+        let script = format!(
+            "while read -r line; do echo \"working on $line\" >&2; case $line in \
+             sleep) sleep 600;; die) kill -SEGV $$;; big) perl -e '$x = \"a\" x (400 * 1024 * 1024); sleep 60';; \
+             last) touch {dir}/last; exit 0;; esac; echo $$ > {dir}/$line; done",
+            dir = dir.display()
+        );
+        Server::start(Command::new("sh").args(["-c", &script]), 1024).unwrap()
+    }
+
+    #[test]
+    fn a_server_answers_request_after_request_in_one_process_each_under_its_own_limits() {
+        let dir = tempfile::tempdir().unwrap();
+        let answered = |name: &'static str| {
+            let file = dir.path().join(name);
+            move || file.exists()
+        };
+        let within = limits(Duration::from_secs(60), 200 << 20, Turn::default());
+        let mut server = echo_server(dir.path());
+        let mut pids = Vec::new();
+        for name in ["a", "b", "c"] {
+            let Served::Answered { stderr, .. } = server.serve(name, &within, &answered(name)).unwrap() else {
+                panic!("{name} not answered")
+            };
+            assert_eq!(stderr.text, format!("working on {name}\n"), "each request's own output");
+            pids.push(std::fs::read_to_string(dir.path().join(name)).unwrap());
+        }
+        assert!(pids.iter().all(|pid| *pid == pids[0]), "one process served all three: {pids:?}");
+        assert!(server.running());
+        // Past the time limit of its request: killed, and gone.
+        let brief = limits(Duration::from_millis(300), 200 << 20, Turn::default());
+        let Served::Ended(finished) = server.serve("sleep", &brief, &answered("never")).unwrap() else { panic!() };
+        assert!(finished.status.is_none() && finished.memory_exceeded.is_none(), "{finished:?}");
+        assert!(!server.running());
+        let mut server = echo_server(dir.path());
+        let Served::Ended(finished) = server.serve("die", &within, &answered("never")).unwrap() else { panic!() };
+        assert!(finished.status.is_some_and(|s| !s.success()), "{finished:?}");
+        assert_eq!(finished.stderr.text, "working on die\n");
+        let mut server = echo_server(dir.path());
+        let Served::Ended(finished) = server.serve("big", &within, &answered("never")).unwrap() else { panic!() };
+        assert!(finished.memory_exceeded.is_some_and(|bytes| bytes > 200 << 20), "{finished:?}");
+        let mut server = echo_server(dir.path());
+        let answered_last = answered("last");
+        assert!(matches!(server.serve("last", &within, &answered_last).unwrap(), Served::Answered { .. }));
+        let waited = Instant::now();
+        while server.running() && waited.elapsed() < Duration::from_secs(10) {
+            thread::sleep(POLL);
+        }
+        assert!(!server.running(), "it ended itself after its last answer");
+    }
+
     #[test]
     fn an_endless_child_and_what_it_started_are_killed_at_the_limit() {
         let dir = tempfile::tempdir().unwrap();
         let pid_file = dir.path().join("grandchild");
         let script = format!("sleep 600 & echo $! > {}; wait", pid_file.display());
         let start = Instant::now();
-        let finished =
-            run(Command::new("sh").args(["-c", &script]), Duration::from_millis(500), 1024, u64::MAX, &Turn::default())
-                .unwrap();
+        let finished = run(
+            Command::new("sh").args(["-c", &script]),
+            &limits(Duration::from_millis(500), u64::MAX, Turn::default()),
+            1024,
+        )
+        .unwrap();
         assert!(finished.status.is_none(), "killed, not exited");
         assert!(start.elapsed() < Duration::from_secs(30), "the pipes closed once the group was killed");
         let grandchild = std::fs::read_to_string(&pid_file).unwrap();
@@ -230,9 +436,12 @@ mod tests {
     #[test]
     fn output_is_capped_and_drained_and_the_status_kept() {
         let script = "head -c 1000000 /dev/zero | tr '\\0' x; echo oops >&2; exit 3";
-        let finished =
-            run(Command::new("sh").args(["-c", script]), Duration::from_secs(60), 100, u64::MAX, &Turn::default())
-                .unwrap();
+        let finished = run(
+            Command::new("sh").args(["-c", script]),
+            &limits(Duration::from_secs(60), u64::MAX, Turn::default()),
+            100,
+        )
+        .unwrap();
         assert_eq!(finished.status.and_then(|s| s.code()), Some(3));
         assert_eq!(finished.stdout.text, "x".repeat(100));
         assert_eq!(finished.stdout.dropped, 1_000_000 - 100);
@@ -247,15 +456,22 @@ mod tests {
         // Waits 1.5 s for its turn, then works 0.5 s: within a 1 s limit counted from the turn.
         let script = format!("sleep 1.5; touch {}; sleep 0.5", marker.display());
         let turn = Turn { marker: Some(marker.clone()), wait: Duration::from_secs(30) };
-        let finished =
-            run(Command::new("sh").args(["-c", &script]), Duration::from_secs(1), 1024, u64::MAX, &turn).unwrap();
+        let finished = run(
+            Command::new("sh").args(["-c", &script]),
+            &limits(Duration::from_secs(1), u64::MAX, turn.clone()),
+            1024,
+        )
+        .unwrap();
         assert!(finished.status.is_some_and(|s| s.success()), "{finished:?}");
         // Never given its turn: killed after the wait and the limit.
         let turn = Turn { marker: Some(dir.path().join("never")), wait: Duration::from_millis(500) };
         let start = Instant::now();
-        let finished =
-            run(Command::new("sh").args(["-c", "sleep 600"]), Duration::from_millis(500), 1024, u64::MAX, &turn)
-                .unwrap();
+        let finished = run(
+            Command::new("sh").args(["-c", "sleep 600"]),
+            &limits(Duration::from_millis(500), u64::MAX, turn.clone()),
+            1024,
+        )
+        .unwrap();
         assert!(finished.status.is_none() && start.elapsed() < Duration::from_secs(30));
     }
 
@@ -299,9 +515,12 @@ mod tests {
         // A grandchild holds 400 MiB; the limit is 200 MiB.
         let script = "perl -e '$x = \"a\" x (400 * 1024 * 1024); sleep 60' & wait";
         let start = Instant::now();
-        let finished =
-            run(Command::new("sh").args(["-c", script]), Duration::from_secs(60), 1024, 200 << 20, &Turn::default())
-                .unwrap();
+        let finished = run(
+            Command::new("sh").args(["-c", script]),
+            &limits(Duration::from_secs(60), 200 << 20, Turn::default()),
+            1024,
+        )
+        .unwrap();
         assert!(finished.status.is_none(), "killed");
         assert!(finished.memory_exceeded.is_some_and(|bytes| bytes > 200 << 20), "{:?}", finished.memory_exceeded);
         assert!(start.elapsed() < Duration::from_secs(30), "killed well before the time limit");
