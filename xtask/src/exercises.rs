@@ -664,6 +664,7 @@ pub fn serve_checks(command: &ChildCommand, requests: &mut dyn std::io::BufRead)
             outcome,
             check::CheckOutcome::Correct(_)
                 | check::CheckOutcome::Incorrect { .. }
+                | check::CheckOutcome::OutsideTheTile { .. }
                 | check::CheckOutcome::CompileError { .. }
         );
         let after = match clean && served < CHECKS_PER_PROCESS {

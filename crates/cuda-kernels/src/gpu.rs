@@ -210,10 +210,28 @@ impl Gpu {
     /// it is, once per call, and compiler messages name `display_name` (see
     /// [`source::expand_for_compile`] for its includes).
     pub fn function_from_text(&self, display_name: &str, text: &str, kernel: &str) -> Result<CudaFunction, GpuError> {
+        let [function] = self.functions_from_text(display_name, text, [kernel])?;
+        Ok(function)
+    }
+
+    /// [`Gpu::function_from_text`] for several kernels of one text, compiled once.
+    pub fn functions_from_text<const N: usize>(
+        &self,
+        display_name: &str,
+        text: &str,
+        kernels: [&str; N],
+    ) -> Result<[CudaFunction; N], GpuError> {
         let module = self.compile(display_name, display_name, text)?;
-        module
-            .load_function(kernel)
-            .map_err(|_| GpuError::MissingKernel { file: display_name.to_owned(), kernel: kernel.to_owned() })
+        let mut loaded = Vec::with_capacity(N);
+        for kernel in kernels {
+            loaded.push(
+                module.load_function(kernel).map_err(|_| GpuError::MissingKernel {
+                    file: display_name.to_owned(),
+                    kernel: kernel.to_owned(),
+                })?,
+            );
+        }
+        Ok(loaded.try_into().unwrap_or_else(|_| unreachable!("one function per kernel")))
     }
 
     /// NVRTC for this GPU's architecture; `file` names the source in errors, `name` in messages.

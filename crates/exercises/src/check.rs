@@ -42,6 +42,10 @@ pub enum CheckOutcome {
         input: Input,
         detail: String,
     },
+    /// The part places an element outside the tile it declares ([`crate::within`]).
+    OutsideTheTile {
+        detail: String,
+    },
     Correct(Box<SubmissionMeasurements>),
     /// Correct on every input, but stopped (at the time limit, or the process died) before its
     /// counters and times were measured: the correctness points are kept.
@@ -80,10 +84,12 @@ pub struct CounterPair {
     pub reference: SharedCounters,
 }
 
-/// The submission's and the reference's kernels, compiled (the starter is timed apart).
+/// The submission's and the reference's kernels, compiled (the starter is timed apart), and the
+/// grader's kernel that reads where the submission's part places elements, if the exercise has one.
 struct Kernels {
     submission: CudaFunction,
     reference: CudaFunction,
+    places: Option<CudaFunction>,
 }
 
 /// The name NVRTC compiles a submission under: fixed, never the learner's (a name with a quote
@@ -104,7 +110,15 @@ fn compile(
     let reference = compile_file(gpu, manifest, &exercise.solution, &exercise.entry).map_err(|e| {
         Box::new(CheckOutcome::CouldNotCheck { reason: diagnostics::scrub(&format!("the reference solution: {e}")) })
     })?;
-    let submission = compile_text(gpu, PROGRAM_NAME, &file.text, &exercise.entry).map_err(|error| {
+    let compiled = match &exercise.within {
+        None => compile_text(gpu, PROGRAM_NAME, &file.text, [&exercise.entry]).map(|[submission]| (submission, None)),
+        Some(within) => {
+            let text = format!("{}{}", file.text, within.kernel());
+            compile_text(gpu, PROGRAM_NAME, &text, [&exercise.entry, crate::within::KERNEL])
+                .map(|[submission, places]| (submission, Some(places)))
+        }
+    };
+    let (submission, places) = compiled.map_err(|error| {
         Box::new(CheckOutcome::CompileError {
             messages: match error {
                 GpuError::Compile { log, .. } => diagnostics::errors(&log, PROGRAM_NAME, shown),
@@ -120,19 +134,24 @@ fn compile(
             },
         })
     })?;
-    Ok(Kernels { submission, reference })
+    Ok(Kernels { submission, reference, places })
 }
 
 fn compile_file(gpu: &Gpu, manifest: &Manifest, file: &Path, entry: &str) -> Result<CudaFunction, GpuError> {
     let path = manifest.path(file);
     let text =
         fs::read_to_string(&path).map_err(|e| GpuError::MissingSource(path.display().to_string(), e.to_string()))?;
-    compile_text(gpu, &path.display().to_string(), &text, entry)
+    compile_text(gpu, &path.display().to_string(), &text, [entry]).map(|[function]| function)
 }
 
 /// `text` compiled from memory: the course's headers inlined by bare name, and the result refused
 /// if any `#include` is left, so NVRTC never opens a file.
-fn compile_text(gpu: &Gpu, shown: &str, text: &str, entry: &str) -> Result<CudaFunction, GpuError> {
+fn compile_text<const N: usize>(
+    gpu: &Gpu,
+    shown: &str,
+    text: &str,
+    kernels: [&str; N],
+) -> Result<[CudaFunction; N], GpuError> {
     if let Some(line) = crate::tokens::include_not_a_directive(text, 1) {
         return Err(GpuError::MissingSource(
             format!("line {line}"),
@@ -144,7 +163,7 @@ fn compile_text(gpu: &Gpu, shown: &str, text: &str, entry: &str) -> Result<CudaF
     if let Some(line) = crate::tokens::include_left(&expanded) {
         return Err(GpuError::MissingSource(line, format!("in {shown}: only the course's headers are inlined")));
     }
-    gpu.function_from_text(shown, &expanded, entry)
+    gpu.functions_from_text(shown, &expanded, kernels)
 }
 
 /// Checks `file` (shown as `shown` in messages): correct on every input, then timed beside the
@@ -203,6 +222,15 @@ pub fn check(
     };
     if let Err(why) = turn.take() {
         return CheckOutcome::CouldNotCheck { reason: format!("cannot take the GPU in turn: {why}") };
+    }
+    if let (Some(within), Some(places)) = (&exercise.within, &kernels.places) {
+        match within.outside(&gpu, places) {
+            Ok(None) => {}
+            Ok(Some(detail)) => return CheckOutcome::OutsideTheTile { detail },
+            Err(error) => {
+                return CheckOutcome::Crashed { detail: diagnostics::scrub(&format!("placing the elements: {error}")) };
+            }
+        }
     }
     for (input, data, mut run) in correctness_runs {
         let result = run.launch().and_then(|()| run.checked_output());
@@ -322,7 +350,9 @@ pub fn profile_target<T: GpuTurn>(
         vec![compile_file(&gpu, manifest, &exercise.solution, &exercise.entry).map_err(|e| e.to_string())?];
     if launches == Launches::All {
         for file in files {
-            functions.push(compile_text(&gpu, PROGRAM_NAME, &file.text, &exercise.entry).map_err(|e| e.to_string())?);
+            let [function] =
+                compile_text(&gpu, PROGRAM_NAME, &file.text, [&exercise.entry]).map_err(|e| e.to_string())?;
+            functions.push(function);
         }
     }
     let data = exercise.harness.input(Input::Random, CheckSize::Check);

@@ -27,6 +27,7 @@ pub mod submissions;
 pub mod supervise;
 pub mod tokens;
 pub mod verdict;
+pub mod within;
 
 use std::{fs, io, path::PathBuf};
 

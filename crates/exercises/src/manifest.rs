@@ -46,6 +46,9 @@ pub struct Exercise {
     pub hints: Vec<String>,
     #[serde(rename = "requirement")]
     pub requirements: Vec<Requirement>,
+    /// The part's function that places elements in a tile, whose every place must lie in it.
+    #[serde(default)]
+    pub within: Option<crate::within::Within>,
 }
 
 /// How an exercise's kernel is launched, on what data, and what its output must be.
@@ -298,6 +301,9 @@ impl Manifest {
                         measure.describe()
                     )));
                 }
+            }
+            if let Some(within) = &exercise.within {
+                within.check(id).map_err(invalid)?;
             }
             let total = exercise.correct_points + exercise.requirements.iter().map(|r| r.points).sum::<u32>();
             if total != MAX_SCORE {

@@ -122,6 +122,16 @@ pub fn judge(exercise: &Exercise, outcome: &CheckOutcome) -> Verdict {
                 format!("It did not finish within {seconds} s: look for a loop that never ends."),
             )
         }
+        CheckOutcome::OutsideTheTile { detail } => {
+            verdict.correct = Some(false);
+            (
+                format!("a place outside the tile: {detail}"),
+                format!(
+                    "{detail}. Every place your part gives must lie inside the tile it declares; performance is \
+                     measured once they do."
+                ),
+            )
+        }
         CheckOutcome::Incorrect { input, detail } => {
             verdict.correct = Some(false);
             (
