@@ -118,6 +118,30 @@ pub struct Occupancy {
     pub shared_bytes_per_block: u32,
 }
 
+/// A module compiled from text by [`Gpu::module_from_text`].
+pub struct TextModule {
+    module: Arc<CudaModule>,
+    /// The text's name in messages.
+    name: String,
+}
+
+impl TextModule {
+    /// Its kernel `kernel`.
+    pub fn function(&self, kernel: &str) -> Result<CudaFunction, GpuError> {
+        self.module
+            .load_function(kernel)
+            .map_err(|_| GpuError::MissingKernel { file: self.name.clone(), kernel: kernel.to_owned() })
+    }
+
+    /// The words of its `__device__ unsigned NAME[...]`, as the kernels launched so far left them.
+    pub fn words(&self, gpu: &Gpu, name: &str) -> Result<Vec<u32>, GpuError> {
+        let global = self.module.get_global(name, gpu.stream())?;
+        let mut bytes = vec![0u8; global.len()];
+        gpu.stream().memcpy_dtoh(&global, &mut bytes)?;
+        Ok(bytes.chunks_exact(4).map(|word| u32::from_le_bytes(word.try_into().expect("four bytes"))).collect())
+    }
+}
+
 /// An open GPU with one stream and a cache of compiled kernel files.
 pub struct Gpu {
     context: Arc<CudaContext>,
@@ -210,28 +234,13 @@ impl Gpu {
     /// it is, once per call, and compiler messages name `display_name` (see
     /// [`source::expand_for_compile`] for its includes).
     pub fn function_from_text(&self, display_name: &str, text: &str, kernel: &str) -> Result<CudaFunction, GpuError> {
-        let [function] = self.functions_from_text(display_name, text, [kernel])?;
-        Ok(function)
+        self.module_from_text(display_name, text)?.function(kernel)
     }
 
-    /// [`Gpu::function_from_text`] for several kernels of one text, compiled once.
-    pub fn functions_from_text<const N: usize>(
-        &self,
-        display_name: &str,
-        text: &str,
-        kernels: [&str; N],
-    ) -> Result<[CudaFunction; N], GpuError> {
-        let module = self.compile(display_name, display_name, text)?;
-        let mut loaded = Vec::with_capacity(N);
-        for kernel in kernels {
-            loaded.push(
-                module.load_function(kernel).map_err(|_| GpuError::MissingKernel {
-                    file: display_name.to_owned(),
-                    kernel: kernel.to_owned(),
-                })?,
-            );
-        }
-        Ok(loaded.try_into().unwrap_or_else(|_| unreachable!("one function per kernel")))
+    /// `text` compiled as it is (see [`Gpu::function_from_text`]), for its kernels and the
+    /// `__device__` words they write.
+    pub fn module_from_text(&self, display_name: &str, text: &str) -> Result<TextModule, GpuError> {
+        Ok(TextModule { module: self.compile(display_name, display_name, text)?, name: display_name.to_owned() })
     }
 
     /// NVRTC for this GPU's architecture; `file` names the source in errors, `name` in messages.

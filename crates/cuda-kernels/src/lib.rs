@@ -33,4 +33,4 @@ pub use half;
 pub use cudarc::driver::{
     CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits,
 };
-pub use gpu::{Gpu, GpuError, GpuInfo, Occupancy, Unavailable, driver_version};
+pub use gpu::{Gpu, GpuError, GpuInfo, Occupancy, TextModule, Unavailable, driver_version};

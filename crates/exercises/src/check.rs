@@ -6,7 +6,7 @@
 use std::{fs, path::Path, time::Instant};
 
 use cuda_kernels::{
-    CudaFunction, Gpu, GpuError,
+    CudaFunction, Gpu, GpuError, TextModule,
     ncu::{self, Ncu, SelfCommand, SharedCounters, SharedFamily},
     source,
     timing::{self, Plan},
@@ -84,12 +84,13 @@ pub struct CounterPair {
     pub reference: SharedCounters,
 }
 
-/// The submission's and the reference's kernels, compiled (the starter is timed apart), and the
-/// grader's kernel that reads where the submission's part places elements, if the exercise has one.
+/// The submission's and the reference's kernels, compiled (the starter is timed apart), and where
+/// the exercise checks the part's places, the submission compiled with their recorder (its module,
+/// and its kernel), which the correctness launches run.
 struct Kernels {
     submission: CudaFunction,
     reference: CudaFunction,
-    places: Option<CudaFunction>,
+    recorded: Option<(TextModule, CudaFunction)>,
 }
 
 /// The name NVRTC compiles a submission under: fixed, never the learner's (a name with a quote
@@ -110,15 +111,15 @@ fn compile(
     let reference = compile_file(gpu, manifest, &exercise.solution, &exercise.entry).map_err(|e| {
         Box::new(CheckOutcome::CouldNotCheck { reason: diagnostics::scrub(&format!("the reference solution: {e}")) })
     })?;
-    let compiled = match &exercise.within {
-        None => compile_text(gpu, PROGRAM_NAME, &file.text, [&exercise.entry]).map(|[submission]| (submission, None)),
-        Some(within) => {
-            let text = format!("{}{}", file.text, within.kernel());
-            compile_text(gpu, PROGRAM_NAME, &text, [&exercise.entry, crate::within::KERNEL])
-                .map(|[submission, places]| (submission, Some(places)))
-        }
-    };
-    let (submission, places) = compiled.map_err(|error| {
+    let entry = |module: TextModule| module.function(&exercise.entry).map(|function| (module, function));
+    let compiled = compile_text(gpu, PROGRAM_NAME, &file.text).and_then(entry).and_then(|(_, submission)| {
+        let recorded = match &exercise.within {
+            None => None,
+            Some(within) => Some(compile_text(gpu, PROGRAM_NAME, &within.instrument(file)).and_then(entry)?),
+        };
+        Ok((submission, recorded))
+    });
+    let (submission, recorded) = compiled.map_err(|error| {
         Box::new(CheckOutcome::CompileError {
             messages: match error {
                 GpuError::Compile { log, .. } => diagnostics::errors(&log, PROGRAM_NAME, shown),
@@ -134,24 +135,19 @@ fn compile(
             },
         })
     })?;
-    Ok(Kernels { submission, reference, places })
+    Ok(Kernels { submission, reference, recorded })
 }
 
 fn compile_file(gpu: &Gpu, manifest: &Manifest, file: &Path, entry: &str) -> Result<CudaFunction, GpuError> {
     let path = manifest.path(file);
     let text =
         fs::read_to_string(&path).map_err(|e| GpuError::MissingSource(path.display().to_string(), e.to_string()))?;
-    compile_text(gpu, &path.display().to_string(), &text, [entry]).map(|[function]| function)
+    compile_text(gpu, &path.display().to_string(), &text)?.function(entry)
 }
 
 /// `text` compiled from memory: the course's headers inlined by bare name, and the result refused
 /// if any `#include` is left, so NVRTC never opens a file.
-fn compile_text<const N: usize>(
-    gpu: &Gpu,
-    shown: &str,
-    text: &str,
-    kernels: [&str; N],
-) -> Result<[CudaFunction; N], GpuError> {
+fn compile_text(gpu: &Gpu, shown: &str, text: &str) -> Result<TextModule, GpuError> {
     if let Some(line) = crate::tokens::include_not_a_directive(text, 1) {
         return Err(GpuError::MissingSource(
             format!("line {line}"),
@@ -163,7 +159,7 @@ fn compile_text<const N: usize>(
     if let Some(line) = crate::tokens::include_left(&expanded) {
         return Err(GpuError::MissingSource(line, format!("in {shown}: only the course's headers are inlined")));
     }
-    gpu.functions_from_text(shown, &expanded, kernels)
+    gpu.module_from_text(shown, &expanded)
 }
 
 /// Checks `file` (shown as `shown` in messages): correct on every input, then timed beside the
@@ -207,7 +203,8 @@ pub fn check(
     let mut correctness_runs = Vec::with_capacity(exercise.inputs.len());
     for &input in &exercise.inputs {
         let data = harness.input(input, CheckSize::Check);
-        match Run::new(&gpu, &kernels.submission, harness, CheckSize::Check, &data) {
+        let checked = kernels.recorded.as_ref().map_or(&kernels.submission, |(_, recording)| recording);
+        match Run::new(&gpu, checked, harness, CheckSize::Check, &data) {
             Ok(run) => correctness_runs.push((input, data, run)),
             Err(error) => return CheckOutcome::Crashed { detail: format!("on the {input} input: {error}") },
         }
@@ -223,21 +220,19 @@ pub fn check(
     if let Err(why) = turn.take() {
         return CheckOutcome::CouldNotCheck { reason: format!("cannot take the GPU in turn: {why}") };
     }
-    if let (Some(within), Some(places)) = (&exercise.within, &kernels.places) {
-        match within.outside(&gpu, places) {
-            Ok(None) => {}
-            Ok(Some(detail)) => return CheckOutcome::OutsideTheTile { detail },
-            Err(error) => {
-                return CheckOutcome::Crashed { detail: diagnostics::scrub(&format!("placing the elements: {error}")) };
-            }
-        }
-    }
     for (input, data, mut run) in correctness_runs {
         let result = run.launch().and_then(|()| run.checked_output());
-        match result {
-            Err(error) => return CheckOutcome::Crashed { detail: format!("on the {input} input: {error}") },
-            Ok(Err(detail)) => return CheckOutcome::Incorrect { input, detail },
-            Ok(Ok(output)) => {
+        let outside = match (&exercise.within, &kernels.recorded, &result) {
+            (Some(within), Some((recorder, _)), Ok(_)) => within.outside(&gpu, recorder),
+            _ => Ok(None),
+        };
+        match (outside, result) {
+            (Ok(Some(detail)), _) => return CheckOutcome::OutsideTheTile { detail },
+            (Err(error), _) | (_, Err(error)) => {
+                return CheckOutcome::Crashed { detail: format!("on the {input} input: {error}") };
+            }
+            (_, Ok(Err(detail))) => return CheckOutcome::Incorrect { input, detail },
+            (_, Ok(Ok(output))) => {
                 if let Err(detail) = compare(&output, &harness.expected(&data, CheckSize::Check), exercise.tolerance) {
                     return CheckOutcome::Incorrect { input, detail };
                 }
@@ -350,9 +345,11 @@ pub fn profile_target<T: GpuTurn>(
         vec![compile_file(&gpu, manifest, &exercise.solution, &exercise.entry).map_err(|e| e.to_string())?];
     if launches == Launches::All {
         for file in files {
-            let [function] =
-                compile_text(&gpu, PROGRAM_NAME, &file.text, [&exercise.entry]).map_err(|e| e.to_string())?;
-            functions.push(function);
+            functions.push(
+                compile_text(&gpu, PROGRAM_NAME, &file.text)
+                    .and_then(|module| module.function(&exercise.entry))
+                    .map_err(|e| e.to_string())?,
+            );
         }
     }
     let data = exercise.harness.input(Input::Random, CheckSize::Check);

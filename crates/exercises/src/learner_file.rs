@@ -151,7 +151,7 @@ pub fn validate(exercise: &Exercise, starter: &str, bytes: &[u8]) -> Result<Lear
     let starter_text = tokens::normalize(starter.as_bytes()).expect("the starter is text");
     let theirs = parts(&starter_text).expect("the starter has its markers");
     // The region is checked first: an unclosed comment in it would change how the rest reads.
-    let region = region_problems(&yours, &theirs, &exercise.signature, exercise.within.is_some())?;
+    let region = region_problems(&yours, &theirs, &exercise.signature)?;
     let lex = |text: &str, first: usize| tokens::tokenize(text, first).expect("the starter's own parts tokenize");
     let outside = |yours_text: &str, yours_start: usize, theirs_text: &str, theirs_start: usize| {
         let mine = tokens::tokenize(yours_text, yours_start + 1).map_err(|e| {
@@ -406,13 +406,7 @@ fn statement_macro(header: &str) -> Option<(String, String)> {
 
 /// What the region holds that would reach beyond it, as the first such problem; else the
 /// region's lines (1-based, inclusive). `signature` is the kernel's parameter list.
-/// `places_checked`: the exercise checks where the part places elements ([`crate::within`]).
-fn region_problems(
-    yours: &Parts,
-    theirs: &Parts,
-    signature: &str,
-    places_checked: bool,
-) -> Result<(usize, usize), Invalid> {
+fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(usize, usize), Invalid> {
     let first_line = yours.region_start + 1;
     let region = (first_line, yours.after_start);
     let problem = |line: usize, problem: String| Err(Invalid::Region { line, problem });
@@ -948,37 +942,7 @@ fn region_problems(
             ),
         );
     }
-    // The grader checks every place with a kernel of its own: a part that read its thread, its
-    // block's shape, its warp or the clock could place elements otherwise in the exercise's kernel.
-    if let Some(context) = expanded.iter().find(|t| places_checked && reads_where_it_runs(&t.text)) {
-        return problem(
-            context.line,
-            format!(
-                "`{}` would let where an element is kept depend on where the code runs: compute the place from \
-                 the function's arguments alone",
-                context.text
-            ),
-        );
-    }
     Ok(region)
-}
-
-/// Whether `name` tells code which thread, block shape, warp or moment it runs in.
-fn reads_where_it_runs(name: &str) -> bool {
-    matches!(name, "threadIdx" | "blockDim" | "clock" | "clock64" | "__activemask" | "__nanosleep")
-        || [
-            "__shfl",
-            "__ballot",
-            "__any",
-            "__all",
-            "__match",
-            "__reduce",
-            "__syncwarp",
-            "__syncthreads_",
-            "__globaltimer",
-        ]
-        .iter()
-        .any(|prefix| name.starts_with(prefix))
 }
 
 /// The `static`, `__device__` or `__managed__` of the first variable in `code` that lasts from one
@@ -1226,35 +1190,6 @@ mod tests {
 
     fn check(text: &str) -> Result<LearnerFile, Invalid> {
         validate(&exercise(), STARTER, text.as_bytes())
-    }
-
-    #[test]
-    fn where_places_are_checked_they_depend_on_the_arguments_alone() {
-        let within = crate::within::Within {
-            function: "f".into(),
-            arguments: vec![4],
-            steps: vec![],
-            span: 1,
-            size: "N".into(),
-        };
-        let checked = Exercise { within: Some(within), ..exercise() };
-        for (body, name) in [
-            ("return threadIdx.y;", "threadIdx"),
-            ("return blockDim.y == 1 ? 0 : 1;", "blockDim"),
-            ("return __activemask() == ~0u;", "__activemask"),
-            ("return __shfl_sync(~0u, 1, 0);", "__shfl_sync"),
-            ("return (int)clock64();", "clock64"),
-            ("return __syncthreads_count(1);", "__syncthreads_count"),
-        ] {
-            let text = STARTER.replace("return 0;", body);
-            let refused = validate(&checked, STARTER, text.as_bytes());
-            assert!(
-                matches!(&refused, Err(Invalid::Region { problem, .. }) if problem.starts_with(&format!("`{name}` would let where an element is kept depend on where the code runs"))),
-                "{body}: {refused:?}"
-            );
-            assert!(check(&text).is_ok(), "an exercise whose places are not checked takes {body}");
-        }
-        assert!(validate(&checked, STARTER, STARTER.replace("return 0;", "return N % 3;").as_bytes()).is_ok());
     }
 
     #[test]
