@@ -112,10 +112,10 @@ fn compile(
         Box::new(CheckOutcome::CouldNotCheck { reason: diagnostics::scrub(&format!("the reference solution: {e}")) })
     })?;
     let entry = |module: TextModule| module.function(&exercise.entry).map(|function| (module, function));
-    let compiled = compile_text(gpu, PROGRAM_NAME, &file.text).and_then(entry).and_then(|(_, submission)| {
+    let compiled = compile_submission(gpu, exercise, file, false).and_then(entry).and_then(|(_, submission)| {
         let recorded = match &exercise.within {
             None => None,
-            Some(within) => Some(compile_text(gpu, PROGRAM_NAME, &within.instrument(file)).and_then(entry)?),
+            Some(_) => Some(compile_submission(gpu, exercise, file, true).and_then(entry)?),
         };
         Ok((submission, recorded))
     });
@@ -143,6 +143,20 @@ fn compile_file(gpu: &Gpu, manifest: &Manifest, file: &Path, entry: &str) -> Res
     let text =
         fs::read_to_string(&path).map_err(|e| GpuError::MissingSource(path.display().to_string(), e.to_string()))?;
     compile_text(gpu, &path.display().to_string(), &text)?.function(entry)
+}
+
+/// The learner's file compiled, its part's places passed on by the grader's wrapper where the
+/// exercise checks them ([`crate::within`]), and recorded if `record`.
+fn compile_submission(
+    gpu: &Gpu,
+    exercise: &Exercise,
+    file: &LearnerFile,
+    record: bool,
+) -> Result<TextModule, GpuError> {
+    match &exercise.within {
+        None => compile_text(gpu, PROGRAM_NAME, &file.text),
+        Some(within) => compile_text(gpu, PROGRAM_NAME, &within.wrap(file, record)),
+    }
 }
 
 /// `text` compiled from memory: the course's headers inlined by bare name, and the result refused
@@ -346,7 +360,7 @@ pub fn profile_target<T: GpuTurn>(
     if launches == Launches::All {
         for file in files {
             functions.push(
-                compile_text(&gpu, PROGRAM_NAME, &file.text)
+                compile_submission(&gpu, exercise, file, false)
                     .and_then(|module| module.function(&exercise.entry))
                     .map_err(|e| e.to_string())?,
             );

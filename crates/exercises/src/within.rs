@@ -5,7 +5,9 @@
 //! one, and take its shared-memory points. So the check's correctness launches run the part
 //! compiled with a recorder: the part's function renamed, and a function of the grader's in its
 //! place that calls it and records the first place outside the tile, in the exercise's own kernel,
-//! for the very threads and arguments that kernel uses.
+//! for the very threads and arguments that kernel uses. Every other build of the part (timed,
+//! profiled) is renamed and wrapped the same way, the wrapper only passing the place on, so that
+//! nothing the part can see (`#ifdef slot`, the macro's spelling) tells it which build it is in.
 
 use cuda_kernels::{Gpu, GpuError, TextModule};
 use serde::Deserialize;
@@ -52,13 +54,13 @@ impl Within {
         }
     }
 
-    /// `file`'s text with the recorder: the part's function renamed before the part, and the
-    /// recorder, under the function's name, after it. `#line` keeps the file's line numbers. The
+    /// `file`'s text with the part's function renamed before the part, and after it, under the
+    /// function's name, a wrapper that passes the place on, and if `record`, records it. `#line` keeps the file's line numbers. The
     /// tile's size is read with the part's own function (a size may be computed with it), and the
     /// recorder is `constexpr` where the part's function is, so that the code after the part can
     /// still size the tile with it. Whatever the part defines as a macro is undefined before the
     /// recorder's code, which is the grader's.
-    pub fn instrument(&self, file: &LearnerFile) -> String {
+    pub fn wrap(&self, file: &LearnerFile, record: bool) -> String {
         let (first, last) = file.region;
         let lines: Vec<&str> = file.text.lines().collect();
         let join = |lines: &[&str]| lines.iter().map(|line| format!("{line}\n")).collect::<String>();
@@ -70,8 +72,23 @@ impl Within {
         let words = ["bcm_A", "bcm_a", "bcm_place", "bcm_args", "bcm_tile_size", RECORD, "template", "class", "auto"];
         let more = ["decltype", "constexpr", "const", "unsigned", "sizeof", "if", "return", "atomicAdd"];
         let undefined: String = words.iter().chain(&more).map(|name| format!("#undef {name}\n")).collect();
-        let kept: String =
-            (0..ARGUMENTS_KEPT).map(|i| format!("        {RECORD}[{}] = bcm_args[{i}];\n", 4 + i)).collect();
+        let recorder = match record {
+            false => String::new(),
+            true => {
+                let kept: String =
+                    (0..ARGUMENTS_KEPT).map(|i| format!("        {RECORD}[{}] = bcm_args[{i}];\n", 4 + i)).collect();
+                format!(
+                    "    if ((bcm_tile_size < {span}u || (unsigned)(bcm_place) > bcm_tile_size - {span}u) \
+                     && atomicAdd(&{RECORD}[0], 1u) == 0u) {{\n\
+                     \x20       const unsigned bcm_args[] = {{(unsigned)(bcm_a)..., 0u, 0u, 0u, 0u}};\n\
+                     \x20       {RECORD}[1] = (unsigned)(bcm_place);\n\
+                     \x20       {RECORD}[2] = bcm_tile_size;\n\
+                     \x20       {RECORD}[3] = sizeof...(bcm_a);\n\
+                     {kept}\
+                     \x20   }}\n"
+                )
+            }
+        };
         format!(
             "{before}#define {function} {renamed}\n#line {first}\n{part}\
              // The grader's: where the exercise's kernel asks the part to place an element.\n\
@@ -82,13 +99,7 @@ impl Within {
              template <class... bcm_A>\n\
              __device__ __forceinline__ constexpr auto {function}(bcm_A... bcm_a) -> decltype({renamed}(bcm_a...)) {{\n\
              \x20   const auto bcm_place = {renamed}(bcm_a...);\n\
-             \x20   if ((bcm_tile_size < {span}u || (unsigned)(bcm_place) > bcm_tile_size - {span}u) && atomicAdd(&{RECORD}[0], 1u) == 0u) {{\n\
-             \x20       const unsigned bcm_args[] = {{(unsigned)(bcm_a)..., 0u, 0u, 0u, 0u}};\n\
-             \x20       {RECORD}[1] = (unsigned)(bcm_place);\n\
-             \x20       {RECORD}[2] = bcm_tile_size;\n\
-             \x20       {RECORD}[3] = sizeof...(bcm_a);\n\
-             {kept}\
-             \x20   }}\n\
+             {recorder}\
              \x20   return bcm_place;\n\
              }}\n\
              #line {after_line}\n{after}",
@@ -99,7 +110,7 @@ impl Within {
         )
     }
 
-    /// What the recorder in `recorded` (compiled from [`Within::instrument`]'s text) has seen
+    /// What the recorder in `recorded` (compiled from [`Within::wrap`]'s text, recording) has seen
     /// in the launches so far: the first place outside the tile, if any.
     pub fn outside(&self, gpu: &Gpu, recorded: &TextModule) -> Result<Option<String>, GpuError> {
         Ok(self.describe(&recorded.words(gpu, RECORD)?))
@@ -153,7 +164,7 @@ mod tests {
                 .into(),
             region: (3, 4),
         };
-        let text = transpose().instrument(&file);
+        let text = transpose().wrap(&file, true);
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(
             lines[..4],
@@ -174,6 +185,13 @@ mod tests {
             lines[lines.len() - 3..],
             ["#line 5", "// ---- EDIT ABOVE ----", "void k() { tile[slot(1, 2)] = 0; }"]
         );
+        // Unrecorded, the same but the recording: the part sees the same either way.
+        let passed_on = transpose().wrap(&file, false);
+        assert!(
+            !passed_on.contains("atomicAdd(&") && passed_on.contains("const auto bcm_place = bcm_part_slot(bcm_a...);")
+        );
+        let part = |text: &str| text.lines().take(6).map(str::to_owned).collect::<Vec<_>>();
+        assert_eq!(part(&passed_on), part(&text));
     }
 
     #[test]
