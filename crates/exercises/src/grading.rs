@@ -75,6 +75,13 @@ pub struct Checker {
     idle: Mutex<Vec<CheckProcess>>,
 }
 
+/// Whether a check may take an idle check process.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Fresh {
+    IfNoneIdle,
+    Always,
+}
+
 /// A check process (`__check-submissions`) and its folder, serving one exercise's checks.
 struct CheckProcess {
     exercise: String,
@@ -238,10 +245,23 @@ impl Checker {
         }
     }
 
-    /// Checks `file` in a check process (an idle one, or a new one), which goes back to wait for
-    /// the next file if it says it goes on serving.
+    /// Checks `file` in a check process (an idle one, or a new one).
+    /// A crash in a process that had checked other files is checked again in a fresh one, so that
+    /// no crash is blamed on a submission for what an earlier kernel may have left in the process.
     fn try_check(&self, exercise: &Exercise, file: &LearnerFile, shown: &str) -> io::Result<CheckOutcome> {
-        let mut process = self.check_process(exercise)?;
+        let process = self.check_process(exercise, Fresh::IfNoneIdle)?;
+        let reused = process.requests > 0;
+        match self.check_in(process, file, shown)? {
+            CheckOutcome::Crashed { .. } if reused => {
+                self.check_in(self.check_process(exercise, Fresh::Always)?, file, shown)
+            }
+            outcome => Ok(outcome),
+        }
+    }
+
+    /// Checks `file` in `process`, which goes back to wait for the next file if it says it goes on
+    /// serving.
+    fn check_in(&self, mut process: CheckProcess, file: &LearnerFile, shown: &str) -> io::Result<CheckOutcome> {
         process.requests += 1;
         let request = CheckRequest { number: process.requests, name: shown.to_owned() };
         let files = request.files(process.folder.path());
@@ -267,9 +287,11 @@ impl Checker {
     }
 
     /// An idle check process for `exercise`, or a new one.
-    fn check_process(&self, exercise: &Exercise) -> io::Result<CheckProcess> {
+    fn check_process(&self, exercise: &Exercise, fresh: Fresh) -> io::Result<CheckProcess> {
         let mut idle = self.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        while let Some(at) = idle.iter().position(|process| process.exercise == exercise.id) {
+        while let (Fresh::IfNoneIdle, Some(at)) =
+            (fresh, idle.iter().position(|process| process.exercise == exercise.id))
+        {
             let mut process = idle.swap_remove(at);
             if process.server.running() {
                 return Ok(process);
@@ -1440,6 +1462,21 @@ mod tests {
             assert_eq!(checker.check(&exercise, &file, "a.cu"), incorrect);
         }
         assert_ne!(pids()[0], pids()[1], "a fresh process after one that ended");
+
+        // A crash where the process had checked other files is checked again in a fresh process:
+        // here, one that crashes from its second check on.
+        fs::remove_file(&log).unwrap();
+        let crash_when_reused = format!(r#"[ "$n" -gt 1 ] && kill -SEGV $$; {write_incorrect}"#);
+        let checker = serving_checker(&log, &crash_when_reused, 60);
+        for _ in 0..2 {
+            assert_eq!(checker.check(&exercise, &file, "a.cu"), incorrect, "not blamed for the process's state");
+        }
+        assert_eq!(pids().len(), 3, "the second check ran twice: {:?}", pids());
+        assert!(pids()[0] == pids()[1] && pids()[1] != pids()[2], "{:?}", pids());
+        // A crash in a fresh process is the submission's own.
+        fs::remove_file(&log).unwrap();
+        let crashed = serving_checker(&log, "kill -SEGV $$", 60).check(&exercise, &file, "a.cu");
+        assert!(matches!(crashed, CheckOutcome::Crashed { .. }) && pids().len() == 1, "{crashed:?} {:?}", pids());
 
         let correct_then_slow = r#"echo '{"outcome":"correct-unmeasured","detail":"x"}' > "$r"; sleep 600"#;
         assert_eq!(
