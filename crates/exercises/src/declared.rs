@@ -307,12 +307,13 @@ const QUALIFIERS: [&str; 14] = [
     "__restrict",
 ];
 
-/// Where a compiler's type trait used as a type, `__remove_cv(unsigned)` at `at` in `code`, ends
-/// (its `)`): a reserved name and its argument, then the declarator (through `const`,
-/// `volatile`, `*` and `&`, which qualify the type), not a qualifier of a function's.
+/// Where a type written with parentheses, a compiler's type trait (`__remove_cv(unsigned)`) or
+/// `decltype(...)` at `at` in `code`, ends (its `)`): the word and its argument, then the
+/// declarator (through `const`, `volatile`, `*` and `&`, which qualify the type), not a qualifier
+/// of a function's.
 pub(crate) fn type_trait_end<T: std::borrow::Borrow<Token>>(code: &[T], at: usize) -> Option<usize> {
     let text = |i: usize| code.get(i).map_or("", |t| t.borrow().text.as_str());
-    if !text(at).starts_with("__") || text(at + 1) != "(" {
+    if !(text(at).starts_with("__") || text(at) == "decltype") || text(at + 1) != "(" {
         return None;
     }
     let close = matching(code, at + 1);

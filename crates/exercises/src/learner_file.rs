@@ -955,15 +955,22 @@ fn lasting_variable(code: &[Token]) -> Option<&Token> {
         // an array's bound, a body, or the next declarator (template arguments, `A<(1 > 2)>`,
         // are the type's).
         let (mut end, mut angles, mut parentheses) = (at + 1, 0, 0);
+        // Where a name's template arguments close (`swz<32u>`, an explicit specialization).
+        let mut arguments_closed = None;
         while end < code.len() {
-            // A compiler's type trait as the type (`__remove_cv(unsigned) seen`) is the type's.
+            // A type in parentheses (`__remove_cv(unsigned) seen`, `decltype(auto) f()`) is the type's.
             if let Some(close) = declared::type_trait_end(code, end) {
                 end = close + 1;
                 continue;
             }
             match text(end) {
                 "<" if parentheses == 0 && code[end - 1].kind == Kind::Identifier => angles += 1,
-                ">" if parentheses == 0 && angles > 0 => angles -= 1,
+                ">" if parentheses == 0 && angles > 0 => {
+                    angles -= 1;
+                    if angles == 0 {
+                        arguments_closed = Some(end);
+                    }
+                }
                 "(" | "[" if angles > 0 => parentheses += 1,
                 ")" | "]" if angles > 0 => parentheses -= 1,
                 // An operator's name (`operator[]`, `operator()`, `operator=`) runs to its `(`.
@@ -978,7 +985,16 @@ fn lasting_variable(code: &[Token]) -> Option<&Token> {
             }
             end += 1;
         }
-        let named = code[end - 1].kind == Kind::Identifier || (at..end).any(|i| text(i) == "operator");
+        // After template arguments, parameters rather than an initializer: `()`, or a type first
+        // (`swz<32u>(unsigned x)`, not `v<3>(5)` nor `v<3>(x)`).
+        let parameters_follow = text(end + 1) == ")"
+            || is_type_word(text(end + 1))
+            || matches!(text(end + 1), "const" | "volatile")
+            || code.get(end + 1).is_some_and(|t| t.kind == Kind::Identifier)
+                && (code.get(end + 2).is_some_and(|t| t.kind == Kind::Identifier)
+                    || matches!(text(end + 2), "*" | "&" | "&&" | "::" | "<"));
+        let specialized = arguments_closed == Some(end - 1) && parameters_follow;
+        let named = code[end - 1].kind == Kind::Identifier || specialized || (at..end).any(|i| text(i) == "operator");
         // `unsigned (seen);` and `T ((seen))` are variables: a name alone in parentheses, unless it
         // is a type (`f(uint3)`, a function's unnamed parameter) or parameters follow it
         // (`auto (load)(...)`).
@@ -1202,6 +1218,17 @@ mod tests {
         assert_eq!(file.region, (4, 7));
         let windows = edited.replace('\n', "  \r\n") + "\r\n\r\n";
         assert_eq!(check(&windows).unwrap().region, (4, 7), "line endings and trailing blanks are not changes");
+        // Functions whose declarations read unlike a plain one's: no variable is kept.
+        for part in [
+            "__device__ decltype(auto) f() { return 0; }",
+            "template <unsigned K> __device__ int swz(unsigned x) { return x ^ K; }\n\
+             template <> __device__ int swz<32u>(unsigned x) { return x; }\nint f() { return swz<32u>(0); }",
+            "template <class T> __device__ int g(T v);\ntemplate <> __device__ int g<uint3>(uint3 v) { return v.x; }\n\
+             int f() { return g(uint3{}); }",
+        ] {
+            let checked = check(&STARTER.replace("int f() { return 0; }", part));
+            assert!(checked.is_ok(), "{part}: {checked:?}");
+        }
     }
 
     #[test]
@@ -1369,6 +1396,15 @@ mod tests {
             ("__device__ unsigned (seen);\nint f() { return 0; }", "`__device__` here keeps a variable"),
             ("int f() { static unsigned ((calls)); return calls++; }", "`static` here keeps a variable"),
             ("template <class T> __device__ T (seen);\nint f() { return 0; }", "`__device__` here keeps a variable"),
+            ("__device__ decltype(N) seen;\nint f() { return 0; }", "`__device__` here keeps a variable"),
+            (
+                "template <int K> __device__ unsigned v = K;\ntemplate <> __device__ unsigned v<3>(5);\nint f() { return 0; }",
+                "`__device__` here keeps a variable",
+            ),
+            (
+                "template <int K> __device__ unsigned v = K;\ntemplate <> __device__ unsigned v<3>(N);\nint f() { return 0; }",
+                "`__device__` here keeps a variable",
+            ),
             ("#define F(...) __VA_ARGS__\nF(\n#\nint g();)\nint f() { return 0; }", "a directive inside the `(`"),
             (
                 "__device__ const volatile unsigned seen = 0;\nint f() { return 0; }",

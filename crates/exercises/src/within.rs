@@ -55,7 +55,9 @@ impl Within {
     }
 
     /// `file`'s text with the part's function renamed before the part, and after it, under the
-    /// function's name, a wrapper that passes the place on, and if `record`, records it. `#line` keeps the file's line numbers. The
+    /// function's name, a wrapper that passes the place on, and if `record`, records it. The place
+    /// is taken as the kernel takes it, by its implicit conversion (`+`), and passed on by value;
+    /// nothing is recorded while the compiler evaluates a call (a size computed with the function). `#line` keeps the file's line numbers. The
     /// tile's size is read with the part's own function (a size may be computed with it), and the
     /// recorder is `constexpr` where the part's function is, so that the code after the part can
     /// still size the tile with it. Whatever the part defines as a macro is undefined before the
@@ -70,15 +72,27 @@ impl Within {
         let renamed = format!("bcm_part_{function}");
         // Undefined first: what the part may have defined as a macro, for the grader's code.
         let words = ["bcm_A", "bcm_a", "bcm_place", "bcm_args", "bcm_tile_size", RECORD, "template", "class", "auto"];
-        let more = ["decltype", "constexpr", "const", "unsigned", "sizeof", "if", "return", "atomicAdd"];
+        let more = [
+            "decltype",
+            "constexpr",
+            "const",
+            "unsigned",
+            "sizeof",
+            "if",
+            "return",
+            "atomicAdd",
+            "__builtin_is_constant_evaluated",
+        ];
         let undefined: String = words.iter().chain(&more).map(|name| format!("#undef {name}\n")).collect();
         let recorder = match record {
             false => String::new(),
             true => {
                 let kept: String =
                     (0..ARGUMENTS_KEPT).map(|i| format!("        {RECORD}[{}] = bcm_args[{i}];\n", 4 + i)).collect();
+                // A place of 2^31 or more is one below the tile, whatever size the part declares.
                 format!(
-                    "    if ((bcm_tile_size < {span}u || (unsigned)(bcm_place) > bcm_tile_size - {span}u) \
+                    "    if (!__builtin_is_constant_evaluated() && ((unsigned)(bcm_place) >= 0x80000000u \
+                     || bcm_tile_size < {span}u || (unsigned)(bcm_place) > bcm_tile_size - {span}u) \
                      && atomicAdd(&{RECORD}[0], 1u) == 0u) {{\n\
                      \x20       const unsigned bcm_args[] = {{(unsigned)(bcm_a)..., 0u, 0u, 0u, 0u}};\n\
                      \x20       {RECORD}[1] = (unsigned)(bcm_place);\n\
@@ -97,8 +111,8 @@ impl Within {
              #undef {function}\n#undef {renamed}\n\
              __device__ unsigned {RECORD}[{RECORD_WORDS}];\n\
              template <class... bcm_A>\n\
-             __device__ __forceinline__ constexpr auto {function}(bcm_A... bcm_a) -> decltype({renamed}(bcm_a...)) {{\n\
-             \x20   const auto bcm_place = {renamed}(bcm_a...);\n\
+             __device__ __forceinline__ constexpr auto {function}(bcm_A... bcm_a) -> decltype(+{renamed}(bcm_a...)) {{\n\
+             \x20   const auto bcm_place = +{renamed}(bcm_a...);\n\
              {recorder}\
              \x20   return bcm_place;\n\
              }}\n\
@@ -173,7 +187,7 @@ mod tests {
         assert_eq!(lines[4..6], file.text.lines().collect::<Vec<_>>()[2..4], "the part as it was");
         let recorder = lines.iter().position(|l| l.contains("auto slot(bcm_A... bcm_a)")).expect("the recorder");
         assert!(lines[..recorder].contains(&"#undef if"));
-        assert!(text.contains("const auto bcm_place = bcm_part_slot(bcm_a...);"), "{text}");
+        assert!(text.contains("const auto bcm_place = +bcm_part_slot(bcm_a...);"), "{text}");
         let size = lines.iter().position(|l| *l == "constexpr unsigned bcm_tile_size = (unsigned)(TILE_WORDS);");
         let renamed = lines.iter().position(|l| *l == "#undef slot");
         assert!(
@@ -188,7 +202,8 @@ mod tests {
         // Unrecorded, the same but the recording: the part sees the same either way.
         let passed_on = transpose().wrap(&file, false);
         assert!(
-            !passed_on.contains("atomicAdd(&") && passed_on.contains("const auto bcm_place = bcm_part_slot(bcm_a...);")
+            !passed_on.contains("atomicAdd(&")
+                && passed_on.contains("const auto bcm_place = +bcm_part_slot(bcm_a...);")
         );
         let part = |text: &str| text.lines().take(6).map(str::to_owned).collect::<Vec<_>>();
         assert_eq!(part(&passed_on), part(&text));
