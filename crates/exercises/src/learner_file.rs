@@ -985,15 +985,16 @@ fn lasting_variable(code: &[Token]) -> Option<&Token> {
             }
             end += 1;
         }
-        // After template arguments, parameters rather than an initializer: `()`, or a type first
-        // (`swz<32u>(unsigned x)`, not `v<3>(5)` nor `v<3>(x)`).
-        let parameters_follow = text(end + 1) == ")"
-            || is_type_word(text(end + 1))
-            || matches!(text(end + 1), "const" | "volatile")
-            || code.get(end + 1).is_some_and(|t| t.kind == Kind::Identifier)
-                && (code.get(end + 2).is_some_and(|t| t.kind == Kind::Identifier)
-                    || matches!(text(end + 2), "*" | "&" | "&&" | "::" | "<"));
-        let specialized = arguments_closed == Some(end - 1) && parameters_follow;
+        // After template arguments, parameters rather than an initializer: a type, then a name
+        // (`swz<32u>(unsigned x)`, not `v<3>(5)`, `v<3>(x)` nor `v<3>(unsigned(5))`).
+        let first_parameter =
+            (end + 1..code.len()).take_while(|&i| !matches!(text(i), "," | ")")).map(|i| &code[i]).collect::<Vec<_>>();
+        let named_parameter = first_parameter.len() >= 2
+            && first_parameter.last().is_some_and(|t| t.kind == Kind::Identifier)
+            && first_parameter
+                .iter()
+                .all(|t| t.kind == Kind::Identifier || matches!(t.text.as_str(), "*" | "&" | "&&" | "::" | "<" | ">"));
+        let specialized = arguments_closed == Some(end - 1) && named_parameter;
         let named = code[end - 1].kind == Kind::Identifier || specialized || (at..end).any(|i| text(i) == "operator");
         // `unsigned (seen);` and `T ((seen))` are variables: a name alone in parentheses, unless it
         // is a type (`f(uint3)`, a function's unnamed parameter) or parameters follow it
@@ -1403,6 +1404,11 @@ mod tests {
             ),
             (
                 "template <int K> __device__ unsigned v = K;\ntemplate <> __device__ unsigned v<3>(N);\nint f() { return 0; }",
+                "`__device__` here keeps a variable",
+            ),
+            (
+                "template <int K> __device__ unsigned v = K;\n\
+                 template <> __device__ unsigned v<3>(unsigned(5));\nint f() { return 0; }",
                 "`__device__` here keeps a variable",
             ),
             ("#define F(...) __VA_ARGS__\nF(\n#\nint g();)\nint f() { return 0; }", "a directive inside the `(`"),
