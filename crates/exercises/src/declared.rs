@@ -178,6 +178,10 @@ fn in_code<'t>(
     declared
 }
 
+/// C++'s words for types, which no declarator names.
+const BUILTIN_TYPES: [&str; 12] =
+    ["unsigned", "signed", "int", "short", "long", "char", "float", "double", "bool", "void", "auto", "const"];
+
 /// The name in the parentheses opened at `open`, and their `)`, where they hold a declarator:
 /// one name with only `*`, `&`, `&&` and more parentheses about it, and either one of those
 /// or a `(`, `[`, `=`, `{`, `;` or `,` after them.
@@ -186,6 +190,10 @@ fn parenthesized_declarator(statement: &[&Token], open: usize) -> Option<(usize,
     let inside = statement.get(open + 1..close)?;
     let mut names = (open + 1..close).filter(|&j| statement[j].kind == Kind::Identifier);
     let (name, None) = (names.next()?, names.next()) else { return None };
+    // `f(unsigned)`: a parameter's type, never a declared name.
+    if BUILTIN_TYPES.contains(&statement[name].text.as_str()) {
+        return None;
+    }
     if !inside.iter().all(|t| t.kind == Kind::Identifier || matches!(t.text.as_str(), "(" | ")" | "*" | "&" | "&&")) {
         return None;
     }

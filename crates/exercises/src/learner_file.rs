@@ -958,9 +958,10 @@ fn lasting_variable(code: &[Token]) -> Option<&Token> {
         // Where a name's template arguments close (`swz<32u>`, an explicit specialization).
         let mut arguments_closed = None;
         while end < code.len() {
-            // A type in parentheses (`__remove_cv(unsigned) seen`, `decltype(auto) f()`) is the type's.
-            if let Some(close) = declared::type_trait_end(code, end) {
-                end = close + 1;
+            // A type in parentheses (`__remove_cv(unsigned) seen`, `decltype(auto) f()`,
+            // `__align__(16)`) is the type's, whatever follows it (`decltype(0u) (seen)`).
+            if (text(end) == "decltype" || text(end).starts_with("__")) && text(end + 1) == "(" {
+                end = declared::matching(code, end + 1) + 1;
                 continue;
             }
             match text(end) {
@@ -985,25 +986,18 @@ fn lasting_variable(code: &[Token]) -> Option<&Token> {
             }
             end += 1;
         }
-        // After template arguments, parameters rather than an initializer: a type, then a name
-        // (`swz<32u>(unsigned x)`, not `v<3>(5)`, `v<3>(x)` nor `v<3>(unsigned(5))`).
-        let first_parameter =
-            (end + 1..code.len()).take_while(|&i| !matches!(text(i), "," | ")")).map(|i| &code[i]).collect::<Vec<_>>();
-        let named_parameter = first_parameter.len() >= 2
-            && first_parameter.last().is_some_and(|t| t.kind == Kind::Identifier)
-            && first_parameter
-                .iter()
-                .all(|t| t.kind == Kind::Identifier || matches!(t.text.as_str(), "*" | "&" | "&&" | "::" | "<" | ">"));
-        let specialized = arguments_closed == Some(end - 1) && named_parameter;
-        let named = code[end - 1].kind == Kind::Identifier || specialized || (at..end).any(|i| text(i) == "operator");
-        // `unsigned (seen);` and `T ((seen))` are variables: a name alone in parentheses, unless it
-        // is a type (`f(uint3)`, a function's unnamed parameter) or parameters follow it
-        // (`auto (load)(...)`).
-        let parenthesized = text(declared::matching(code, end) + 1) != "("
-            && (text(end + 1) == "("
-                || code.get(end + 1).is_some_and(|t| t.kind == Kind::Identifier && !is_type_word(&t.text))
-                    && text(end + 2) == ")");
-        let function = text(end) == "(" && !matches!(text(end + 1), "*" | "&" | "^") && named && !parenthesized;
+        let named = code[end - 1].kind == Kind::Identifier
+            || arguments_closed == Some(end - 1)
+            || (at..end).any(|i| text(i) == "operator");
+        // `name(...)` declares a function only where what the parentheses hold reads as parameters,
+        // a body follows them, or they hold the declarator (`auto (load)(...)`): else it is a
+        // variable and its initializer (`seen(0)`, `v<3>(5)`, `seen(unsigned(5))`, `(seen)`).
+        let close = declared::matching(code, end);
+        let body_follows = matches!(text(close + 1), "{" | "->" | "noexcept");
+        let function = text(end) == "("
+            && named
+            && (body_follows || text(close + 1) == "(" || parameters_follow(&code[end + 1..close.min(code.len())]))
+            && further_functions(code, close + 1);
         // (Even `const` data there is memory a pointer can reach and write, by a cast through a
         // template; `__constant__` memory a kernel cannot write, and the compiler reads a
         // `constexpr` value where it is used.)
@@ -1011,6 +1005,59 @@ fn lasting_variable(code: &[Token]) -> Option<&Token> {
         let constant = (at..end).any(|i| matches!(text(i), "__constant__" | "constexpr"));
         (declares && !function && !constant).then_some(&code[at])
     })
+}
+
+/// Whether every declarator after a function's, from `at` (`, flip(unsigned x)`), declares a
+/// function too: `helper(unsigned), seen;` declares a variable `seen`.
+fn further_functions(code: &[Token], mut at: usize) -> bool {
+    let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
+    while text(at) == "," {
+        let mut name = at + 1;
+        while matches!(text(name), "*" | "&" | "&&") {
+            name += 1;
+        }
+        let named = code.get(name).is_some_and(|t| t.kind == Kind::Identifier);
+        if !named || text(name + 1) != "(" {
+            return false;
+        }
+        let close = declared::matching(code, name + 1);
+        if !parameters_follow(&code[name + 2..close.min(code.len())]) {
+            return false;
+        }
+        at = close + 1;
+    }
+    true
+}
+
+/// Whether `inside` (what a declarator's parentheses hold) reads as a parameter list: empty, or a
+/// first parameter that is a type and a name (`unsigned x`, `const uint3& v`, `Row<32u> r`), or a
+/// type alone that is one of C++'s words (`unsigned`). A name alone (`uint3`) might be a type or a
+/// variable, so is not taken for one; nor is an expression (`0`, `S::value`, `sizeof zero`).
+fn parameters_follow(inside: &[Token]) -> bool {
+    let first: Vec<&Token> = inside.iter().take_while(|t| t.text != ",").collect();
+    let (mut depth, mut plain) = (0i32, true);
+    for (at, token) in first.iter().enumerate() {
+        match token.text.as_str() {
+            "<" | "[" if at > 0 => depth += 1,
+            ">" | "]" if depth > 0 => depth -= 1,
+            "*" | "&" | "&&" | "::" => {}
+            _ if token.kind == Kind::Identifier => {}
+            _ if token.kind == Kind::Literal && depth > 0 => {}
+            _ => plain = false,
+        }
+    }
+    let expression_word = first.first().is_some_and(|t| {
+        matches!(
+            t.text.as_str(),
+            "sizeof" | "alignof" | "__alignof__" | "noexcept" | "new" | "delete" | "throw" | "typeid" | "not" | "compl"
+        ) || t.text.ends_with("_cast")
+    });
+    let named = first.len() >= 2
+        && first.last().is_some_and(|t| t.kind == Kind::Identifier && !is_type_word(&t.text))
+        && (first[first.len() - 2].kind == Kind::Identifier
+            || matches!(first[first.len() - 2].text.as_str(), "*" | "&" | "&&" | ">"));
+    let builtin_type = first.iter().any(|t| is_type_word(&t.text) || t.text == "void");
+    inside.is_empty() || plain && !expression_word && (named || builtin_type)
 }
 
 /// The first cast of a pointer or reference (`const_cast`, `reinterpret_cast`, `(unsigned*)x`),
@@ -1031,6 +1078,24 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str)> {
                 return Some((token, "copying bytes, or memory from the device's heap,"));
             }
             word if word.starts_with("__cvta_") => return Some((token, "converting addresses")),
+            // A pointer or reference type by another name makes a cast no `*)` shows: `P(seen)`.
+            "using" | "typedef"
+                if (text(at + 2) == "=" || token.text == "typedef")
+                    && (at + 1..code.len())
+                        .take_while(|&i| text(i) != ";")
+                        .any(|i| matches!(text(i), "*" | "&" | "&&")) =>
+            {
+                return Some((token, "an alias of a pointer or reference type"));
+            }
+            "decltype" if text(at + 1) == "(" => {
+                let close = declared::matching(code, at + 1);
+                if (at + 2..close).any(|i| matches!(text(i), "*" | "&" | "&&")) {
+                    return Some((token, "a pointer or reference type from `decltype`"));
+                }
+            }
+            word if word.starts_with("__add_") => {
+                return Some((token, "a pointer or reference type from a type trait"));
+            }
             "reinterpret_cast" => return Some((token, "`reinterpret_cast`")),
             "union" => return Some((token, "a union")),
             // `*` or `&` then `)`, perhaps through `const`: a type in parentheses, a cast.
@@ -1226,6 +1291,11 @@ mod tests {
              template <> __device__ int swz<32u>(unsigned x) { return x; }\nint f() { return swz<32u>(0); }",
             "template <class T> __device__ int g(T v);\ntemplate <> __device__ int g<uint3>(uint3 v) { return v.x; }\n\
              int f() { return g(uint3{}); }",
+            "template <unsigned K> __device__ unsigned mask();\n\
+             template <> __device__ unsigned mask<32u>() { return 31u; }\nint f() { return mask<32u>(); }",
+            "__device__ unsigned twice(unsigned), thrice(unsigned x);\n\
+             __device__ unsigned twice(unsigned x) { return 2 * x; }\nint f() { return twice(1); }",
+            "__device__ unsigned around(uint3 v) { return v.x; }\nint f() { return around(uint3{}); }",
         ] {
             let checked = check(&STARTER.replace("int f() { return 0; }", part));
             assert!(checked.is_ok(), "{part}: {checked:?}");
@@ -1393,6 +1463,20 @@ mod tests {
             ("int f() { char* s = \"ab\"; return s[0]++; }", "a string literal (here, outside `printf`)"),
             ("int f() { union U { const char* c; char* m; } u{}; return 0; }", "a union can write"),
             ("int f() { return reinterpret_cast<unsigned long long>(&N); }", "`reinterpret_cast` can write"),
+            (
+                "constexpr unsigned seen[1] = {0u};\nusing P = unsigned*;\nint f() { return atomicAdd(P(seen), 1u); }",
+                "an alias of a pointer or reference type can write",
+            ),
+            (
+                "constexpr unsigned seen[1] = {0u};\ntemplate <class T> using Ptr = T*;\n\
+                 int f() { return atomicAdd(Ptr<unsigned>(seen), 1u); }",
+                "an alias of a pointer or reference type can write",
+            ),
+            ("typedef unsigned& R;\nint f() { return 0; }", "an alias of a pointer or reference type can write"),
+            (
+                "constexpr unsigned seen[1] = {0u};\nint f() { unsigned x = 0; return atomicAdd(decltype(&x)(seen), 1u); }",
+                "a pointer or reference type from `decltype` can write",
+            ),
             ("__device__ __remove_cv(unsigned) seen;\nint f() { return 0; }", "`__device__` here keeps a variable"),
             ("__device__ unsigned (seen);\nint f() { return 0; }", "`__device__` here keeps a variable"),
             ("int f() { static unsigned ((calls)); return calls++; }", "`static` here keeps a variable"),
@@ -1409,6 +1493,24 @@ mod tests {
             (
                 "template <int K> __device__ unsigned v = K;\n\
                  template <> __device__ unsigned v<3>(unsigned(5));\nint f() { return 0; }",
+                "`__device__` here keeps a variable",
+            ),
+            ("__device__ unsigned seen(0);\nint f() { return 0; }", "`__device__` here keeps a variable"),
+            (
+                "__device__ unsigned helper(unsigned), seen;\nint f() { return 0; }",
+                "`__device__` here keeps a variable",
+            ),
+            ("__managed__ unsigned seen(0u + 0u);\nint f() { return 0; }", "`__managed__` here keeps a variable"),
+            ("int f() { static unsigned calls(0); return calls++; }", "`static` here keeps a variable"),
+            ("__device__ decltype(0u) (seen);\nint f() { return 0; }", "`__device__` here keeps a variable"),
+            (
+                "struct S { static constexpr unsigned value = 1; };\ntemplate <int K> __device__ unsigned v = K;\n\
+                 template <> __device__ unsigned v<3>(S::value);\nint f() { return 0; }",
+                "`__device__` here keeps a variable",
+            ),
+            (
+                "constexpr unsigned zero = 0;\ntemplate <int K> __device__ unsigned v = K;\n\
+                 template <> __device__ unsigned v<3>(sizeof zero);\nint f() { return 0; }",
                 "`__device__` here keeps a variable",
             ),
             ("#define F(...) __VA_ARGS__\nF(\n#\nint g();)\nint f() { return 0; }", "a directive inside the `(`"),

@@ -20,6 +20,76 @@ pub const RECORD: &str = "bcm_places_outside";
 const RECORD_WORDS: usize = 8;
 const ARGUMENTS_KEPT: usize = 4;
 
+/// Every word the grader's code after the part uses that a part could define as a macro: each is
+/// undefined before that code.
+const GRADERS_WORDS: [&str; 37] = [
+    "bcm_A",
+    "bcm_a",
+    "bcm_place",
+    "bcm_args",
+    "bcm_tile_size",
+    RECORD,
+    "bcm_T",
+    "bcm_bare",
+    "bcm_integer",
+    "type",
+    "value",
+    "template",
+    "class",
+    "struct",
+    "using",
+    "typename",
+    "static",
+    "static_assert",
+    "auto",
+    "decltype",
+    "constexpr",
+    "const",
+    "volatile",
+    "bool",
+    "true",
+    "false",
+    "char",
+    "signed",
+    "unsigned",
+    "short",
+    "int",
+    "long",
+    "sizeof",
+    "if",
+    "return",
+    "atomicAdd",
+    "__builtin_is_constant_evaluated",
+];
+
+/// The types a place may have.
+const INTEGERS: [&str; 12] = [
+    "bool",
+    "char",
+    "signed char",
+    "unsigned char",
+    "short",
+    "unsigned short",
+    "int",
+    "unsigned",
+    "long",
+    "unsigned long",
+    "long long",
+    "unsigned long long",
+];
+
+/// `bcm_bare<T>::type`: `T` without references, `const` or `volatile`; `bcm_integer<T>::value`:
+/// whether `T` is one of [`INTEGERS`] (specialized after this).
+const BARE_AND_INTEGER: &str = "\
+template <class bcm_T> struct bcm_bare { using type = bcm_T; };
+template <class bcm_T> struct bcm_bare<bcm_T&> : bcm_bare<bcm_T> {};
+template <class bcm_T> struct bcm_bare<bcm_T&&> : bcm_bare<bcm_T> {};
+template <class bcm_T> struct bcm_bare<const bcm_T> : bcm_bare<bcm_T> {};
+template <class bcm_T> struct bcm_bare<volatile bcm_T> : bcm_bare<bcm_T> {};
+template <class bcm_T> struct bcm_bare<const volatile bcm_T> : bcm_bare<bcm_T> {};
+template <class bcm_T> struct bcm_integer { static constexpr bool value = false; };
+";
+
 /// The part's function that places elements, and the tile it must keep them in
 /// (`[exercise.within]` in `info.toml`).
 #[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
@@ -56,8 +126,9 @@ impl Within {
 
     /// `file`'s text with the part's function renamed before the part, and after it, under the
     /// function's name, a wrapper that passes the place on, and if `record`, records it. The place
-    /// is taken as the kernel takes it, by its implicit conversion (`+`), and passed on by value;
-    /// nothing is recorded while the compiler evaluates a call (a size computed with the function). `#line` keeps the file's line numbers. The
+    /// must be an integer (a class could convert one way for the kernel, another for the recorder),
+    /// taken as the kernel takes it (`+`) and passed on by value; nothing is recorded while the
+    /// compiler evaluates a call (a size computed with the function). `#line` keeps the file's line numbers. The
     /// tile's size is read with the part's own function (a size may be computed with it), and the
     /// recorder is `constexpr` where the part's function is, so that the code after the part can
     /// still size the tile with it. Whatever the part defines as a macro is undefined before the
@@ -71,19 +142,13 @@ impl Within {
         let (function, size, span) = (&self.function, &self.size, self.span);
         let renamed = format!("bcm_part_{function}");
         // Undefined first: what the part may have defined as a macro, for the grader's code.
-        let words = ["bcm_A", "bcm_a", "bcm_place", "bcm_args", "bcm_tile_size", RECORD, "template", "class", "auto"];
-        let more = [
-            "decltype",
-            "constexpr",
-            "const",
-            "unsigned",
-            "sizeof",
-            "if",
-            "return",
-            "atomicAdd",
-            "__builtin_is_constant_evaluated",
-        ];
-        let undefined: String = words.iter().chain(&more).map(|name| format!("#undef {name}\n")).collect();
+        let undefined: String = GRADERS_WORDS.iter().map(|name| format!("#undef {name}\n")).collect();
+        let integers: String = INTEGERS
+            .iter()
+            .map(|integer| {
+                format!("template <> struct bcm_integer<{integer}> {{ static constexpr bool value = true; }};\n")
+            })
+            .collect();
         let recorder = match record {
             false => String::new(),
             true => {
@@ -105,13 +170,18 @@ impl Within {
         };
         format!(
             "{before}#define {function} {renamed}\n#line {first}\n{part}\
+             #line {after_line}\n\
              // The grader's: where the exercise's kernel asks the part to place an element.\n\
              {undefined}\
              constexpr unsigned bcm_tile_size = (unsigned)({size});\n\
              #undef {function}\n#undef {renamed}\n\
              __device__ unsigned {RECORD}[{RECORD_WORDS}];\n\
+             {BARE_AND_INTEGER}{integers}\
              template <class... bcm_A>\n\
              __device__ __forceinline__ constexpr auto {function}(bcm_A... bcm_a) -> decltype(+{renamed}(bcm_a...)) {{\n\
+             \x20   static_assert(bcm_integer<typename bcm_bare<decltype({renamed}(bcm_a...))>::type>::value, \
+             \"{function} must give its place as an integer (int, unsigned, ...): a class could convert one \
+             way for the kernel and another for the check\");\n\
              \x20   const auto bcm_place = +{renamed}(bcm_a...);\n\
              {recorder}\
              \x20   return bcm_place;\n\
