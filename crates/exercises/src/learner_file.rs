@@ -1046,10 +1046,30 @@ fn parameters_follow(inside: &[Token]) -> bool {
             _ => plain = false,
         }
     }
-    let expression_word = first.first().is_some_and(|t| {
+    // Words that make an expression of names: `sizeof zero`, `zero bitand zero`.
+    let expression_word = first.iter().any(|t| {
         matches!(
             t.text.as_str(),
-            "sizeof" | "alignof" | "__alignof__" | "noexcept" | "new" | "delete" | "throw" | "typeid" | "not" | "compl"
+            "sizeof"
+                | "alignof"
+                | "__alignof__"
+                | "noexcept"
+                | "new"
+                | "delete"
+                | "throw"
+                | "typeid"
+                | "co_await"
+                | "and"
+                | "or"
+                | "not"
+                | "xor"
+                | "bitand"
+                | "bitor"
+                | "compl"
+                | "and_eq"
+                | "or_eq"
+                | "xor_eq"
+                | "not_eq"
         ) || t.text.ends_with("_cast")
     });
     let named = first.len() >= 2
@@ -1498,6 +1518,10 @@ mod tests {
             ("__device__ unsigned seen(0);\nint f() { return 0; }", "`__device__` here keeps a variable"),
             (
                 "__device__ unsigned helper(unsigned), seen;\nint f() { return 0; }",
+                "`__device__` here keeps a variable",
+            ),
+            (
+                "constexpr unsigned zero = 0;\n__device__ unsigned seen(zero bitand zero);\nint f() { return 0; }",
                 "`__device__` here keeps a variable",
             ),
             ("__managed__ unsigned seen(0u + 0u);\nint f() { return 0; }", "`__managed__` here keeps a variable"),
