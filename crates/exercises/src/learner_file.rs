@@ -954,7 +954,7 @@ fn lasting_variable(code: &[Token]) -> Option<&Token> {
         // The declaration up to its declarator's end: a function's parameters, an initializer,
         // an array's bound, a body, or the next declarator (template arguments, `A<(1 > 2)>`,
         // are the type's).
-        let (mut end, mut angles, mut parentheses) = (at + 1, 0, 0);
+        let (mut end, mut angles, mut parentheses) = (at + 1, 0usize, 0);
         // Where a name's template arguments close (`swz<32u>`, an explicit specialization).
         let mut arguments_closed = None;
         while end < code.len() {
@@ -966,8 +966,9 @@ fn lasting_variable(code: &[Token]) -> Option<&Token> {
             }
             match text(end) {
                 "<" if parentheses == 0 && code[end - 1].kind == Kind::Identifier => angles += 1,
-                ">" if parentheses == 0 && angles > 0 => {
-                    angles -= 1;
+                // (`>>` closes two: `Box<Box<unsigned>> seen`.)
+                close @ (">" | ">>") if parentheses == 0 && angles > 0 => {
+                    angles = angles.saturating_sub(close.len());
                     if angles == 0 {
                         arguments_closed = Some(end);
                     }
@@ -993,11 +994,26 @@ fn lasting_variable(code: &[Token]) -> Option<&Token> {
         // a body follows them, or they hold the declarator (`auto (load)(...)`): else it is a
         // variable and its initializer (`seen(0)`, `v<3>(5)`, `seen(unsigned(5))`, `(seen)`).
         let close = declared::matching(code, end);
-        let body_follows = matches!(text(close + 1), "{" | "->" | "noexcept");
+        let inside = &code[(end + 1).min(code.len())..close.min(code.len())];
+        // `(seen)`, `((seen))`: the declarator in parentheses, then parameters or an initializer.
+        // With `*` or `&` in them (`(*hook)(unsigned)`) it is a pointer or a reference, a variable.
+        let declarator = !inside.is_empty()
+            && inside.iter().filter(|t| t.kind == Kind::Identifier).count() == 1
+            && inside.iter().all(|t| t.kind == Kind::Identifier || matches!(t.text.as_str(), "(" | ")"))
+            && !inside.iter().any(|t| is_type_word(&t.text));
+        let (parameters, after) = match declarator {
+            true if text(close + 1) == "(" => {
+                let second = declared::matching(code, close + 1);
+                (&code[(close + 2).min(code.len())..second.min(code.len())], second + 1)
+            }
+            true => (&code[0..0], usize::MAX),
+            false => (inside, close + 1),
+        };
         let function = text(end) == "("
             && named
-            && (body_follows || text(close + 1) == "(" || parameters_follow(&code[end + 1..close.min(code.len())]))
-            && further_functions(code, close + 1);
+            && after != usize::MAX
+            && (matches!(text(after), "{" | "->" | "noexcept") && !declarator || parameters_follow(parameters))
+            && further_functions(code, after);
         // (Even `const` data there is memory a pointer can reach and write, by a cast through a
         // template; `__constant__` memory a kernel cannot write, and the compiler reads a
         // `constexpr` value where it is used.)
@@ -1072,11 +1088,20 @@ fn parameters_follow(inside: &[Token]) -> bool {
                 | "not_eq"
         ) || t.text.ends_with("_cast")
     });
+    // A type, then a name: the type begins with a word of C++ (`const Coord& c`, `unsigned x`), or
+    // is one name (`Coord c`) or a template's (`Row<32u> r`). `zero * one` might be either.
+    let typed = first.first().is_some_and(|t| {
+        is_type_word(&t.text) || matches!(t.text.as_str(), "const" | "volatile" | "struct" | "class" | "typename")
+    });
+    let one_name = first.len() == 2 && first[0].kind == Kind::Identifier;
+    let template_type = first.len() >= 4 && first[1].text == "<";
     let named = first.len() >= 2
         && first.last().is_some_and(|t| t.kind == Kind::Identifier && !is_type_word(&t.text))
-        && (first[first.len() - 2].kind == Kind::Identifier
-            || matches!(first[first.len() - 2].text.as_str(), "*" | "&" | "&&" | ">"));
-    let builtin_type = first.iter().any(|t| is_type_word(&t.text) || t.text == "void");
+        && (typed || one_name || template_type);
+    let builtin_type = !first.is_empty()
+        && first
+            .iter()
+            .all(|t| is_type_word(&t.text) || matches!(t.text.as_str(), "const" | "volatile" | "*" | "&" | "&&"));
     inside.is_empty() || plain && !expression_word && (named || builtin_type)
 }
 
@@ -1112,16 +1137,27 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str)> {
                 if (at + 2..close).any(|i| matches!(text(i), "*" | "&" | "&&")) {
                     return Some((token, "a pointer or reference type from `decltype`"));
                 }
+                // A type from `decltype` used as a cast: `decltype(p)(x)`, `(decltype(p))x`.
+                if matches!(text(close + 1), "(" | ")") {
+                    return Some((token, "a cast to a type from `decltype`"));
+                }
             }
             word if word.starts_with("__add_") => {
                 return Some((token, "a pointer or reference type from a type trait"));
             }
             "reinterpret_cast" => return Some((token, "`reinterpret_cast`")),
             "union" => return Some((token, "a union")),
-            // `*` or `&` then `)`, perhaps through `const`: a type in parentheses, a cast.
+            // `*` or `&` then `)`, perhaps through `const` or a template's `>`: a type in
+            // parentheses, a cast (`(unsigned*)x`, `(Id<unsigned*>)x`); or then `>(`, a cast
+            // through a template (`Id<unsigned*>(x)`, `ref<bool&>(x)`).
             "*" | "&" | "&&" => {
-                let next = (at + 1..code.len()).find(|&i| !matches!(text(i), "const" | "volatile" | "__restrict__"));
-                if next.is_some_and(|i| text(i) == ")") {
+                let skipped = |i: &usize| matches!(text(*i), "const" | "volatile" | "__restrict__" | "__restrict");
+                let next = (at + 1..code.len()).find(|i| !skipped(i));
+                let after_angles = next.map(|i| (i..code.len()).find(|&j| !matches!(text(j), ">" | ">>")).unwrap_or(i));
+                let through_angles = next.is_some_and(|i| matches!(text(i), ">" | ">>"));
+                if next.is_some_and(|i| text(i) == ")")
+                    || through_angles && after_angles.is_some_and(|j| matches!(text(j), ")" | "("))
+                {
                     return Some((token, "a cast to a pointer or a reference"));
                 }
             }
@@ -1143,7 +1179,7 @@ fn is_type_word(word: &str) -> bool {
     matches!(
         word,
         "unsigned" | "signed" | "int" | "short" | "long" | "char" | "float" | "double" | "bool" | "void" | "dim3"
-    ) || (base.len() < word.len()
+    ) || (matches!(&word[base.len()..], "1" | "2" | "3" | "4")
         && matches!(
             base,
             "char"
@@ -1172,7 +1208,9 @@ fn spelled_out_space(code: &[Token]) -> Option<&Token> {
                     .any(|t| matches!(t.text.as_str(), "device" | "managed" | "shared" | "constant"))
         };
         match t.text.as_str() {
+            // (The CUDA runtime's own macros for `__device__` too.)
             "__location__" | "__annotate__" => Some(t),
+            word if word.starts_with("CUDART_") => Some(t),
             "__attribute__" | "__attribute" if group() => Some(t),
             _ => None,
         }
@@ -1316,6 +1354,9 @@ mod tests {
             "__device__ unsigned twice(unsigned), thrice(unsigned x);\n\
              __device__ unsigned twice(unsigned x) { return 2 * x; }\nint f() { return twice(1); }",
             "__device__ unsigned around(uint3 v) { return v.x; }\nint f() { return around(uint3{}); }",
+            "__device__ auto (load)(unsigned i) -> unsigned { return i; }\nint f() { return load(1); }",
+            "struct Coord { unsigned r; };\n__device__ unsigned of(const Coord& c);\n\
+             __device__ unsigned of(const Coord& c) { return c.r; }\nint f() { return of(Coord{}); }",
         ] {
             let checked = check(&STARTER.replace("int f() { return 0; }", part));
             assert!(checked.is_ok(), "{part}: {checked:?}");
@@ -1494,6 +1535,25 @@ mod tests {
             ),
             ("typedef unsigned& R;\nint f() { return 0; }", "an alias of a pointer or reference type can write"),
             (
+                "constexpr unsigned seen[1] = {0u};\ntemplate <class X> using Id = X;\n\
+                 int f() { return atomicAdd(Id<unsigned*>(seen), 1u); }",
+                "a cast to a pointer or a reference can write",
+            ),
+            (
+                "constexpr bool flag = false;\ntemplate <class R, class V> __device__ R ref(V& v) { return (R)v; }\n\
+                 int f() { ref<bool&>(flag) = true; return 0; }",
+                "a cast to a pointer or a reference can write",
+            ),
+            (
+                "constexpr unsigned seen[1] = {0u};\nint f() { return atomicAdd((unsigned* __restrict)seen, 1u); }",
+                "a cast to a pointer or a reference can write",
+            ),
+            (
+                "int f() { char* cp = nullptr; printf(\"%d\", ++*decltype(cp)(\"abc\")); return 0; }",
+                "a cast to a type from `decltype` can write",
+            ),
+            ("CUDART_DEVICE unsigned seen;\nint f() { return 0; }", "`CUDART_DEVICE` spells out a CUDA keyword"),
+            (
                 "constexpr unsigned seen[1] = {0u};\nint f() { unsigned x = 0; return atomicAdd(decltype(&x)(seen), 1u); }",
                 "a pointer or reference type from `decltype` can write",
             ),
@@ -1522,6 +1582,24 @@ mod tests {
             ),
             (
                 "constexpr unsigned zero = 0;\n__device__ unsigned seen(zero bitand zero);\nint f() { return 0; }",
+                "`__device__` here keeps a variable",
+            ),
+            (
+                "constexpr unsigned zero = 0, one = 1;\n__device__ unsigned seen(zero * one);\nint f() { return 0; }",
+                "`__device__` here keeps a variable",
+            ),
+            (
+                "constexpr unsigned uint7 = 0;\n__device__ unsigned seen(uint7);\nint f() { return 0; }",
+                "`__device__` here keeps a variable",
+            ),
+            ("__device__ unsigned (seen)(0);\nint f() { return 0; }", "`__device__` here keeps a variable"),
+            ("__device__ unsigned (seen){0};\nint f() { return 0; }", "`__device__` here keeps a variable"),
+            (
+                "__device__ unsigned (*hook)(unsigned) = nullptr;\nint f() { return 0; }",
+                "`__device__` here keeps a variable",
+            ),
+            (
+                "template <class T> struct Box { T v; };\n__device__ Box<Box<unsigned>> seen;\nint f() { return 0; }",
                 "`__device__` here keeps a variable",
             ),
             ("__managed__ unsigned seen(0u + 0u);\nint f() { return 0; }", "`__managed__` here keeps a variable"),
