@@ -123,9 +123,15 @@ pub struct TextModule {
     module: Arc<CudaModule>,
     /// The text's name in messages.
     name: String,
+    ptx: String,
 }
 
 impl TextModule {
+    /// The PTX it was compiled to.
+    pub fn ptx(&self) -> &str {
+        &self.ptx
+    }
+
     /// Its kernel `kernel`.
     pub fn function(&self, kernel: &str) -> Result<CudaFunction, GpuError> {
         self.module
@@ -225,7 +231,7 @@ impl Gpu {
             };
             GpuError::MissingSource(wanted, searched.join(", "))
         })?;
-        let module = self.compile(file, &source.display_name(), &source.text)?;
+        let (module, _) = self.compile(file, &source.display_name(), &source.text)?;
         self.modules.borrow_mut().insert(file.to_owned(), module.clone());
         Ok(module)
     }
@@ -240,11 +246,13 @@ impl Gpu {
     /// `text` compiled as it is (see [`Gpu::function_from_text`]), for its kernels and the
     /// `__device__` words they write.
     pub fn module_from_text(&self, display_name: &str, text: &str) -> Result<TextModule, GpuError> {
-        Ok(TextModule { module: self.compile(display_name, display_name, text)?, name: display_name.to_owned() })
+        let (module, ptx) = self.compile(display_name, display_name, text)?;
+        Ok(TextModule { module, name: display_name.to_owned(), ptx })
     }
 
-    /// NVRTC for this GPU's architecture; `file` names the source in errors, `name` in messages.
-    fn compile(&self, file: &str, name: &str, text: &str) -> Result<Arc<CudaModule>, GpuError> {
+    /// NVRTC for this GPU's architecture, loaded, and its PTX; `file` names the source in errors,
+    /// `name` in messages.
+    fn compile(&self, file: &str, name: &str, text: &str) -> Result<(Arc<CudaModule>, String), GpuError> {
         let (major, minor) = self.info.compute_capability;
         let arch = format!("compute_{major}{minor}");
         let options = CompileOptions {
@@ -260,17 +268,20 @@ impl Gpu {
                 other => other.to_string(),
             },
         })?;
-        let declared_bytes = static_shared::declared_bytes(&ptx.to_src());
-        self.context.load_module(ptx).map_err(|error| match declared_bytes > STATIC_SHARED_LIMIT_BYTES {
-            true => GpuError::TooMuchStaticShared {
-                file: file.to_owned(),
-                over: TooMuchStaticShared {
-                    declared_bytes,
-                    dynamic_limit_bytes: self.info.shared_bytes_per_block_optin.into(),
+        let source = ptx.to_src();
+        let declared_bytes = static_shared::declared_bytes(&source);
+        let module =
+            self.context.load_module(ptx).map_err(|error| match declared_bytes > STATIC_SHARED_LIMIT_BYTES {
+                true => GpuError::TooMuchStaticShared {
+                    file: file.to_owned(),
+                    over: TooMuchStaticShared {
+                        declared_bytes,
+                        dynamic_limit_bytes: self.info.shared_bytes_per_block_optin.into(),
+                    },
                 },
-            },
-            false => error.into(),
-        })
+                false => error.into(),
+            })?;
+        Ok((module, source))
     }
 
     pub fn upload<T: DeviceRepr>(&self, data: &[T]) -> Result<CudaSlice<T>, GpuError> {

@@ -14,6 +14,7 @@
 //! - [`fft`]: cuFFT's batched complex transforms, the reference for the FFT lesson.
 //! - [`sass`]: the machine code's shared-memory instructions, where `nvcc` and `cuobjdump` exist.
 //! - [`static_shared`]: the static shared memory a module declares, when the driver refuses it.
+//! - [`written_globals`]: the module-scope variables a module's code writes, which outlive a launch.
 //! - [`half`]: bf16 and fp16 on the host (the `half` crate, as cudarc moves them).
 
 pub mod blas;
@@ -27,6 +28,7 @@ pub mod source;
 pub mod static_shared;
 pub mod tensor_map;
 pub mod timing;
+pub mod written_globals;
 
 pub use half;
 

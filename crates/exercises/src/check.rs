@@ -10,6 +10,7 @@ use cuda_kernels::{
     ncu::{self, Ncu, SelfCommand, SharedCounters, SharedFamily},
     source,
     timing::{self, Plan},
+    written_globals::written_globals,
 };
 use serde::{Deserialize, Serialize};
 
@@ -111,7 +112,14 @@ fn compile(
     let reference = compile_file(gpu, manifest, &exercise.solution, &exercise.entry).map_err(|e| {
         Box::new(CheckOutcome::CouldNotCheck { reason: diagnostics::scrub(&format!("the reference solution: {e}")) })
     })?;
-    let entry = |module: TextModule| module.function(&exercise.entry).map(|function| (module, function));
+    // A variable of the part's own that its code writes lasts from one launch to the next: the
+    // compiled code says so, however the part spelled it.
+    let entry = |module: TextModule| match written_globals(module.ptx(), &[crate::within::RECORD]).first() {
+        Some(variable) => {
+            Err(GpuError::Compile { file: PROGRAM_NAME.to_owned(), arch: gpu.info().arch(), log: lasting(variable) })
+        }
+        None => module.function(&exercise.entry).map(|function| (module, function)),
+    };
     let compiled = compile_submission(gpu, exercise, file, false).and_then(entry).and_then(|(_, submission)| {
         let recorded = match &exercise.within {
             None => None,
@@ -143,6 +151,19 @@ fn compile_file(gpu: &Gpu, manifest: &Manifest, file: &Path, entry: &str) -> Res
     let text =
         fs::read_to_string(&path).map_err(|e| GpuError::MissingSource(path.display().to_string(), e.to_string()))?;
     compile_text(gpu, &path.display().to_string(), &text)?.function(entry)
+}
+
+/// Why a variable the compiled code writes is refused, in words.
+fn lasting(variable: &str) -> String {
+    let what = match variable {
+        name if name.starts_with("$str") || name.starts_with("__unnamed_") => "a string literal".to_owned(),
+        name if name.starts_with("_Z") => "a function's `static` variable".to_owned(),
+        name => format!("`{name}`"),
+    };
+    format!(
+        "the compiled code writes {what}, which lasts from one launch to the next (the code after your part \
+         could read it to act otherwise when it is profiled): keep values in locals, tables in `__constant__` memory"
+    )
 }
 
 /// The learner's file compiled, its part's places passed on by the grader's wrapper where the
@@ -468,5 +489,19 @@ impl<'g> TimedRuns<'g> {
             }
         }
         Ok(medians.map(|samples| timing::Timing::from_samples(samples).expect("rounds").median_ms))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_variable_the_compiled_code_writes_is_named_as_the_learner_wrote_it() {
+        let messages = diagnostics::errors(&lasting("seen"), PROGRAM_NAME, "mine.cu");
+        assert_eq!(messages.len(), 1);
+        assert!(messages[0].starts_with("mine.cu: the compiled code writes `seen`, which lasts from one launch"));
+        assert!(lasting("_ZZ13bcm_part_slotjjE1n").contains("writes a function's `static` variable"));
+        assert!(lasting("$str$1").contains("writes a string literal") && lasting("__unnamed_1").contains("literal"));
     }
 }

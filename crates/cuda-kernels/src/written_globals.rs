@@ -1,0 +1,176 @@
+//! Which of a module's own `.global` variables its code writes, read from its PTX. Such a
+//! variable lasts from one launch to the next, whatever C++ spelled it (a `__device__` or
+//! `static` variable, a `constexpr` object written through a cast, a string literal): the PTX is
+//! where every spelling ends up.
+//!
+//! The address of a variable is followed through the instructions that compute with it (`mov`,
+//! `cvta`, `add`, ...), not through loads: a value read from a table is data, and storing it is
+//! not writing the table. A store, atomic or reduction to global or generic memory at such an
+//! address writes the variable; storing the address itself anywhere (to memory, or as a call's
+//! argument) lets it escape where it cannot be followed, and counts as a write too.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The names of the `.global` variables of `ptx` that its code writes or lets escape, but for
+/// `exempt` (the grader's own), in the order they are first written.
+pub fn written_globals(ptx: &str, exempt: &[&str]) -> Vec<String> {
+    let globals: BTreeSet<&str> = ptx.lines().filter_map(global_name).filter(|name| !exempt.contains(name)).collect();
+    // Each register that holds an address derived from a variable's, and the variable.
+    let mut derived: BTreeMap<String, String> = BTreeMap::new();
+    let mut written: Vec<String> = Vec::new();
+    for line in ptx.lines() {
+        let Some((op, operands)) = instruction(line) else { continue };
+        let from_global = |operand: &&str| {
+            words(operand).find_map(|w| match globals.contains(w) {
+                true => Some(w.to_owned()),
+                false => derived.get(w).cloned(),
+            })
+        };
+        let store = ["st.", "atom.", "red."].iter().any(|p| op.starts_with(p));
+        let found: Vec<String> = if store {
+            let (address, values) = match op.starts_with("atom.") {
+                true => (operands.get(1), operands.get(2..).unwrap_or(&[])),
+                false => (operands.first(), operands.get(1..).unwrap_or(&[])),
+            };
+            let lasting = !op.contains(".shared") && !op.contains(".local") && !op.contains(".param");
+            let target = address.filter(|_| lasting).and_then(from_global);
+            // Its address stored anywhere escapes where it cannot be followed; but for a string
+            // the compiler made, passed to a call (`printf`'s format, which `vprintf` only reads;
+            // `assert`'s message, file and function names).
+            let compilers = |name: &String| name.starts_with("$str") || name.starts_with("__unnamed_");
+            let escaped =
+                values.iter().filter_map(from_global).filter(|name| !(op.starts_with("st.param") && compilers(name)));
+            target.into_iter().chain(escaped).collect()
+        } else if op.starts_with("call") {
+            operands.iter().skip(1).filter_map(from_global).collect()
+        } else {
+            // A computed value derives from a variable's address if an operand does; a load's
+            // value does not (it is data).
+            let origin = operands.iter().skip(1).find_map(from_global).filter(|_| !op.starts_with("ld."));
+            if let (Some(origin), Some(destination)) = (origin, operands.first().filter(|d| d.starts_with('%'))) {
+                derived.insert((*destination).to_owned(), origin);
+            }
+            Vec::new()
+        };
+        for name in found {
+            if !written.contains(&name) {
+                written.push(name);
+            }
+        }
+    }
+    written
+}
+
+/// The name a module-scope `.global` declaration declares: `.global .align 4 .u32 seen;`,
+/// `.visible .global .align 4 .b8 table[16] = {...};`.
+fn global_name(line: &str) -> Option<&str> {
+    let line = line.trim();
+    let declaration = line.strip_suffix(';')?;
+    let mut words = declaration.split_whitespace();
+    let first = words.next()?;
+    let global = match first {
+        ".global" => true,
+        ".visible" | ".extern" | ".weak" => words.next() == Some(".global"),
+        _ => false,
+    };
+    if !global {
+        return None;
+    }
+    let before_value = declaration.split('=').next()?.trim_end();
+    let name = before_value.split_whitespace().last()?;
+    let name = name.split('[').next()?;
+    (!name.is_empty() && !name.starts_with('.')).then_some(name)
+}
+
+/// An instruction's operation and its operands (a predicate guard dropped); `None` for a
+/// directive, a label or anything else.
+fn instruction(line: &str) -> Option<(&str, Vec<&str>)> {
+    let mut line = line.trim();
+    if let Some(guarded) = line.strip_prefix('@') {
+        line = guarded.split_once(char::is_whitespace)?.1.trim_start();
+    }
+    let body = line.strip_suffix(';')?;
+    if body.starts_with('.') || body.starts_with("//") || body.ends_with(':') {
+        return None;
+    }
+    let (op, rest) = body.split_once(char::is_whitespace).unwrap_or((body, ""));
+    let operands = rest.split(',').map(str::trim).filter(|o| !o.is_empty()).collect();
+    Some((op, operands))
+}
+
+/// The names in an operand: registers and symbols (`[%rd6+4]` holds `%rd6`).
+fn words(operand: &str) -> impl Iterator<Item = &str> {
+    operand
+        .split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '%')))
+        .filter(|w| !w.is_empty() && !w.starts_with(|c: char| c.is_ascii_digit()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const COUNTER: &str = "\
+.global .align 4 .u32 seen;
+.global .align 4 .b8 table[16] = {1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4, 0, 0, 0};
+.global .align 4 .b8 bcm_places_outside[32];
+.visible .entry k(
+\t.param .u64 k_param_0
+)
+{
+\t.reg .b32 \t%r<9>;
+\t.reg .b64 \t%rd<9>;
+\tld.param.u64 \t%rd1, [k_param_0];
+\tcvta.to.global.u64 \t%rd2, %rd1;
+\tmov.u64 \t%rd3, table;
+\tld.global.u32 \t%r1, [%rd3+4];
+\tst.global.u32 \t[%rd2], %r1;
+\tmov.u64 \t%rd4, bcm_places_outside;
+\tatom.global.add.u32 \t%r2, [%rd4], 1;
+\tret;
+}
+";
+
+    #[test]
+    fn reading_a_table_and_writing_through_a_parameter_write_nothing_of_the_modules() {
+        assert_eq!(written_globals(COUNTER, &["bcm_places_outside"]), Vec::<String>::new());
+        assert_eq!(written_globals(COUNTER, &[]), ["bcm_places_outside"], "the grader's own, unless exempt");
+    }
+
+    #[test]
+    fn a_counter_a_constant_written_through_a_cast_and_an_escaping_address_are_found() {
+        let counter =
+            COUNTER.replace("\tret;", "\tmov.u64 \t%rd5, seen;\n\tatom.global.add.u32 \t%r3, [%rd5], 1;\n\tret;");
+        assert_eq!(written_globals(&counter, &["bcm_places_outside"]), ["seen"]);
+        let direct = COUNTER.replace("\tret;", "@%p1 st.global.u8 \t[table+2], %rs1;\n\tret;");
+        assert_eq!(written_globals(&direct, &["bcm_places_outside"]), ["table"]);
+        let generic = COUNTER.replace(
+            "\tret;",
+            "\tmov.u64 \t%rd6, table;\n\tcvta.global.u64 \t%rd7, %rd6;\n\tadd.s64 \t%rd8, %rd7, 8;\n\tst.u32 \t[%rd8], %r1;\n\tret;",
+        );
+        assert_eq!(written_globals(&generic, &["bcm_places_outside"]), ["table"]);
+        let format = ".global .align 1 .b8 $str[3] = {37, 100, 0};\n".to_owned()
+            + &COUNTER.replace("\tret;", "\tmov.u64 \t%rd6, $str;\n\tst.param.b64 \t[param0+0], %rd6;\n\tret;");
+        assert_eq!(written_globals(&format, &["bcm_places_outside"]), Vec::<String>::new(), "printf's format");
+        let escaped = COUNTER.replace("\tret;", "\tmov.u64 \t%rd6, table;\n\tst.local.u64 \t[%rd9], %rd6;\n\tret;");
+        assert_eq!(written_globals(&escaped, &["bcm_places_outside"]), ["table"], "its address stored away");
+        let shared = COUNTER.replace(
+            "\tret;",
+            "\tmov.u64 \t%rd6, table;\n\tld.global.u32 \t%r4, [%rd6];\n\tst.shared.u32 \t[%r4], %r1;\n\tret;",
+        );
+        assert_eq!(
+            written_globals(&shared, &["bcm_places_outside"]),
+            Vec::<String>::new(),
+            "a table's value indexes the tile"
+        );
+    }
+
+    #[test]
+    fn declarations_are_read_in_every_form() {
+        assert_eq!(global_name(".global .align 4 .u32 seen;"), Some("seen"));
+        assert_eq!(global_name(".visible .global .align 1 .u8 read_whole_particle;"), Some("read_whole_particle"));
+        assert_eq!(global_name(".global .align 1 .b8 $str$1[4] = {97, 98, 99, 0};"), Some("$str$1"));
+        assert_eq!(global_name(".shared .align 4 .b8 tile[4096];"), None);
+        assert_eq!(global_name(".const .align 4 .b8 lut[64];"), None);
+        assert_eq!(global_name("\tst.global.u32 \t[%rd2], %r1;"), None);
+    }
+}
