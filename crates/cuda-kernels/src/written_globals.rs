@@ -15,13 +15,23 @@ use std::collections::{BTreeMap, BTreeSet};
 /// `exempt` (the grader's own), in the order they are first written.
 pub fn written_globals(ptx: &str, exempt: &[&str]) -> Vec<String> {
     let globals: BTreeSet<&str> = ptx.lines().filter_map(global_name).filter(|name| !exempt.contains(name)).collect();
+    // Variables (`.global` or `.const`) that start out holding a variable's address
+    // (`.u64 p = generic(table)+4`): what a load from them gives derives from that variable.
+    let pointers: BTreeMap<&str, &str> = ptx
+        .lines()
+        .filter_map(|line| {
+            let (declaration, initial) = line.trim().strip_suffix(';')?.split_once('=')?;
+            let name = declared_name(declaration, &[".global", ".const"])?;
+            words(initial).find(|w| globals.contains(w)).map(|target| (name, target))
+        })
+        .collect();
     // Each register that holds an address derived from a variable's, and the variable.
     let mut derived: BTreeMap<String, String> = BTreeMap::new();
     let mut written: Vec<String> = Vec::new();
     for line in ptx.lines() {
         let Some((op, operands)) = instruction(line) else { continue };
         let from_global = |operand: &&str| {
-            words(operand).find_map(|w| match globals.contains(w) {
+            words(operand).find_map(|w| match globals.contains(w) || pointers.contains_key(w) {
                 true => Some(w.to_owned()),
                 false => derived.get(w).cloned(),
             })
@@ -46,7 +56,14 @@ pub fn written_globals(ptx: &str, exempt: &[&str]) -> Vec<String> {
         } else {
             // A computed value derives from a variable's address if an operand does; a load's
             // value does not (it is data).
-            let origin = operands.iter().skip(1).find_map(from_global).filter(|_| !op.starts_with("ld."));
+            let origin = match op.starts_with("ld.") {
+                // A load from a variable that holds another's address gives that address.
+                true => operands
+                    .get(1)
+                    .and_then(from_global)
+                    .and_then(|from| pointers.get(from.as_str()).map(|t| t.to_string())),
+                false => operands.iter().skip(1).find_map(from_global),
+            };
             if let (Some(origin), Some(destination)) = (origin, operands.first().filter(|d| d.starts_with('%'))) {
                 derived.insert((*destination).to_owned(), origin);
             }
@@ -64,21 +81,21 @@ pub fn written_globals(ptx: &str, exempt: &[&str]) -> Vec<String> {
 /// The name a module-scope `.global` declaration declares: `.global .align 4 .u32 seen;`,
 /// `.visible .global .align 4 .b8 table[16] = {...};`.
 fn global_name(line: &str) -> Option<&str> {
-    let line = line.trim();
-    let declaration = line.strip_suffix(';')?;
+    let declaration = line.trim().strip_suffix(';')?;
+    declared_name(declaration.split('=').next()?, &[".global"])
+}
+
+/// The name `declaration` (up to its `=`, if any) declares in one of `spaces`.
+fn declared_name<'a>(declaration: &'a str, spaces: &[&str]) -> Option<&'a str> {
     let mut words = declaration.split_whitespace();
-    let first = words.next()?;
-    let global = match first {
-        ".global" => true,
-        ".visible" | ".extern" | ".weak" => words.next() == Some(".global"),
-        _ => false,
+    let space = match words.next()? {
+        ".visible" | ".extern" | ".weak" => words.next()?,
+        space => space,
     };
-    if !global {
+    if !spaces.contains(&space) {
         return None;
     }
-    let before_value = declaration.split('=').next()?.trim_end();
-    let name = before_value.split_whitespace().last()?;
-    let name = name.split('[').next()?;
+    let name = declaration.split_whitespace().last()?.split('[').next()?;
     (!name.is_empty() && !name.starts_with('.')).then_some(name)
 }
 
@@ -153,6 +170,9 @@ mod tests {
         assert_eq!(written_globals(&format, &["bcm_places_outside"]), Vec::<String>::new(), "printf's format");
         let escaped = COUNTER.replace("\tret;", "\tmov.u64 \t%rd6, table;\n\tst.local.u64 \t[%rd9], %rd6;\n\tret;");
         assert_eq!(written_globals(&escaped, &["bcm_places_outside"]), ["table"], "its address stored away");
+        let pointer = ".const .align 8 .u64 p = generic(table)+4;\n".to_owned()
+            + &COUNTER.replace("\tret;", "\tld.const.u64 \t%rd6, [p];\n\tatom.add.u32 \t%r5, [%rd6], 1;\n\tret;");
+        assert_eq!(written_globals(&pointer, &["bcm_places_outside"]), ["table"], "through a pointer it holds");
         let shared = COUNTER.replace(
             "\tret;",
             "\tmov.u64 \t%rd6, table;\n\tld.global.u32 \t%r4, [%rd6];\n\tst.shared.u32 \t[%r4], %r1;\n\tret;",
