@@ -5,7 +5,8 @@
 //!
 //! The address of a variable is followed through the instructions that compute with it (`mov`,
 //! `cvta`, `add`, ...), not through loads: a value read from a table is data, and storing it is
-//! not writing the table. A store, atomic or reduction to global or generic memory at such an
+//! not writing the table (but a load from a variable that starts out holding another's address
+//! gives that address). A store, atomic or reduction to global or generic memory at such an
 //! address writes the variable; storing the address itself anywhere (to memory, or as a call's
 //! argument) lets it escape where it cannot be followed, and counts as a write too.
 
