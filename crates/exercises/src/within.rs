@@ -1,7 +1,7 @@
 //! Every place a learner's part gives an element must lie inside the tile the part declares. The
 //! GPU does not stop every place outside it: on the H100, a shared store a few words below a
-//! block's first shared variable neither faults nor changes the output (it lands in the block's
-//! reserved shared memory), so a padded layout shifted below its tile would pass for an unpadded
+//! block's first shared variable neither faults nor changes the output (one past the tile's end
+//! faults), so a padded layout shifted below its tile would pass for an unpadded
 //! one, and take its shared-memory points. So the check's correctness launches run the part
 //! compiled with a recorder: the part's function renamed, and a function of the grader's in its
 //! place that calls it and records the first place outside the tile, in the exercise's own kernel,
@@ -125,14 +125,14 @@ impl Within {
     }
 
     /// `file`'s text with the part's function renamed before the part, and after it, under the
-    /// function's name, a wrapper that passes the place on, and if `record`, records it. The place
-    /// must be an integer (a class could convert one way for the kernel, another for the recorder),
-    /// taken as the kernel takes it (`+`) and passed on by value; nothing is recorded while the
-    /// compiler evaluates a call (a size computed with the function). `#line` keeps the file's line numbers. The
-    /// tile's size is read with the part's own function (a size may be computed with it), and the
-    /// recorder is `constexpr` where the part's function is, so that the code after the part can
-    /// still size the tile with it. Whatever the part defines as a macro is undefined before the
-    /// recorder's code, which is the grader's.
+    /// function's name, a wrapper that passes the place on, and if `record`, records it.
+    /// - The place must be an integer (a class could convert one way for the kernel, another for
+    ///   the recorder); it is taken as the kernel takes it (`+`) and passed on by value.
+    /// - The tile's size is read with the part's own function (a size may be computed with it); the
+    ///   wrapper is `constexpr` where the part's function is, so the code after the part can still
+    ///   size the tile with it, and nothing is recorded while the compiler evaluates a call.
+    /// - `#line` keeps the file's line numbers; whatever the part defines as a macro is undefined
+    ///   before the grader's code.
     pub fn wrap(&self, file: &LearnerFile, record: bool) -> String {
         let (first, last) = file.region;
         let lines: Vec<&str> = file.text.lines().collect();
