@@ -950,6 +950,7 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
 /// write, and `constexpr` constants are not.
 fn lasting_variable(code: &[Token]) -> Option<&Token> {
     let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
+    let types = declared_types(code);
     (0..code.len()).filter(|&at| matches!(text(at), "static" | "__device__" | "__managed__")).find_map(|at| {
         // The declaration up to its declarator's end: a function's parameters, an initializer,
         // an array's bound, a body, or the next declarator (template arguments, `A<(1 > 2)>`,
@@ -1000,7 +1001,7 @@ fn lasting_variable(code: &[Token]) -> Option<&Token> {
         let declarator = !inside.is_empty()
             && inside.iter().filter(|t| t.kind == Kind::Identifier).count() == 1
             && inside.iter().all(|t| t.kind == Kind::Identifier || matches!(t.text.as_str(), "(" | ")"))
-            && !inside.iter().any(|t| is_type_word(&t.text));
+            && !inside.iter().any(|t| is_type_word(&t.text) || types.contains(t.text.as_str()));
         let (parameters, after) = match declarator {
             true if text(close + 1) == "(" => {
                 let second = declared::matching(code, close + 1);
@@ -1012,8 +1013,8 @@ fn lasting_variable(code: &[Token]) -> Option<&Token> {
         let function = text(end) == "("
             && named
             && after != usize::MAX
-            && (matches!(text(after), "{" | "->" | "noexcept") && !declarator || parameters_follow(parameters))
-            && further_functions(code, after);
+            && (matches!(text(after), "{" | "->" | "noexcept") && !declarator || parameters_follow(parameters, &types))
+            && further_functions(code, after, &types);
         // (Even `const` data there is memory a pointer can reach and write, by a cast through a
         // template; `__constant__` memory a kernel cannot write, and the compiler reads a
         // `constexpr` value where it is used.)
@@ -1025,7 +1026,7 @@ fn lasting_variable(code: &[Token]) -> Option<&Token> {
 
 /// Whether every declarator after a function's, from `at` (`, flip(unsigned x)`), declares a
 /// function too: `helper(unsigned), seen;` declares a variable `seen`.
-fn further_functions(code: &[Token], mut at: usize) -> bool {
+fn further_functions(code: &[Token], mut at: usize, types: &BTreeSet<&str>) -> bool {
     let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
     while text(at) == "," {
         let mut name = at + 1;
@@ -1037,7 +1038,7 @@ fn further_functions(code: &[Token], mut at: usize) -> bool {
             return false;
         }
         let close = declared::matching(code, name + 1);
-        if !parameters_follow(&code[name + 2..close.min(code.len())]) {
+        if !parameters_follow(&code[name + 2..close.min(code.len())], types) {
             return false;
         }
         at = close + 1;
@@ -1045,11 +1046,32 @@ fn further_functions(code: &[Token], mut at: usize) -> bool {
     true
 }
 
+/// The names `code` declares as types: `struct Coord`, `enum class Mode`, `using Index = ...`,
+/// `typedef ... Index;`.
+fn declared_types(code: &[Token]) -> BTreeSet<&str> {
+    let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
+    let mut types = BTreeSet::new();
+    for (at, token) in code.iter().enumerate() {
+        let name = match token.text.as_str() {
+            "struct" | "class" | "enum" if text(at + 1) != "class" => Some(at + 1),
+            "using" if text(at + 2) == "=" => Some(at + 1),
+            "typedef" => (at + 1..code.len()).find(|&i| text(i) == ";").map(|end| end - 1),
+            _ => None,
+        };
+        if let Some(name) = name.filter(|&i| code.get(i).is_some_and(|t| t.kind == Kind::Identifier)) {
+            types.insert(code[name].text.as_str());
+        }
+    }
+    types
+}
+
 /// Whether `inside` (what a declarator's parentheses hold) reads as a parameter list: empty, or a
 /// first parameter that is a type and a name (`unsigned x`, `const uint3& v`, `Row<32u> r`), or a
-/// type alone that is one of C++'s words (`unsigned`). A name alone (`uint3`) might be a type or a
-/// variable, so is not taken for one; nor is an expression (`0`, `S::value`, `sizeof zero`).
-fn parameters_follow(inside: &[Token]) -> bool {
+/// type alone that is one of C++'s words or of `types`, the part's own (`unsigned`, `Coord`).
+/// Another name alone might be a type or a variable, so is not taken for one; nor is an
+/// expression (`0`, `S::value`, `sizeof zero`).
+fn parameters_follow(inside: &[Token], types: &BTreeSet<&str>) -> bool {
+    let is_type = |word: &str| is_type_word(word) || types.contains(word);
     let first: Vec<&Token> = inside.iter().take_while(|t| t.text != ",").collect();
     let (mut depth, mut plain) = (0i32, true);
     for (at, token) in first.iter().enumerate() {
@@ -1091,7 +1113,7 @@ fn parameters_follow(inside: &[Token]) -> bool {
     // A type, then a name: the type begins with a word of C++ (`const Coord& c`, `unsigned x`), or
     // is one name (`Coord c`) or a template's (`Row<32u> r`). `zero * one` might be either.
     let typed = first.first().is_some_and(|t| {
-        is_type_word(&t.text) || matches!(t.text.as_str(), "const" | "volatile" | "struct" | "class" | "typename")
+        is_type(&t.text) || matches!(t.text.as_str(), "const" | "volatile" | "struct" | "class" | "typename")
     });
     let one_name = first.len() == 2 && first[0].kind == Kind::Identifier;
     let template_type = first.len() >= 4 && first[1].text == "<";
@@ -1099,9 +1121,7 @@ fn parameters_follow(inside: &[Token]) -> bool {
         && first.last().is_some_and(|t| t.kind == Kind::Identifier && !is_type_word(&t.text))
         && (typed || one_name || template_type);
     let builtin_type = !first.is_empty()
-        && first
-            .iter()
-            .all(|t| is_type_word(&t.text) || matches!(t.text.as_str(), "const" | "volatile" | "*" | "&" | "&&"));
+        && first.iter().all(|t| is_type(&t.text) || matches!(t.text.as_str(), "const" | "volatile" | "*" | "&" | "&&"));
     inside.is_empty() || plain && !expression_word && (named || builtin_type)
 }
 
@@ -1357,6 +1377,8 @@ mod tests {
             "__device__ auto (load)(unsigned i) -> unsigned { return i; }\nint f() { return load(1); }",
             "struct Coord { unsigned r; };\n__device__ unsigned of(const Coord& c);\n\
              __device__ unsigned of(const Coord& c) { return c.r; }\nint f() { return of(Coord{}); }",
+            "struct Coord { unsigned r; };\nusing Index = unsigned;\n__device__ unsigned of(Coord), at(Index);\n\
+             __device__ unsigned of(Coord c) { return c.r; }\nint f() { return of(Coord{}); }",
         ] {
             let checked = check(&STARTER.replace("int f() { return 0; }", part));
             assert!(checked.is_ok(), "{part}: {checked:?}");
