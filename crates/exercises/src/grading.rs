@@ -292,7 +292,7 @@ impl Checker {
         while let (Fresh::IfNoneIdle, Some(at)) =
             (fresh, idle.iter().position(|process| process.exercise == exercise.id))
         {
-            let mut process = idle.swap_remove(at);
+            let process = idle.swap_remove(at);
             if process.server.running() {
                 return Ok(process);
             }

@@ -105,11 +105,10 @@ struct Process {
 enum Ending {
     /// The process answered (the watch's test held).
     Answered,
-    Exited(ExitStatus),
+    /// It exited (not yet reaped).
+    Exited,
     /// Killed at the time limit, or for its memory (its resident bytes).
-    Stopped {
-        memory_exceeded: Option<u64>,
-    },
+    Stopped { memory_exceeded: Option<u64> },
 }
 
 impl Process {
@@ -142,8 +141,8 @@ impl Process {
             if answered() {
                 return Ok(Ending::Answered);
             }
-            if let Some(status) = self.child.try_wait()? {
-                return Ok(Ending::Exited(status));
+            if self.exited()? {
+                return Ok(Ending::Exited);
             }
             if !turn_seen && turn.marker.as_ref().is_some_and(|m| m.exists()) {
                 turn_seen = true;
@@ -161,6 +160,20 @@ impl Process {
             }
             thread::sleep(POLL);
         }
+    }
+
+    /// Whether the child has exited, without reaping it: until [`Process::end`] has killed its
+    /// group and reaped it, the group's id cannot be given to another process.
+    fn exited(&self) -> io::Result<bool> {
+        // SAFETY: an all-zero `siginfo_t` is valid; waitid writes only into it.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        let (id, flags) = (self.child.id() as libc::id_t, libc::WEXITED | libc::WNOHANG | libc::WNOWAIT);
+        // SAFETY: waits on this process's own child, into `info`; WNOWAIT leaves it unreaped.
+        if unsafe { libc::waitid(libc::P_PID, id, &mut info, flags) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `si_pid` is the child's id once it has exited, 0 while it runs (WNOHANG).
+        Ok(unsafe { info.si_pid() } != 0)
     }
 
     /// What was captured since the last call.
@@ -183,9 +196,8 @@ impl Process {
         let drained: io::Result<()> = read.into_iter().collect();
         let [stdout, stderr] = self.take_output();
         let status = match ending {
-            Ending::Exited(status) => Some(status),
-            Ending::Answered => reaped.ok(),
             Ending::Stopped { .. } => None,
+            Ending::Exited | Ending::Answered => Some(reaped?),
         };
         let memory_exceeded = match ending {
             Ending::Stopped { memory_exceeded } => memory_exceeded,
@@ -245,8 +257,8 @@ impl Server {
     }
 
     /// Whether it is still running (it may end itself after a request, or be killed).
-    pub fn running(&mut self) -> bool {
-        matches!(self.process.child.try_wait(), Ok(None))
+    pub fn running(&self) -> bool {
+        !self.process.readers.is_empty() && matches!(self.process.exited(), Ok(false))
     }
 
     /// Sends `request` (one line) and waits until `answered()` holds, or the server ends or passes
@@ -355,8 +367,8 @@ mod tests {
         Limits { time, memory, turn }
     }
 
-    /// A server that answers each request line by writing it to `answer` (one file per request,
-    /// named by the line), and ends itself on the line `last`.
+    /// A server that answers each request line by writing its process id to a file in `dir` named
+    /// by the line; `sleep`, `die` and `big` hang, crash and grow, and `last` ends it.
     fn echo_server(dir: &std::path::Path) -> Server {
         let script = format!(
             "while read -r line; do echo \"working on $line\" >&2; case $line in \
