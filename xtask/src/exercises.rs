@@ -579,15 +579,14 @@ fn child_files(command: &ChildCommand) -> anyhow::Result<(Manifest, Exercise, Ve
     let manifest = manifest()?;
     let exercise = manifest.exercise(&command.exercise)?.clone();
     let starter = starter_text(&manifest, &exercise)?;
-    let files = command
-        .files
-        .iter()
-        .map(|path| {
-            let bytes = fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-            Ok(learner_file::validate(&exercise, &starter, &bytes)?)
-        })
-        .collect::<anyhow::Result<_>>()?;
+    let files = command.files.iter().map(|path| read_copy(&exercise, &starter, path)).collect::<anyhow::Result<_>>()?;
     Ok((manifest, exercise, files))
+}
+
+/// A copy of a learner's file the grader made for a child, read and validated again.
+fn read_copy(exercise: &Exercise, starter: &str, path: &Path) -> anyhow::Result<LearnerFile> {
+    let bytes = fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    Ok(learner_file::validate(exercise, starter, &bytes)?)
 }
 
 /// Restricts a supervised child to its work folder (where its files' copies are) and the GPU's
@@ -649,9 +648,7 @@ pub fn serve_checks(command: &ChildCommand, requests: &mut dyn std::io::BufRead)
         let request: protocol::CheckRequest =
             serde_json::from_str(&line).with_context(|| format!("not a check request: {line:?}"))?;
         let files = request.files(work);
-        let bytes =
-            fs::read(&files.submission).with_context(|| format!("cannot read {}", files.submission.display()))?;
-        let file = learner_file::validate(&exercise, &starter, &bytes)?;
+        let file = read_copy(&exercise, &starter, &files.submission)?;
         let provisional = |outcome: &check::CheckOutcome| {
             if let Err(error) = write_result(&files.result, outcome) {
                 eprintln!("{error:#}");
@@ -660,14 +657,7 @@ pub fn serve_checks(command: &ChildCommand, requests: &mut dyn std::io::BufRead)
         let turn = supervise::LockTurn::new(command.gpu_lock.clone(), files.turn_marker.clone());
         let outcome = check::check(&manifest, &exercise, &file, &request.name, &provisional, &turn);
         write_result(&files.result, &outcome)?;
-        let clean = matches!(
-            outcome,
-            check::CheckOutcome::Correct(_)
-                | check::CheckOutcome::Incorrect { .. }
-                | check::CheckOutcome::OutsideTheTile { .. }
-                | check::CheckOutcome::CompileError { .. }
-        );
-        let after = match clean && served < CHECKS_PER_PROCESS {
+        let after = match outcome.leaves_the_gpu_clean() && served < CHECKS_PER_PROCESS {
             true => protocol::After::Serving,
             false => protocol::After::Ending,
         };

@@ -59,6 +59,20 @@ pub enum CheckOutcome {
     },
 }
 
+impl CheckOutcome {
+    /// Whether the check ended with every launch finished and no CUDA error, so the process that
+    /// ran it may check the next file: not after a crash, a timeout, or a check not made.
+    pub fn leaves_the_gpu_clean(&self) -> bool {
+        matches!(
+            self,
+            CheckOutcome::Correct(_)
+                | CheckOutcome::Incorrect { .. }
+                | CheckOutcome::OutsideTheTile { .. }
+                | CheckOutcome::CompileError { .. }
+        )
+    }
+}
+
 /// What was measured of a correct kernel.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 pub struct SubmissionMeasurements {
