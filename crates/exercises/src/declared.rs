@@ -178,9 +178,10 @@ fn in_code<'t>(
     declared
 }
 
-/// C++'s words for types, which no declarator names.
-const BUILTIN_TYPES: [&str; 12] =
-    ["unsigned", "signed", "int", "short", "long", "char", "float", "double", "bool", "void", "auto", "const"];
+/// Whether `word` is one of C++'s own words for an arithmetic type, or `void`.
+pub(crate) fn cpp_type_word(word: &str) -> bool {
+    matches!(word, "unsigned" | "signed" | "int" | "short" | "long" | "char" | "float" | "double" | "bool" | "void")
+}
 
 /// The name in the parentheses opened at `open`, and their `)`, where they hold a declarator:
 /// one name with only `*`, `&`, `&&` and more parentheses about it, and either one of those
@@ -191,7 +192,7 @@ fn parenthesized_declarator(statement: &[&Token], open: usize) -> Option<(usize,
     let mut names = (open + 1..close).filter(|&j| statement[j].kind == Kind::Identifier);
     let (name, None) = (names.next()?, names.next()) else { return None };
     // `f(unsigned)`: a parameter's type, never a declared name.
-    if BUILTIN_TYPES.contains(&statement[name].text.as_str()) {
+    if cpp_type_word(&statement[name].text) || matches!(statement[name].text.as_str(), "auto" | "const") {
         return None;
     }
     if !inside.iter().all(|t| t.kind == Kind::Identifier || matches!(t.text.as_str(), "(" | ")" | "*" | "&" | "&&")) {

@@ -1196,25 +1196,24 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str)> {
 /// Whether `word` names a type: C++'s own, or CUDA's vector types (`uint3`, `float4`, `dim3`).
 fn is_type_word(word: &str) -> bool {
     let base = word.trim_end_matches(|c: char| c.is_ascii_digit());
-    matches!(
-        word,
-        "unsigned" | "signed" | "int" | "short" | "long" | "char" | "float" | "double" | "bool" | "void" | "dim3"
-    ) || (matches!(&word[base.len()..], "1" | "2" | "3" | "4")
-        && matches!(
-            base,
-            "char"
-                | "uchar"
-                | "short"
-                | "ushort"
-                | "int"
-                | "uint"
-                | "long"
-                | "ulong"
-                | "longlong"
-                | "ulonglong"
-                | "float"
-                | "double"
-        ))
+    declared::cpp_type_word(word)
+        || word == "dim3"
+        || (matches!(&word[base.len()..], "1" | "2" | "3" | "4")
+            && matches!(
+                base,
+                "char"
+                    | "uchar"
+                    | "short"
+                    | "ushort"
+                    | "int"
+                    | "uint"
+                    | "long"
+                    | "ulong"
+                    | "longlong"
+                    | "ulonglong"
+                    | "float"
+                    | "double"
+            ))
 }
 
 /// The first `__location__(..)` or `__annotate__(..)` (CUDA's spellings of its keywords), or
