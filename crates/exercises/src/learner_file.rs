@@ -786,14 +786,21 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
     // State kept from one launch to the next would let a kernel tell the profiled launch, the first
     // in its process, from the checked ones, which come after others.
     if let Some(state) = lasting_variable(&tokens::without_attributes(&expanded)) {
+        let kept = "from one launch to the next, which the code after your part could read to act differently when \
+                    it is profiled: keep values in locals or `constexpr` constants, and a table in `__constant__` memory";
         return problem(
-            state.line,
-            format!(
-                "`{}` here keeps a variable from one launch to the next, which the code after your part could \
-                 read to act differently when it is profiled: keep values in locals or `constexpr` constants, and \
-                 a table in `__constant__` memory",
-                state.text
-            ),
+            state.keyword.line,
+            match state.unnamed_parameter {
+                Some((name, first)) => format!(
+                    "`{name}({first})` declares a variable `{name}` made from `{first}` where `{first}` is a value, \
+                     and a function where it is a type, which this check cannot tell: if it declares a function, \
+                     name its parameters (`{name}({first} value)`); a `{}` variable lasts {kept}",
+                    state.keyword.text,
+                    name = name.text,
+                    first = first.text
+                ),
+                None => format!("`{}` here keeps a variable {kept}", state.keyword.text),
+            },
         );
     }
     // Inside the kernel, an operator of a type of yours (`tile[r][c] = v`, `&tile[r][0]`) would
@@ -945,10 +952,18 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
     Ok(region)
 }
 
-/// The `static`, `__device__` or `__managed__` of the first variable in `code` that lasts from one
-/// launch to the next. Functions, which keep nothing, `__constant__` data, which a kernel cannot
-/// write, and `constexpr` constants are not.
-fn lasting_variable(code: &[Token]) -> Option<&Token> {
+/// A variable that lasts from one launch to the next.
+struct Lasting<'t> {
+    /// Its `static`, `__device__` or `__managed__`.
+    keyword: &'t Token,
+    /// Its name and the one name in its parentheses, where those might be a function's unnamed
+    /// parameter of a type the part does not declare (`rotate(size_t)`).
+    unnamed_parameter: Option<(&'t Token, &'t Token)>,
+}
+
+/// The first variable in `code` that lasts from one launch to the next. Functions, which keep
+/// nothing, `__constant__` data, which a kernel cannot write, and `constexpr` constants do not.
+fn lasting_variable(code: &[Token]) -> Option<Lasting<'_>> {
     let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
     let types = declared_types(code);
     (0..code.len()).filter(|&at| matches!(text(at), "static" | "__device__" | "__managed__")).find_map(|at| {
@@ -1020,7 +1035,23 @@ fn lasting_variable(code: &[Token]) -> Option<&Token> {
         // `constexpr` value where it is used.)
         let declares = end < code.len();
         let constant = (at..end).any(|i| matches!(text(i), "__constant__" | "constexpr"));
-        (declares && !function && !constant).then_some(&code[at])
+        // `rotate(size_t);`: a function where the name in the parentheses is a type, which only the
+        // headers may say.
+        let unnamed_parameter = match inside {
+            [first]
+                if end - 1 > at + 1
+                    && !matches!(text(end - 2), "const" | "volatile")
+                    && code[end - 1].kind == Kind::Identifier
+                    && first.kind == Kind::Identifier
+                    && !is_type_word(&code[end - 1].text)
+                    && !parameters_follow(inside, &types)
+                    && matches!(text(close + 1), ";" | ",") =>
+            {
+                Some((&code[end - 1], first))
+            }
+            _ => None,
+        };
+        (declares && !function && !constant).then_some(Lasting { keyword: &code[at], unnamed_parameter })
     })
 }
 
@@ -1582,6 +1613,10 @@ mod tests {
             ("__device__ unsigned (seen);\nint f() { return 0; }", "`__device__` here keeps a variable"),
             ("int f() { static unsigned ((calls)); return calls++; }", "`static` here keeps a variable"),
             ("template <class T> __device__ T (seen);\nint f() { return 0; }", "`__device__` here keeps a variable"),
+            (
+                "template <class T> __device__ const T (seen);\nint f() { return 0; }",
+                "`__device__` here keeps a variable",
+            ),
             ("__device__ decltype(N) seen;\nint f() { return 0; }", "`__device__` here keeps a variable"),
             (
                 "template <int K> __device__ unsigned v = K;\ntemplate <> __device__ unsigned v<3>(5);\nint f() { return 0; }",
@@ -1611,7 +1646,12 @@ mod tests {
             ),
             (
                 "constexpr unsigned uint7 = 0;\n__device__ unsigned seen(uint7);\nint f() { return 0; }",
-                "`__device__` here keeps a variable",
+                "`seen(uint7)` declares a variable `seen` made from `uint7` where `uint7` is a value",
+            ),
+            (
+                "__device__ unsigned rotate(size_t), turn(size_t steps);\nint f() { return 0; }",
+                "if it declares a function, name its parameters (`rotate(size_t value)`); a `__device__` variable \
+                 lasts from one launch to the next",
             ),
             ("__device__ unsigned (seen)(0);\nint f() { return 0; }", "`__device__` here keeps a variable"),
             ("__device__ unsigned (seen){0};\nint f() { return 0; }", "`__device__` here keeps a variable"),
