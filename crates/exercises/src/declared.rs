@@ -180,7 +180,23 @@ fn in_code<'t>(
 
 /// Whether `word` is one of C++'s own words for an arithmetic type, or `void`.
 pub(crate) fn cpp_type_word(word: &str) -> bool {
-    matches!(word, "unsigned" | "signed" | "int" | "short" | "long" | "char" | "float" | "double" | "bool" | "void")
+    matches!(
+        word,
+        "unsigned"
+            | "signed"
+            | "int"
+            | "short"
+            | "long"
+            | "char"
+            | "wchar_t"
+            | "char8_t"
+            | "char16_t"
+            | "char32_t"
+            | "float"
+            | "double"
+            | "bool"
+            | "void"
+    )
 }
 
 /// The name in the parentheses opened at `open`, and their `)`, where they hold a declarator:

@@ -1401,6 +1401,7 @@ mod tests {
              int f() { return g(uint3{}); }",
             "template <unsigned K> __device__ unsigned mask();\n\
              template <> __device__ unsigned mask<32u>() { return 31u; }\nint f() { return mask<32u>(); }",
+            "__device__ unsigned code_of(char16_t), wide(wchar_t);\nint f() { return 0; }",
             "__device__ unsigned twice(unsigned), thrice(unsigned x);\n\
              __device__ unsigned twice(unsigned x) { return 2 * x; }\nint f() { return twice(1); }",
             "__device__ unsigned around(uint3 v) { return v.x; }\nint f() { return around(uint3{}); }",
