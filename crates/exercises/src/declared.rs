@@ -20,7 +20,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::tokens::{self, Kind, Token};
 
 /// Identifiers that start or continue an expression: a name after one of them is used, not declared.
-const EXPRESSION_WORDS: [&str; 26] = [
+pub(crate) const EXPRESSION_WORDS: [&str; 26] = [
     "return",
     "case",
     "sizeof",

@@ -607,7 +607,9 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
                                 | "_Pragma"
                                 | "__pragma"
                         );
-                        if KEYWORDS.contains(&defined.text.as_str()) || attribute {
+                        // (And the calls whose string literals the checks let through.)
+                        let trusted = matches!(defined.text.as_str(), "printf" | "assert");
+                        if KEYWORDS.contains(&defined.text.as_str()) || attribute || trusted {
                             return problem(
                                 line,
                                 format!("`#{name} {}` changes a word of C++ itself: choose another name", defined.text),
@@ -881,7 +883,22 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
     }
     // `__attribute__((global))` is `__global__` spelled out (which the loop above refused as it is,
     // and no macro of the part may hold).
-    if let Some(kernel) = expanded.iter().find(|t| t.text == "global").filter(|_| !starter_has("__global__")) {
+    // (A variable named `global` is not.)
+    let spelled_out = |at: &usize| {
+        enclosing(&expanded, *at).any(|open| {
+            open > 0
+                && matches!(
+                    expanded[open - 1].text.as_str(),
+                    "__attribute__" | "__location__" | "__annotate__" | "__declspec"
+                )
+        }) || in_attribute(&expanded, *at)
+    };
+    if let Some(kernel) = (0..expanded.len())
+        .filter(|at| expanded[*at].text == "global" && spelled_out(at))
+        .map(|at| &expanded[at])
+        .next()
+        .filter(|_| !starter_has("__global__"))
+    {
         return problem(kernel.line, DEFINES_A_KERNEL.into());
     }
     // A name the code outside uses, declared where that code sees it, would mean the region's:
@@ -923,8 +940,25 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
     // (What follows it counts as it expands, each expanded token on its use's line, which no
     // directive shares: a macro that stands for nothing is no code.)
     let code_after = |line: usize| expanded.last().is_some_and(|last| last.line > line);
-    if let Some((start, _)) =
-        tokens::directives(&tokens).filter(|(start, name)| *name == "pragma" && !code_after(tokens[*start].line)).last()
+    // (Those that only say which warnings to show change no code.)
+    let about_warnings = |start: usize| {
+        tokens::directive_tokens(&tokens, start).get(2).is_some_and(|word| {
+            matches!(
+                word.text.as_str(),
+                "nv_diag_suppress"
+                    | "nv_diag_warning"
+                    | "nv_diag_default"
+                    | "nv_diag_once"
+                    | "diag_suppress"
+                    | "diag_warning"
+                    | "diag_default"
+                    | "message"
+            )
+        })
+    };
+    if let Some((start, _)) = tokens::directives(&tokens)
+        .filter(|(start, name)| *name == "pragma" && !code_after(tokens[*start].line) && !about_warnings(*start))
+        .last()
     {
         return problem(
             tokens[start].line,
@@ -1085,6 +1119,8 @@ fn declared_types(code: &[Token]) -> BTreeSet<&str> {
     for (at, token) in code.iter().enumerate() {
         let name = match token.text.as_str() {
             "struct" | "class" | "enum" if text(at + 1) != "class" => Some(at + 1),
+            // A template's type parameter: `template <typename U>`.
+            "typename" if matches!(text(at + 2), "," | ">" | "=") => Some(at + 1),
             "using" if text(at + 2) == "=" => Some(at + 1),
             "typedef" => (at + 1..code.len()).find(|&i| text(i) == ";").map(|end| end - 1),
             _ => None,
@@ -1103,7 +1139,8 @@ fn declared_types(code: &[Token]) -> BTreeSet<&str> {
 /// expression (`0`, `S::value`, `sizeof zero`).
 fn parameters_follow(inside: &[Token], types: &BTreeSet<&str>) -> bool {
     let is_type = |word: &str| is_type_word(word) || types.contains(word);
-    let first: Vec<&Token> = inside.iter().take_while(|t| t.text != ",").collect();
+    // (Up to its default argument, if any: `unsigned b = 0u`.)
+    let first: Vec<&Token> = inside.iter().take_while(|t| t.text != "," && t.text != "=").collect();
     let (mut depth, mut plain) = (0i32, true);
     for (at, token) in first.iter().enumerate() {
         match token.text.as_str() {
@@ -1170,6 +1207,8 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str)> {
                 calls.pop();
             }
             "const_cast" => return Some((token, "`const_cast`")),
+            // (`= delete` deletes a function.)
+            "delete" if at > 0 && text(at - 1) == "=" => {}
             "memcpy" | "memmove" | "memset" | "__builtin_bit_cast" | "new" | "delete" | "malloc" | "free" => {
                 return Some((token, "copying bytes, or memory from the device's heap,"));
             }
@@ -1185,11 +1224,22 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str)> {
             }
             "decltype" if text(at + 1) == "(" => {
                 let close = declared::matching(code, at + 1);
-                if (at + 2..close).any(|i| matches!(text(i), "*" | "&" | "&&")) {
+                // `&x`, `*p`, `declval<T&>()`: a pointer or reference. Between two operands
+                // (`row * 2u`, `row & 31u`) the operator makes a number.
+                let operand_end = |i: usize| {
+                    code.get(i).is_some_and(|t| matches!(t.kind, Kind::Identifier | Kind::Number) || t.text == ")")
+                };
+                let operand_start = |i: usize| {
+                    code.get(i).is_some_and(|t| matches!(t.kind, Kind::Identifier | Kind::Number) || t.text == "(")
+                };
+                if (at + 2..close)
+                    .any(|i| matches!(text(i), "*" | "&" | "&&") && !(operand_end(i - 1) && operand_start(i + 1)))
+                {
                     return Some((token, "a pointer or reference type from `decltype`"));
                 }
-                // A type from `decltype` used as a cast: `decltype(p)(x)`, `(decltype(p))x`.
-                if matches!(text(close + 1), "(" | ")") {
+                // A type from `decltype` used as a cast: `decltype(p)(x)`, `(decltype(p))x`; not
+                // `sizeof(decltype(p))`.
+                if text(close + 1) == "(" || text(close + 1) == ")" && !in_unevaluated(code, at) {
                     return Some((token, "a cast to a type from `decltype`"));
                 }
             }
@@ -1206,16 +1256,51 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str)> {
                 let next = (at + 1..code.len()).find(|i| !skipped(i));
                 let after_angles = next.map(|i| (i..code.len()).find(|&j| !matches!(text(j), ">" | ">>")).unwrap_or(i));
                 let through_angles = next.is_some_and(|i| matches!(text(i), ">" | ">>"));
-                if next.is_some_and(|i| text(i) == ")")
-                    || through_angles && after_angles.is_some_and(|j| matches!(text(j), ")" | "("))
-                {
+                // (Not a parameter's type, `pick(unsigned v, const unsigned*)`, nor one `sizeof`
+                // measures.)
+                let closes_a_type = next.is_some_and(|i| text(i) == ")")
+                    && !in_unevaluated(code, at)
+                    && !closes_parameters(code, next.unwrap_or(at));
+                if closes_a_type || through_angles && after_angles.is_some_and(|j| matches!(text(j), ")" | "(")) {
                     return Some((token, "a cast to a pointer or a reference"));
                 }
+                // A template given a pointer or reference type can cast to it by another name:
+                // `rm<unsigned*>::type(&k)`, `template <class U = unsigned*> ... U(&k)`.
+                if through_angles {
+                    return Some((token, "a pointer or reference type as a template's argument"));
+                }
+            }
+            // Those calls are CUDA's own: a function of the part's by their name (`int printf(char*
+            // s)`) could write to the literal it is given.
+            "printf" | "assert"
+                if at > 0
+                    && !matches!(
+                        text(at - 1),
+                        ";" | "{"
+                            | "}"
+                            | "("
+                            | ")"
+                            | ","
+                            | "?"
+                            | ":"
+                            | "="
+                            | "&&"
+                            | "||"
+                            | "!"
+                            | "return"
+                            | "else"
+                            | "do"
+                    ) =>
+            {
+                return Some((token, "a function of your own named `printf` or `assert`"));
             }
             literal if token.kind == Kind::Literal && literal.ends_with('"') => {
                 let linkage = at > 0 && text(at - 1) == "extern";
-                if !linkage && !calls.iter().any(|call| matches!(*call, "printf" | "static_assert" | "_Pragma")) {
-                    return Some((token, "a string literal (here, outside `printf`)"));
+                // (Given to the call itself: `assert(f("x"))` gives it to `f`.)
+                let said =
+                    calls.last().is_some_and(|call| matches!(*call, "printf" | "assert" | "static_assert" | "_Pragma"));
+                if !linkage && !said && !in_attribute(code, at) {
+                    return Some((token, "a string literal (here, outside `printf`, `assert` and `static_assert`)"));
                 }
             }
             _ => {}
@@ -1245,6 +1330,67 @@ fn is_type_word(word: &str) -> bool {
                     | "float"
                     | "double"
             ))
+}
+
+/// The openers of the parentheses and brackets about `code[at]`, innermost first.
+fn enclosing(code: &[Token], at: usize) -> impl Iterator<Item = usize> + '_ {
+    let mut depth = 0usize;
+    (0..at).rev().filter(move |&i| match code[i].text.as_str() {
+        ")" | "]" => {
+            depth += 1;
+            false
+        }
+        "(" | "[" if depth > 0 => {
+            depth -= 1;
+            false
+        }
+        "(" | "[" => true,
+        _ => false,
+    })
+}
+
+/// Whether `code[at]` is inside `sizeof(...)`, `alignof(...)` or `__alignof__(...)`, which
+/// evaluate nothing.
+fn in_unevaluated(code: &[Token], at: usize) -> bool {
+    enclosing(code, at)
+        .any(|open| open > 0 && matches!(code[open - 1].text.as_str(), "sizeof" | "alignof" | "__alignof__"))
+}
+
+/// Whether the `)` at `close` ends a function's parameters: its `(` follows a name of the part's
+/// (`pick(...)`), not a word of C++'s or a reserved name (`return (...)`, `__typeof__(...)`), so
+/// it begins no cast.
+fn closes_parameters(code: &[Token], close: usize) -> bool {
+    let Some(open) = enclosing(code, close).next() else { return false };
+    let name = open.checked_sub(1).map(|i| &code[i]);
+    code[open].text == "("
+        && name.is_some_and(|name| {
+            name.kind == Kind::Identifier
+                && !name.text.starts_with('_')
+                && !is_type_word(&name.text)
+                && !declared::EXPRESSION_WORDS.contains(&name.text.as_str())
+                && !matches!(
+                    name.text.as_str(),
+                    "decltype"
+                        | "typeof"
+                        | "if"
+                        | "while"
+                        | "for"
+                        | "switch"
+                        | "catch"
+                        | "noexcept"
+                        | "alignas"
+                        | "static_assert"
+                        | "requires"
+                )
+        })
+}
+
+/// Whether `code[at]` is inside an attribute, `[[...]]`, which runs nothing.
+fn in_attribute(code: &[Token], at: usize) -> bool {
+    let openers: Vec<usize> = enclosing(code, at).collect();
+    openers
+        .iter()
+        .any(|&open| code[open].text == "[" && open > 0 && code[open - 1].text == "[" && openers.contains(&(open - 1)))
 }
 
 /// The first `__location__(..)` or `__annotate__(..)` (CUDA's spellings of its keywords), or
@@ -1402,6 +1548,18 @@ mod tests {
             "template <unsigned K> __device__ unsigned mask();\n\
              template <> __device__ unsigned mask<32u>() { return 31u; }\nint f() { return mask<32u>(); }",
             "__device__ unsigned code_of(char16_t), wide(wchar_t);\nint f() { return 0; }",
+            "__device__ unsigned bias(unsigned b = 0u);\nint f() { return 0; }",
+            "template <typename U> __device__ U same(U);\nint f() { return 0; }",
+            "__device__ unsigned pick(unsigned v, const unsigned*) { return v; }\n__device__ void put(unsigned&);\n\
+             int f() { return 0; }",
+            "static_assert(sizeof(void*) == 8, \"64-bit\");\nint f() { return 0; }",
+            "int f() { const unsigned row = 1; const decltype(row * 2u) c = row & 1u;\n\
+             static_assert(sizeof(decltype(row)) == 4, \"words\"); return c; }",
+            "__device__ unsigned g(unsigned x) { return x; }\n__device__ unsigned g(int) = delete;\nint f() { return 0; }",
+            "int f() { const unsigned global = 1; return global; }",
+            "int f() { assert(1 < 2 && \"in order\"); return 0; }",
+            "[[deprecated(\"use f\")]] __device__ unsigned old_f() { return 0; }\nint f() { return 0; }",
+            "#pragma nv_diag_suppress 177\nint f() { return 0; }\n#pragma nv_diag_default 177",
             "__device__ unsigned twice(unsigned), thrice(unsigned x);\n\
              __device__ unsigned twice(unsigned x) { return 2 * x; }\nint f() { return twice(1); }",
             "__device__ unsigned around(uint3 v) { return v.x; }\nint f() { return around(uint3{}); }",
@@ -1574,7 +1732,10 @@ mod tests {
             ("struct S { mutable unsigned n; };\nint f() { return 0; }", "a `mutable` member"),
             ("int f() { return *const_cast<char*>(\"ab\") = 1; }", "`const_cast` can write to a constant"),
             ("int f() { return atomicAdd((unsigned*)(\"ab\"), 1u); }", "a cast to a pointer or a reference can write"),
-            ("int f() { char* s = \"ab\"; return s[0]++; }", "a string literal (here, outside `printf`)"),
+            (
+                "int f() { char* s = \"ab\"; return s[0]++; }",
+                "a string literal (here, outside `printf`, `assert` and `static_assert`)",
+            ),
             ("int f() { union U { const char* c; char* m; } u{}; return 0; }", "a union can write"),
             ("int f() { return reinterpret_cast<unsigned long long>(&N); }", "`reinterpret_cast` can write"),
             (
@@ -1619,6 +1780,39 @@ mod tests {
                 "`__device__` here keeps a variable",
             ),
             ("__device__ decltype(N) seen;\nint f() { return 0; }", "`__device__` here keeps a variable"),
+            ("int f() { unsigned x = 0; return *(__typeof__(unsigned*))&x; }", "a cast to a pointer"),
+            (
+                "int f() { unsigned x = 0; decltype(*&x) r = x; return r; }",
+                "a pointer or reference type from `decltype`",
+            ),
+            ("int f() { return sizeof(int) + *(unsigned*)0; }", "a cast to a pointer"),
+            (
+                "__device__ unsigned* at(unsigned* p) { return (unsigned*)p; }\nint f() { return 0; }",
+                "a cast to a pointer",
+            ),
+            ("int f() { return (\"x\")[0]; }", "a string literal"),
+            (
+                "template <class T> struct Same { using type = T; };\nconstexpr unsigned k = 1;\n\
+                 int f() { return *Same<unsigned*>::type(&k) = 2; }",
+                "a pointer or reference type as a template's argument",
+            ),
+            (
+                "constexpr unsigned k = 1;\ntemplate <class U = unsigned*> __device__ unsigned g() { return *U(&k) = 2; }\n\
+                 int f() { return g(); }",
+                "a pointer or reference type as a template's argument",
+            ),
+            (
+                "__device__ int g(char* s) { return s[0]++; }\nint f() { assert(g(\"x\")); return 0; }",
+                "a string literal",
+            ),
+            (
+                "__device__ int printf(char* s, int) { return s[0]++; }\nint f() { return 0; }",
+                "named `printf` or `assert`",
+            ),
+            ("int f() { int assert(char*); return 0; }", "named `printf` or `assert`"),
+            ("#undef assert\nint f() { return 0; }", "`#undef assert` changes"),
+            ("__attribute__((global)) void k2() {}\nint f() { return 0; }", "may not define a kernel"),
+            ("[[gnu::global]] void k2() {}\nint f() { return 0; }", "may not define a kernel"),
             (
                 "template <int K> __device__ unsigned v = K;\ntemplate <> __device__ unsigned v<3>(5);\nint f() { return 0; }",
                 "`__device__` here keeps a variable",
