@@ -885,13 +885,8 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
     // and no macro of the part may hold).
     // (A variable named `global` is not.)
     let spelled_out = |at: &usize| {
-        enclosing(&expanded, *at).any(|open| {
-            open > 0
-                && matches!(
-                    expanded[open - 1].text.as_str(),
-                    "__attribute__" | "__location__" | "__annotate__" | "__declspec"
-                )
-        }) || in_attribute(&expanded, *at)
+        enclosing(&expanded, *at).any(|open| open > 0 && expanded[open - 1].text.starts_with("__"))
+            || in_attribute(&expanded, *at)
     };
     if let Some(kernel) = (0..expanded.len())
         .filter(|at| expanded[*at].text == "global" && spelled_out(at))
@@ -941,20 +936,23 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
     // directive shares: a macro that stands for nothing is no code.)
     let code_after = |line: usize| expanded.last().is_some_and(|last| last.line > line);
     // (Those that only say which warnings to show change no code.)
+    // (Numbers after them, or one string after `message`: nothing a macro could make another
+    // pragma of.)
     let about_warnings = |start: usize| {
-        tokens::directive_tokens(&tokens, start).get(2).is_some_and(|word| {
-            matches!(
-                word.text.as_str(),
-                "nv_diag_suppress"
-                    | "nv_diag_warning"
-                    | "nv_diag_default"
-                    | "nv_diag_once"
-                    | "diag_suppress"
-                    | "diag_warning"
-                    | "diag_default"
-                    | "message"
-            )
-        })
+        let directive = tokens::directive_tokens(&tokens, start);
+        let rest: Vec<&Token> = directive.iter().skip(3).collect();
+        match directive.get(2).map(|word| word.text.as_str()) {
+            Some(
+                "nv_diag_suppress" | "nv_diag_warning" | "nv_diag_default" | "nv_diag_once" | "diag_suppress"
+                | "diag_warning" | "diag_default",
+            ) => !rest.is_empty() && rest.iter().all(|t| t.kind == Kind::Number || t.text == ","),
+            Some("message") => match rest[..] {
+                [string] => string.kind == Kind::Literal,
+                [open, string, close] => open.text == "(" && string.kind == Kind::Literal && close.text == ")",
+                _ => false,
+            },
+            _ => false,
+        }
     };
     if let Some((start, _)) = tokens::directives(&tokens)
         .filter(|(start, name)| *name == "pragma" && !code_after(tokens[*start].line) && !about_warnings(*start))
@@ -1129,6 +1127,31 @@ fn declared_types(code: &[Token]) -> BTreeSet<&str> {
             types.insert(code[name].text.as_str());
         }
     }
+    // A name the part also gives a variable, function or enumerator may hide the type where it
+    // is used (`constexpr unsigned zz = 0;` after `template <typename zz>`): it is no type here.
+    let mut hidden = BTreeSet::new();
+    for (at, token) in code.iter().enumerate().filter(|(_, t)| t.kind == Kind::Identifier) {
+        let before = at.checked_sub(1).map(|i| &code[i]);
+        let declarator = before.is_some_and(|b| {
+            (b.kind == Kind::Identifier
+                && !declared::EXPRESSION_WORDS.contains(&b.text.as_str())
+                && !matches!(
+                    b.text.as_str(),
+                    "struct" | "class" | "enum" | "union" | "typename" | "using" | "namespace"
+                ))
+                || matches!(b.text.as_str(), "*" | "&" | "&&" | ">")
+        }) && matches!(text(at + 1), "=" | ";" | "," | "(" | "[" | "{" | ")" | ":");
+        let enumerator = matches!(before.map(|b| b.text.as_str()), Some("{" | ","))
+            && matches!(text(at + 1), "," | "=" | "}")
+            && (0..at)
+                .rev()
+                .find(|&i| text(i) == "{")
+                .is_some_and(|open| (open.saturating_sub(6)..open).any(|i| text(i) == "enum"));
+        if declarator || enumerator {
+            hidden.insert(token.text.as_str());
+        }
+    }
+    types.retain(|name| !hidden.contains(name));
     types
 }
 
@@ -1198,6 +1221,11 @@ fn parameters_follow(inside: &[Token], types: &BTreeSet<&str>) -> bool {
 /// `extern "C"` in `code`, and what it is.
 fn write_through(code: &[Token]) -> Option<(&Token, &'static str)> {
     let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
+    let template_types: BTreeSet<&str> = (0..code.len())
+        .filter(|&at| matches!(text(at), "typename" | "class") && matches!(text(at + 2), "," | ">" | "="))
+        .filter(|&at| at > 0 && matches!(text(at - 1), "<" | ","))
+        .map(|at| text(at + 1))
+        .collect();
     // Where each literal stands: inside the parentheses of which call, if any.
     let mut calls: Vec<&str> = Vec::new();
     for (at, token) in code.iter().enumerate() {
@@ -1221,6 +1249,28 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str)> {
                         .any(|i| matches!(text(i), "*" | "&" | "&&")) =>
             {
                 return Some((token, "an alias of a pointer or reference type"));
+            }
+            // (`decltype(t)` may be a pointer's type: `using P = decltype(t); P(address)`.)
+            "using" | "typedef"
+                if (text(at + 2) == "=" || token.text == "typedef")
+                    && (at + 1..code.len())
+                        .take_while(|&i| text(i) != ";")
+                        .any(|i| matches!(text(i), "decltype" | "__typeof__" | "typeof")) =>
+            {
+                return Some((token, "an alias of a type from `decltype`"));
+            }
+            // A template's type may be a pointer (deduced from one): a cast to it, `(U)s` or
+            // `U(s)`, could drop a `const` or make an address of a number.
+            name if template_types.contains(name)
+                // (`T()`, `T{}`: a value of its own, no conversion.)
+                && (matches!(text(at + 1), "(" | "{") && !matches!(text(at + 2), ")" | "}")
+                    || text(at + 1) == ")"
+                        && at > 0
+                        && text(at - 1) == "("
+                        && !in_unevaluated(code, at)
+                        && !closes_parameters(code, at + 1)) =>
+            {
+                return Some((token, "a cast to a template's type, which may be a pointer,"));
             }
             "decltype" if text(at + 1) == "(" => {
                 let close = declared::matching(code, at + 1);
@@ -1296,9 +1346,17 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str)> {
             }
             literal if token.kind == Kind::Literal && literal.ends_with('"') => {
                 let linkage = at > 0 && text(at - 1) == "extern";
-                // (Given to the call itself: `assert(f("x"))` gives it to `f`.)
-                let said =
-                    calls.last().is_some_and(|call| matches!(*call, "printf" | "assert" | "static_assert" | "_Pragma"));
+                // (Given to the call itself, as a whole argument: `assert(f("x"))` gives it to `f`,
+                // `assert(s = "x")` to `s`.)
+                let before = at.checked_sub(1).and_then(|i| code.get(i));
+                let whole = before.is_some_and(|t| matches!(t.text.as_str(), "(" | "," | "&&"))
+                    && matches!(text(at + 1), ")" | "," | "&&")
+                    || before.is_some_and(|t| t.kind == Kind::Literal)
+                    || code.get(at + 1).is_some_and(|t| t.kind == Kind::Literal);
+                let said = whole
+                    && calls
+                        .last()
+                        .is_some_and(|call| matches!(*call, "printf" | "assert" | "static_assert" | "_Pragma"));
                 if !linkage && !said && !in_attribute(code, at) {
                     return Some((token, "a string literal (here, outside `printf`, `assert` and `static_assert`)"));
                 }
@@ -1362,7 +1420,13 @@ fn in_unevaluated(code: &[Token], at: usize) -> bool {
 fn closes_parameters(code: &[Token], close: usize) -> bool {
     let Some(open) = enclosing(code, close).next() else { return false };
     let name = open.checked_sub(1).map(|i| &code[i]);
+    // (`(*)`, `(&)`, `(*const)`: a declarator with no name, of a pointer cast `(C (*)[1])s`.)
+    let names_a_type = code[open + 1..close].iter().any(|t| {
+        t.kind == Kind::Identifier && !matches!(t.text.as_str(), "const" | "volatile" | "__restrict__" | "__restrict")
+    });
     code[open].text == "("
+        && names_a_type
+        && name.is_some_and(|name| !declared_types(code).contains(name.text.as_str()))
         && name.is_some_and(|name| {
             name.kind == Kind::Identifier
                 && !name.text.starts_with('_')
@@ -1756,7 +1820,7 @@ mod tests {
             (
                 "constexpr bool flag = false;\ntemplate <class R, class V> __device__ R ref(V& v) { return (R)v; }\n\
                  int f() { ref<bool&>(flag) = true; return 0; }",
-                "a cast to a pointer or a reference can write",
+                "a cast to a template's type, which may be a pointer, can write",
             ),
             (
                 "constexpr unsigned seen[1] = {0u};\nint f() { return atomicAdd((unsigned* __restrict)seen, 1u); }",
@@ -1791,6 +1855,38 @@ mod tests {
                 "a cast to a pointer",
             ),
             ("int f() { return (\"x\")[0]; }", "a string literal"),
+            ("int f() { char* s = 0; assert(s = \"abcd\"); return s[0]++; }", "a string literal"),
+            ("int f() { char* s = 0; printf(\"%p\", s = \"abcd\"); return s[0]++; }", "a string literal"),
+            (
+                "struct C { char c; };\nint f() { const C k[1] = {}; return ((C (*)[1])k)[0][0].c++; }",
+                "a cast to a pointer",
+            ),
+            (
+                "template <typename zz> __device__ zz id(zz v) { return v; }\nconstexpr unsigned zz = 0;\n\
+                 __device__ unsigned seen(zz);\nint f() { return 0; }",
+                "`seen(zz)` declares a variable",
+            ),
+            (
+                "__attribute((global)) void k2(unsigned* o) { *o = 1; }\nint f() { return 0; }",
+                "may not define a kernel",
+            ),
+            (
+                "#define ONE _Pragma(\"unroll 1\")\nint f() { return 0; }\n#pragma message ONE",
+                "`#pragma` after the last",
+            ),
+            ("int f() { return 0; }\n#pragma message(\"x\") _Pragma(\"unroll 1\")", "`#pragma` after the last"),
+            (
+                "int f() { unsigned x = 1; unsigned* t = &x; using P = decltype(t); return *P(0ull); }",
+                "an alias of a type from `decltype`",
+            ),
+            (
+                "template <typename U> __device__ U to(U, const char* s) { return (U)s; }\nint f() { return 0; }",
+                "a cast to a template's type",
+            ),
+            (
+                "template <typename U> __device__ U to(U, unsigned long long a) { return U(a); }\nint f() { return 0; }",
+                "a cast to a template's type",
+            ),
             (
                 "template <class T> struct Same { using type = T; };\nconstexpr unsigned k = 1;\n\
                  int f() { return *Same<unsigned*>::type(&k) = 2; }",
