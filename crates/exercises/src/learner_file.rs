@@ -857,12 +857,12 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
     }
     // What turns data that lasts from one launch to the next (a constant, a string literal) into
     // something the part can write: casts of pointers, unions, literals outside `printf`.
-    if let Some((token, what)) = write_through(&expanded) {
+    if let Some((token, what, fix)) = write_through(&expanded) {
         return problem(
             token.line,
             format!(
                 "{what} can write to a constant or a string literal, data that lasts from one launch to the next: \
-                 keep values in locals and index with numbers"
+                 {fix}"
             ),
         );
     }
@@ -1216,10 +1216,13 @@ fn parameters_follow(inside: &[Token], types: &BTreeSet<&str>) -> bool {
     inside.is_empty() || plain && !expression_word && (named || builtin_type)
 }
 
+/// What to do instead of writing through a pointer, mostly.
+const KEEP_IN_LOCALS: &str = "keep values in locals and index with numbers";
+
 /// The first cast of a pointer or reference (`const_cast`, `reinterpret_cast`, `(unsigned*)x`),
 /// union, or string literal outside `printf(...)`, `static_assert(...)`, `_Pragma(...)` and
 /// `extern "C"` in `code`, and what it is.
-fn write_through(code: &[Token]) -> Option<(&Token, &'static str)> {
+fn write_through(code: &[Token]) -> Option<(&Token, &'static str, &'static str)> {
     let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
     let template_types: BTreeSet<&str> = (0..code.len())
         .filter(|&at| matches!(text(at), "typename" | "class") && matches!(text(at + 2), "," | ">" | "="))
@@ -1234,13 +1237,13 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str)> {
             ")" => {
                 calls.pop();
             }
-            "const_cast" => return Some((token, "`const_cast`")),
+            "const_cast" => return Some((token, "`const_cast`", KEEP_IN_LOCALS)),
             // (`= delete` deletes a function.)
             "delete" if at > 0 && text(at - 1) == "=" => {}
             "memcpy" | "memmove" | "memset" | "__builtin_bit_cast" | "new" | "delete" | "malloc" | "free" => {
-                return Some((token, "copying bytes, or memory from the device's heap,"));
+                return Some((token, "copying bytes, or memory from the device's heap,", KEEP_IN_LOCALS));
             }
-            word if word.starts_with("__cvta_") => return Some((token, "converting addresses")),
+            word if word.starts_with("__cvta_") => return Some((token, "converting addresses", KEEP_IN_LOCALS)),
             // A pointer or reference type by another name makes a cast no `*)` shows: `P(seen)`.
             "using" | "typedef"
                 if (text(at + 2) == "=" || token.text == "typedef")
@@ -1248,7 +1251,7 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str)> {
                         .take_while(|&i| text(i) != ";")
                         .any(|i| matches!(text(i), "*" | "&" | "&&")) =>
             {
-                return Some((token, "an alias of a pointer or reference type"));
+                return Some((token, "an alias of a pointer or reference type", KEEP_IN_LOCALS));
             }
             // (`decltype(t)` may be a pointer's type: `using P = decltype(t); P(address)`.)
             "using" | "typedef"
@@ -1257,7 +1260,7 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str)> {
                         .take_while(|&i| text(i) != ";")
                         .any(|i| matches!(text(i), "decltype" | "__typeof__" | "typeof")) =>
             {
-                return Some((token, "an alias of a type from `decltype`"));
+                return Some((token, "an alias of a type from `decltype`", "write the type itself"));
             }
             // A template's type may be a pointer (deduced from one): a cast to it, `(U)s` or
             // `U(s)`, could drop a `const` or make an address of a number.
@@ -1270,7 +1273,11 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str)> {
                         && !in_unevaluated(code, at)
                         && !closes_parameters(code, at + 1)) =>
             {
-                return Some((token, "a cast to a template's type, which may be a pointer,"));
+                return Some((
+                    token,
+                    "a cast to a template's type, which may be a pointer,",
+                    "convert with `static_cast<T>(...)`, which cannot drop a `const` or make an address of a number",
+                ));
             }
             "decltype" if text(at + 1) == "(" => {
                 let close = declared::matching(code, at + 1);
@@ -1285,19 +1292,19 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str)> {
                 if (at + 2..close)
                     .any(|i| matches!(text(i), "*" | "&" | "&&") && !(operand_end(i - 1) && operand_start(i + 1)))
                 {
-                    return Some((token, "a pointer or reference type from `decltype`"));
+                    return Some((token, "a pointer or reference type from `decltype`", KEEP_IN_LOCALS));
                 }
                 // A type from `decltype` used as a cast: `decltype(p)(x)`, `(decltype(p))x`; not
                 // `sizeof(decltype(p))`.
                 if text(close + 1) == "(" || text(close + 1) == ")" && !in_unevaluated(code, at) {
-                    return Some((token, "a cast to a type from `decltype`"));
+                    return Some((token, "a cast to a type from `decltype`", KEEP_IN_LOCALS));
                 }
             }
             word if word.starts_with("__add_") => {
-                return Some((token, "a pointer or reference type from a type trait"));
+                return Some((token, "a pointer or reference type from a type trait", KEEP_IN_LOCALS));
             }
-            "reinterpret_cast" => return Some((token, "`reinterpret_cast`")),
-            "union" => return Some((token, "a union")),
+            "reinterpret_cast" => return Some((token, "`reinterpret_cast`", KEEP_IN_LOCALS)),
+            "union" => return Some((token, "a union", KEEP_IN_LOCALS)),
             // `*` or `&` then `)`, perhaps through `const` or a template's `>`: a type in
             // parentheses, a cast (`(unsigned*)x`, `(Id<unsigned*>)x`); or then `>(`, a cast
             // through a template (`Id<unsigned*>(x)`, `ref<bool&>(x)`).
@@ -1312,12 +1319,12 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str)> {
                     && !in_unevaluated(code, at)
                     && !closes_parameters(code, next.unwrap_or(at));
                 if closes_a_type || through_angles && after_angles.is_some_and(|j| matches!(text(j), ")" | "(")) {
-                    return Some((token, "a cast to a pointer or a reference"));
+                    return Some((token, "a cast to a pointer or a reference", KEEP_IN_LOCALS));
                 }
                 // A template given a pointer or reference type can cast to it by another name:
                 // `rm<unsigned*>::type(&k)`, `template <class U = unsigned*> ... U(&k)`.
                 if through_angles {
-                    return Some((token, "a pointer or reference type as a template's argument"));
+                    return Some((token, "a pointer or reference type as a template's argument", KEEP_IN_LOCALS));
                 }
             }
             // Those calls are CUDA's own: a function of the part's by their name (`int printf(char*
@@ -1342,7 +1349,7 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str)> {
                             | "do"
                     ) =>
             {
-                return Some((token, "a function of your own named `printf` or `assert`"));
+                return Some((token, "a function of your own named `printf` or `assert`", KEEP_IN_LOCALS));
             }
             literal if token.kind == Kind::Literal && literal.ends_with('"') => {
                 let linkage = at > 0 && text(at - 1) == "extern";
@@ -1358,7 +1365,11 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str)> {
                         .last()
                         .is_some_and(|call| matches!(*call, "printf" | "assert" | "static_assert" | "_Pragma"));
                 if !linkage && !said && !in_attribute(code, at) {
-                    return Some((token, "a string literal (here, outside `printf`, `assert` and `static_assert`)"));
+                    return Some((
+                        token,
+                        "a string literal",
+                        "give a string only as a whole argument of `printf`, `assert` or `static_assert`",
+                    ));
                 }
             }
             _ => {}
@@ -1796,10 +1807,7 @@ mod tests {
             ("struct S { mutable unsigned n; };\nint f() { return 0; }", "a `mutable` member"),
             ("int f() { return *const_cast<char*>(\"ab\") = 1; }", "`const_cast` can write to a constant"),
             ("int f() { return atomicAdd((unsigned*)(\"ab\"), 1u); }", "a cast to a pointer or a reference can write"),
-            (
-                "int f() { char* s = \"ab\"; return s[0]++; }",
-                "a string literal (here, outside `printf`, `assert` and `static_assert`)",
-            ),
+            ("int f() { char* s = \"ab\"; return s[0]++; }", "a string literal can write"),
             ("int f() { union U { const char* c; char* m; } u{}; return 0; }", "a union can write"),
             ("int f() { return reinterpret_cast<unsigned long long>(&N); }", "`reinterpret_cast` can write"),
             (
@@ -1885,7 +1893,8 @@ mod tests {
             ),
             (
                 "template <typename U> __device__ U to(U, unsigned long long a) { return U(a); }\nint f() { return 0; }",
-                "a cast to a template's type",
+                "a cast to a template's type, which may be a pointer, can write to a constant or a string literal, \
+                 data that lasts from one launch to the next: convert with `static_cast<T>(...)`",
             ),
             (
                 "template <class T> struct Same { using type = T; };\nconstexpr unsigned k = 1;\n\
