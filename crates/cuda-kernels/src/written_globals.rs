@@ -15,7 +15,19 @@ use std::collections::{BTreeMap, BTreeSet};
 /// The names of the `.global` variables of `ptx` that its code writes or lets escape, but for
 /// `exempt` (the grader's own), in the order they are first written.
 pub fn written_globals(ptx: &str, exempt: &[&str]) -> Vec<String> {
-    let globals: BTreeSet<&str> = ptx.lines().filter_map(global_name).filter(|name| !exempt.contains(name)).collect();
+    // (`.const` data, `__constant__` in C++, is written only by a store to an address made from
+    // its own, `cvta.const` then `st.global`: a kernel's stores into constant memory land in the
+    // device memory behind it. Passing its address on reads a table.)
+    let constants: BTreeSet<&str> = ptx
+        .lines()
+        .filter_map(|line| declared_name(line.trim().strip_suffix(';')?.split('=').next()?, &[".const"]))
+        .collect();
+    let globals: BTreeSet<&str> = ptx
+        .lines()
+        .filter_map(global_name)
+        .chain(constants.iter().copied())
+        .filter(|name| !exempt.contains(name))
+        .collect();
     // Variables (`.global` or `.const`) that start out holding a variable's address
     // (`.u64 p = generic(table)+4`): what a load from them gives derives from that variable.
     let pointers: BTreeMap<&str, &str> = ptx
@@ -52,10 +64,13 @@ pub fn written_globals(ptx: &str, exempt: &[&str]) -> Vec<String> {
             // a string literal be nothing but such an argument.)
             let compilers = |name: &String| name.starts_with("$str") || name.starts_with("__unnamed_");
             let passed = op.starts_with("st.param") || op.starts_with("st.local");
-            let escaped = values.iter().filter_map(from_global).filter(|name| !(passed && compilers(name)));
+            let escaped = values
+                .iter()
+                .filter_map(from_global)
+                .filter(|name| !(passed && compilers(name)) && !constants.contains(name.as_str()));
             target.into_iter().chain(escaped).collect()
         } else if op.starts_with("call") {
-            operands.iter().skip(1).filter_map(from_global).collect()
+            operands.iter().skip(1).filter_map(from_global).filter(|name| !constants.contains(name.as_str())).collect()
         } else {
             // A computed value derives from a variable's address if an operand does; a load's
             // value does not (it is data).
@@ -174,6 +189,15 @@ mod tests {
         let argument = ".global .align 1 .b8 $str$1[5] = {110, 97, 109, 101};\n".to_owned()
             + &COUNTER.replace("\tret;", "\tmov.u64 \t%rd6, $str$1;\n\tst.local.u64 \t[%rd9], %rd6;\n\tret;");
         assert_eq!(written_globals(&argument, &["bcm_places_outside"]), Vec::<String>::new(), "printf's argument");
+        let constant = ".const .align 4 .b8 lut[16];\n".to_owned()
+            + &COUNTER.replace(
+                "\tret;",
+                "\tmov.u64 \t%rd6, lut;\n\tcvta.const.u64 \t%rd7, %rd6;\n\tst.param.b64 \t[param0+0], %rd7;\n\t\
+                 st.global.cg.u32 \t[%rd7], %r1;\n\tret;",
+            );
+        assert_eq!(written_globals(&constant, &["bcm_places_outside"]), ["lut"], "a store into constant memory");
+        let read = constant.replace("\tst.global.cg.u32 \t[%rd7], %r1;\n", "\tld.const.u32 \t%r7, [lut+4];\n");
+        assert_eq!(written_globals(&read, &["bcm_places_outside"]), Vec::<String>::new(), "a table read, passed on");
         let escaped = COUNTER.replace("\tret;", "\tmov.u64 \t%rd6, table;\n\tst.local.u64 \t[%rd9], %rd6;\n\tret;");
         assert_eq!(written_globals(&escaped, &["bcm_places_outside"]), ["table"], "its address stored away");
         let pointer = ".const .align 8 .u64 p = generic(table)+4;\n".to_owned()
