@@ -176,7 +176,7 @@ fn lasting(variable: &str) -> String {
     };
     format!(
         "the compiled code writes {what}, which lasts from one launch to the next (the code after your part \
-         could read it to act otherwise when it is profiled): keep values in locals, tables in `__constant__` memory"
+         could read it to act otherwise when it is profiled): keep values in locals, tables in `__constant__ const` memory"
     )
 }
 

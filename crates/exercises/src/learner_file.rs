@@ -789,7 +789,7 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
     // in its process, from the checked ones, which come after others.
     if let Some(state) = lasting_variable(&tokens::without_attributes(&expanded)) {
         let kept = "from one launch to the next, which the code after your part could read to act differently when \
-                    it is profiled: keep values in locals or `constexpr` constants, and a table in `__constant__` memory";
+                    it is profiled: keep values in locals or `constexpr` constants, and a table in `__constant__ const` memory";
         return problem(
             state.keyword.line,
             match state.unnamed_parameter {
@@ -864,6 +864,16 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
                 "{what} can write to a constant or a string literal, data that lasts from one launch to the next: \
                  {fix}"
             ),
+        );
+    }
+    // `__constant__ unsigned lut[32]` is no `const` in C++: a pointer to it (`lut` itself) can
+    // store there (`__stcg(lut, v)`), and that lasts from one launch to the next.
+    if let Some(constant) = writable_constant(&expanded) {
+        return problem(
+            constant.line,
+            "`__constant__` data that is not `const` can be written through a pointer to it, and what is written \
+             lasts from one launch to the next: declare it `__constant__ const` (a table of values, no pointers)"
+                .into(),
         );
     }
     // A `mutable` member is written through a `const` object, which would then last between
@@ -1063,8 +1073,8 @@ fn lasting_variable(code: &[Token]) -> Option<Lasting<'_>> {
             && (matches!(text(after), "{" | "->" | "noexcept") && !declarator || parameters_follow(parameters, &types))
             && further_functions(code, after, &types);
         // (Even `const` data there is memory a pointer can reach and write, by a cast through a
-        // template; `__constant__` memory a kernel cannot write, and the compiler reads a
-        // `constexpr` value where it is used.)
+        // template; `__constant__ const` memory a kernel cannot write (`writable_constant` sees to
+        // the `const`), and the compiler reads a `constexpr` value where it is used.)
         let declares = end < code.len();
         let constant = (at..end).any(|i| matches!(text(i), "__constant__" | "constexpr"));
         // `rotate(size_t);`: a function where the name in the parentheses is a type, which only the
@@ -1216,6 +1226,20 @@ fn parameters_follow(inside: &[Token], types: &BTreeSet<&str>) -> bool {
     inside.is_empty() || plain && !expression_word && (named || builtin_type)
 }
 
+/// The `__constant__` of the first declaration in `code` of constant memory that is not `const`
+/// (or `constexpr`) data, or holds a pointer.
+fn writable_constant(code: &[Token]) -> Option<&Token> {
+    let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
+    (0..code.len()).filter(|&at| text(at) == "__constant__").find_map(|at| {
+        let start = (0..at).rev().find(|&i| matches!(text(i), ";" | "{" | "}")).map_or(0, |i| i + 1);
+        let end = (at..code.len()).find(|&i| matches!(text(i), "=" | ";" | "{" | "(" | "[")).unwrap_or(code.len());
+        let declaration = start..end;
+        let constant = declaration.clone().any(|i| matches!(text(i), "const" | "constexpr"));
+        let pointer = declaration.clone().any(|i| matches!(text(i), "*" | "&" | "&&"));
+        (!constant || pointer).then_some(&code[at])
+    })
+}
+
 /// What to do instead of writing through a pointer, mostly.
 const KEEP_IN_LOCALS: &str = "keep values in locals and index with numbers";
 
@@ -1264,7 +1288,9 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str, &'static str)>
             }
             // A template's type may be a pointer (deduced from one): a cast to it, `(U)s` or
             // `U(s)`, could drop a `const` or make an address of a number.
+            // (Not a trailing return type: `-> U {`.)
             name if template_types.contains(name)
+                && !(at > 0 && text(at - 1) == "->")
                 // (`T()`, `T{}`: a value of its own, no conversion.)
                 && (matches!(text(at + 1), "(" | "{") && !matches!(text(at + 2), ")" | "}")
                     || text(at + 1) == ")"
@@ -1356,7 +1382,7 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str, &'static str)>
                 // (Given to the call itself, as a whole argument: `assert(f("x"))` gives it to `f`,
                 // `assert(s = "x")` to `s`.)
                 let before = at.checked_sub(1).and_then(|i| code.get(i));
-                let whole = before.is_some_and(|t| matches!(t.text.as_str(), "(" | "," | "&&"))
+                let whole = before.is_some_and(|t| matches!(t.text.as_str(), "(" | "," | "&&" | "!"))
                     && matches!(text(at + 1), ")" | "," | "&&")
                     || before.is_some_and(|t| t.kind == Kind::Literal)
                     || code.get(at + 1).is_some_and(|t| t.kind == Kind::Literal);
@@ -1368,7 +1394,8 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str, &'static str)>
                     return Some((
                         token,
                         "a string literal",
-                        "give a string only as a whole argument of `printf`, `assert` or `static_assert`",
+                        "give a string only as a whole argument of `printf`, `assert` (`assert(k < 32 && \"why\")`, \
+                         `assert(!\"unreachable\")`) or `static_assert`, and choose between two strings with `if`",
                     ));
                 }
             }
@@ -1623,6 +1650,8 @@ mod tests {
             "template <unsigned K> __device__ unsigned mask();\n\
              template <> __device__ unsigned mask<32u>() { return 31u; }\nint f() { return mask<32u>(); }",
             "__device__ unsigned code_of(char16_t), wide(wchar_t);\nint f() { return 0; }",
+            "__constant__ const unsigned lut[2] = {1u, 0u};\nstatic __constant__ constexpr unsigned other = 1;\n\
+             int f() { return lut[0] + other; }",
             "__device__ unsigned bias(unsigned b = 0u);\nint f() { return 0; }",
             "template <typename U> __device__ U same(U);\nint f() { return 0; }",
             "__device__ unsigned pick(unsigned v, const unsigned*) { return v; }\n__device__ void put(unsigned&);\n\
@@ -1632,7 +1661,8 @@ mod tests {
              static_assert(sizeof(decltype(row)) == 4, \"words\"); return c; }",
             "__device__ unsigned g(unsigned x) { return x; }\n__device__ unsigned g(int) = delete;\nint f() { return 0; }",
             "int f() { const unsigned global = 1; return global; }",
-            "int f() { assert(1 < 2 && \"in order\"); return 0; }",
+            "int f() { assert(1 < 2 && \"in order\"); if (2 < 1) assert(!\"unreachable\"); return 0; }",
+            "template <typename U> __device__ auto same(U v) -> U { return v; }\nint f() { return same(0); }",
             "[[deprecated(\"use f\")]] __device__ unsigned old_f() { return 0; }\nint f() { return 0; }",
             "#pragma nv_diag_suppress 177\nint f() { return 0; }\n#pragma nv_diag_default 177",
             "__device__ unsigned twice(unsigned), thrice(unsigned x);\n\
@@ -1863,6 +1893,11 @@ mod tests {
                 "a cast to a pointer",
             ),
             ("int f() { return (\"x\")[0]; }", "a string literal"),
+            (
+                "__constant__ unsigned seen[1];\nint f() { unsigned old = __ldcg(seen); __stcg(seen, old + 1); return 0; }",
+                "declare it `__constant__ const`",
+            ),
+            ("__constant__ const unsigned* table = nullptr;\nint f() { return 0; }", "declare it `__constant__ const`"),
             ("int f() { char* s = 0; assert(s = \"abcd\"); return s[0]++; }", "a string literal"),
             ("int f() { char* s = 0; printf(\"%p\", s = \"abcd\"); return s[0]++; }", "a string literal"),
             (
