@@ -67,7 +67,8 @@ pub fn written_globals(ptx: &str, exempt: &[&str]) -> Vec<String> {
             let escaped = values
                 .iter()
                 .filter_map(from_global)
-                .filter(|name| !(passed && compilers(name)) && !constants.contains(name.as_str()));
+                .filter(|name| !constants.contains(name.as_str()))
+                .filter(|name| !(passed && compilers(name)));
             target.into_iter().chain(escaped).collect()
         } else if op.starts_with("call") {
             operands.iter().skip(1).filter_map(from_global).filter(|name| !constants.contains(name.as_str())).collect()
