@@ -1382,10 +1382,21 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str, &'static str)>
                 // (Given to the call itself, as a whole argument: `assert(f("x"))` gives it to `f`,
                 // `assert(s = "x")` to `s`.)
                 let before = at.checked_sub(1).and_then(|i| code.get(i));
+                // Or a choice between strings that is the whole argument, `k ? "odd" : "even"`,
+                // nothing assigned in it.
+                let chosen = before.is_some_and(|t| matches!(t.text.as_str(), "?" | ":"))
+                    && matches!(text(at + 1), ")" | "," | ":")
+                    && !argument_of_the_call(code, at)
+                        .any(|t| t.text.ends_with('=') && !matches!(t.text.as_str(), "==" | "!=" | "<=" | ">="));
                 let whole = before.is_some_and(|t| matches!(t.text.as_str(), "(" | "," | "&&" | "!"))
                     && matches!(text(at + 1), ")" | "," | "&&")
+                    || chosen
                     || before.is_some_and(|t| t.kind == Kind::Literal)
                     || code.get(at + 1).is_some_and(|t| t.kind == Kind::Literal);
+                // (`%n` makes printf write through its argument.)
+                if writes_a_count(literal) {
+                    return Some((token, "printf's `%n`", "print without `%n`"));
+                }
                 let said = whole
                     && calls
                         .last()
@@ -1485,6 +1496,33 @@ fn closes_parameters(code: &[Token], close: usize) -> bool {
                         | "requires"
                 )
         })
+}
+
+/// Whether a string holds a `%n` conversion (`%n`, `%hhn`, `%5ln`): a count printf writes.
+fn writes_a_count(literal: &str) -> bool {
+    let mut rest = literal;
+    while let Some(percent) = rest.find('%') {
+        let conversion = &rest[percent + 1..];
+        let length = conversion.find(|c: char| c.is_ascii_alphabetic() && !"hljztL".contains(c) || c == '%');
+        match length.map(|end| &conversion[end..end + 1]) {
+            Some("n") => return true,
+            Some("%") if length == Some(0) => rest = &conversion[1..],
+            _ => rest = conversion,
+        }
+    }
+    false
+}
+
+/// The tokens of the argument `code[at]` is in, from the `(` or `,` before it to the `)` or `,`
+/// after it, at the depth of the innermost parentheses about it.
+fn argument_of_the_call(code: &[Token], at: usize) -> impl Iterator<Item = &Token> {
+    let open = enclosing(code, at).next().unwrap_or(0);
+    let close = declared::matching(code, open).min(code.len());
+    let top_level_commas: Vec<usize> =
+        (open + 1..close).filter(|&i| code[i].text == "," && enclosing(code, i).next() == Some(open)).collect();
+    let start = top_level_commas.iter().rev().find(|&&i| i < at).map_or(open + 1, |i| i + 1);
+    let end = top_level_commas.iter().find(|&&i| i > at).copied().unwrap_or(close);
+    code[start..end].iter()
 }
 
 /// Whether `code[at]` is inside an attribute, `[[...]]`, which runs nothing.
@@ -1662,6 +1700,7 @@ mod tests {
             "__device__ unsigned g(unsigned x) { return x; }\n__device__ unsigned g(int) = delete;\nint f() { return 0; }",
             "int f() { const unsigned global = 1; return global; }",
             "int f() { assert(1 < 2 && \"in order\"); if (2 < 1) assert(!\"unreachable\"); return 0; }",
+            "int f() { unsigned k = 3; printf(\"%s %u\\n\", k % 2u == 1 ? \"odd\" : \"even\", k); return 0; }",
             "template <typename U> __device__ auto same(U v) -> U { return v; }\nint f() { return same(0); }",
             "[[deprecated(\"use f\")]] __device__ unsigned old_f() { return 0; }\nint f() { return 0; }",
             "#pragma nv_diag_suppress 177\nint f() { return 0; }\n#pragma nv_diag_default 177",
@@ -1676,6 +1715,16 @@ mod tests {
         ] {
             let checked = check(&STARTER.replace("int f() { return 0; }", part));
             assert!(checked.is_ok(), "{part}: {checked:?}");
+        }
+    }
+
+    #[test]
+    fn a_count_printf_writes_is_told_from_a_percent_sign() {
+        for format in ["\"%n\"", "\"ab%hhn\"", "\"%5ln\"", "\"%d %n\""] {
+            assert!(writes_a_count(format), "{format}");
+        }
+        for format in ["\"100%%n\"", "\"%d\\n\"", "\"%-10s %u%%\"", "\"50%\""] {
+            assert!(!writes_a_count(format), "{format}");
         }
     }
 
@@ -1900,6 +1949,13 @@ mod tests {
             ("__constant__ const unsigned* table = nullptr;\nint f() { return 0; }", "declare it `__constant__ const`"),
             ("int f() { char* s = 0; assert(s = \"abcd\"); return s[0]++; }", "a string literal"),
             ("int f() { char* s = 0; printf(\"%p\", s = \"abcd\"); return s[0]++; }", "a string literal"),
+            ("int f() { printf(\"%n\", \"abcd\"); return 0; }", "printf's `%n`"),
+            ("int f() { int c = 0; printf(\"ab%hhn\", &c); return c; }", "printf's `%n`"),
+            (
+                "int f() { const char* s = 0; printf(\"%p\", s = 1 ? \"ab\" : \"cd\"); return s[0]; }",
+                "a string literal",
+            ),
+            ("int f() { char* s = 0; printf(\"%p\", (s = 0) ? \"ab\" : \"cd\"); return 0; }", "a string literal"),
             (
                 "struct C { char c; };\nint f() { const C k[1] = {}; return ((C (*)[1])k)[0][0].c++; }",
                 "a cast to a pointer",
