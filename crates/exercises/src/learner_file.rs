@@ -1384,10 +1384,13 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str, &'static str)>
                 let before = at.checked_sub(1).and_then(|i| code.get(i));
                 // Or a choice between strings that is the whole argument, `k ? "odd" : "even"`,
                 // nothing assigned in it.
+                // (An expression alone: no lambda's body or braces, `[&] { char* t{k ? "a" : "b"}; }`.)
                 let chosen = before.is_some_and(|t| matches!(t.text.as_str(), "?" | ":"))
                     && matches!(text(at + 1), ")" | "," | ":")
-                    && !argument_of_the_call(code, at)
-                        .any(|t| t.text.ends_with('=') && !matches!(t.text.as_str(), "==" | "!=" | "<=" | ">="));
+                    && !argument_of_the_call(code, at).any(|t| {
+                        t.text.ends_with('=') && !matches!(t.text.as_str(), "==" | "!=" | "<=" | ">=")
+                            || matches!(t.text.as_str(), "{" | "}" | "[" | "]" | ";" | "++" | "--")
+                    });
                 let whole = before.is_some_and(|t| matches!(t.text.as_str(), "(" | "," | "&&" | "!"))
                     && matches!(text(at + 1), ")" | "," | "&&")
                     || chosen
@@ -1956,6 +1959,10 @@ mod tests {
                 "a string literal",
             ),
             ("int f() { char* s = 0; printf(\"%p\", (s = 0) ? \"ab\" : \"cd\"); return 0; }", "a string literal"),
+            (
+                "int f() { printf(\"%d\", [&] { char* t{1 ? \"a\" : \"b\"}; return t[0]++; }()); return 0; }",
+                "a string literal",
+            ),
             (
                 "struct C { char c; };\nint f() { const C k[1] = {}; return ((C (*)[1])k)[0][0].c++; }",
                 "a cast to a pointer",
