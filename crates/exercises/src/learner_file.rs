@@ -868,7 +868,7 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
     }
     // `__constant__ unsigned lut[32]` is no `const` in C++: a pointer to it (`lut` itself) can
     // store there (`__stcg(lut, v)`), and that lasts from one launch to the next.
-    if let Some(constant) = writable_constant(&expanded) {
+    if let Some(constant) = writable_constant(&tokens::without_attributes(&expanded)) {
         return problem(
             constant.line,
             "`__constant__` data that is not `const` can be written through a pointer to it, and what is written \
@@ -1234,7 +1234,19 @@ fn writable_constant(code: &[Token]) -> Option<&Token> {
         let start = (0..at).rev().find(|&i| matches!(text(i), ";" | "{" | "}")).map_or(0, |i| i + 1);
         let end = (at..code.len()).find(|&i| matches!(text(i), "=" | ";" | "{" | "(" | "[")).unwrap_or(code.len());
         let declaration = start..end;
-        let constant = declaration.clone().any(|i| matches!(text(i), "const" | "constexpr"));
+        // The declaration's own `const`: not one inside `<...>` or `(...)` (`Box<const unsigned>`,
+        // `template <typename X = const unsigned>`).
+        let mut depth = 0i32;
+        let mut constant = false;
+        for i in declaration.clone() {
+            match text(i) {
+                "<" | "(" => depth += 1,
+                ">" | ")" => depth -= 1,
+                ">>" => depth -= 2,
+                "const" | "constexpr" if depth == 0 => constant = true,
+                _ => {}
+            }
+        }
         let pointer = declaration.clone().any(|i| matches!(text(i), "*" | "&" | "&&"));
         (!constant || pointer).then_some(&code[at])
     })
@@ -1293,11 +1305,11 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str, &'static str)>
                 && !(at > 0 && text(at - 1) == "->")
                 // (`T()`, `T{}`: a value of its own, no conversion.)
                 && (matches!(text(at + 1), "(" | "{") && !matches!(text(at + 2), ")" | "}")
-                    || text(at + 1) == ")"
-                        && at > 0
-                        && text(at - 1) == "("
-                        && !in_unevaluated(code, at)
-                        && !closes_parameters(code, at + 1)) =>
+                    || in_a_cast(code, at)
+                    // (`using P = U;`, `typedef U P;`, `operator U()`: the same type by other names.)
+                    || (0..at).rev().take_while(|&i| !matches!(text(i), ";" | "{" | "}")).any(|i| {
+                        matches!(text(i), "using" | "typedef" | "operator") && (i + 1..at).all(|j| text(j) != "(")
+                    })) =>
             {
                 return Some((
                     token,
@@ -1514,6 +1526,18 @@ fn writes_a_count(literal: &str) -> bool {
         }
     }
     false
+}
+
+/// Whether `code[at]` is in the parentheses of a C-style cast: `(U)s`, `(U const)s`,
+/// `(const volatile U)s`, not a function's parameters, nor `sizeof(U)`.
+fn in_a_cast(code: &[Token], at: usize) -> bool {
+    let Some(open) = enclosing(code, at).next().filter(|&open| code[open].text == "(") else { return false };
+    let close = declared::matching(code, open);
+    let qualified = code[open + 1..close.min(code.len())]
+        .iter()
+        .enumerate()
+        .all(|(i, t)| open + 1 + i == at || matches!(t.text.as_str(), "const" | "volatile" | "typename"));
+    qualified && !in_unevaluated(code, at) && !closes_parameters(code, close)
 }
 
 /// The tokens of the argument `code[at]` is in, from the `(` or `,` before it to the `)` or `,`
@@ -1905,7 +1929,7 @@ mod tests {
             (
                 "constexpr unsigned seen[1] = {0u};\ntemplate <class X> using Id = X;\n\
                  int f() { return atomicAdd(Id<unsigned*>(seen), 1u); }",
-                "a cast to a pointer or a reference can write",
+                "a cast to a template's type, which may be a pointer, can write",
             ),
             (
                 "constexpr bool flag = false;\ntemplate <class R, class V> __device__ R ref(V& v) { return (R)v; }\n\
@@ -1990,6 +2014,30 @@ mod tests {
                 "a cast to a template's type",
             ),
             (
+                "template <typename U> __device__ U to(U, const unsigned* s) { return (U const)s; }\nint f() { return 0; }",
+                "a cast to a template's type",
+            ),
+            (
+                "template <typename U> __device__ U to(U, const unsigned* s) { using P = U; return P(s); }\n\
+                 int f() { return 0; }",
+                "a cast to a template's type",
+            ),
+            (
+                "template <typename U> struct As { const unsigned* p; __device__ operator U() const { return 0; } };\n\
+                 int f() { return 0; }",
+                "a cast to a template's type",
+            ),
+            (
+                "__constant__ const unsigned k = 1;\ntemplate <typename X = const unsigned> __constant__ unsigned seen[1];\n\
+                 int f() { return 0; }",
+                "declare it `__constant__ const`",
+            ),
+            (
+                "template <class T> struct Box { T v; };\n__constant__ Box<const unsigned> seen;\nint f() { return 0; }",
+                "declare it `__constant__ const`",
+            ),
+            ("[[gnu::const]] __constant__ unsigned seen[1];\nint f() { return 0; }", "declare it `__constant__ const`"),
+            (
                 "template <typename U> __device__ U to(U, unsigned long long a) { return U(a); }\nint f() { return 0; }",
                 "a cast to a template's type, which may be a pointer, can write to a constant or a string literal, \
                  data that lasts from one launch to the next: convert with `static_cast<T>(...)`",
@@ -1997,7 +2045,7 @@ mod tests {
             (
                 "template <class T> struct Same { using type = T; };\nconstexpr unsigned k = 1;\n\
                  int f() { return *Same<unsigned*>::type(&k) = 2; }",
-                "a pointer or reference type as a template's argument",
+                "a cast to a template's type",
             ),
             (
                 "constexpr unsigned k = 1;\ntemplate <class U = unsigned*> __device__ unsigned g() { return *U(&k) = 2; }\n\
