@@ -1276,7 +1276,8 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str, &'static str)>
             "const_cast" => return Some((token, "`const_cast`", KEEP_IN_LOCALS)),
             // (`= delete` deletes a function.)
             "delete" if at > 0 && text(at - 1) == "=" => {}
-            "memcpy" | "memmove" | "memset" | "__builtin_bit_cast" | "new" | "delete" | "malloc" | "free" => {
+            // (`free` keeps nothing: a local named `free` is a name.)
+            "memcpy" | "memmove" | "memset" | "__builtin_bit_cast" | "new" | "delete" | "malloc" => {
                 return Some((token, "copying bytes, or memory from the device's heap,", KEEP_IN_LOCALS));
             }
             word if word.starts_with("__cvta_") => return Some((token, "converting addresses", KEEP_IN_LOCALS)),
@@ -1725,7 +1726,7 @@ mod tests {
             "int f() { const unsigned row = 1; const decltype(row * 2u) c = row & 1u;\n\
              static_assert(sizeof(decltype(row)) == 4, \"words\"); return c; }",
             "__device__ unsigned g(unsigned x) { return x; }\n__device__ unsigned g(int) = delete;\nint f() { return 0; }",
-            "int f() { const unsigned global = 1; return global; }",
+            "int f() { const unsigned global = 1, free = 2; return global + free; }",
             "int f() { assert(1 < 2 && \"in order\"); if (2 < 1) assert(!\"unreachable\"); return 0; }",
             "int f() { unsigned k = 3; printf(\"%s %u\\n\", k % 2u == 1 ? \"odd\" : \"even\", k); return 0; }",
             "template <typename U> __device__ auto same(U v) -> U { return v; }\nint f() { return same(0); }",
