@@ -371,7 +371,9 @@ mod tests {
     /// by the line; `sleep`, `die` and `big` hang, crash and grow, and `last` ends it.
     fn echo_server(dir: &std::path::Path) -> Server {
         let script = format!(
-            "while read -r line; do echo \"working on $line\" >&2; case $line in \
+            // (A pause after the line on stderr: it is read by a thread of its own, which must have
+            // it before the answer is seen.)
+            "while read -r line; do echo \"working on $line\" >&2; sleep 0.1; case $line in \
              sleep) sleep 600;; die) kill -SEGV $$;; big) perl -e '$x = \"a\" x (400 * 1024 * 1024); sleep 60';; \
              last) touch {dir}/last; exit 0;; esac; echo $$ > {dir}/$line; done",
             dir = dir.display()
