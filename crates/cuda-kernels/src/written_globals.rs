@@ -15,9 +15,9 @@ use std::collections::{BTreeMap, BTreeSet};
 /// The names of the `.global` variables of `ptx` that its code writes or lets escape, but for
 /// `exempt` (the grader's own), in the order they are first written.
 pub fn written_globals(ptx: &str, exempt: &[&str]) -> Vec<String> {
-    // (`.const` data, `__constant__` in C++, is written only by a store to an address made from
-    // its own, `cvta.const` then `st.global`: a kernel's stores into constant memory land in the
-    // device memory behind it. Passing its address on reads a table.)
+    // (`.const` data, `__constant__` in C++, too: a store to an address made from its own,
+    // `cvta.const` then `st.global`, lands in the device memory behind the constant bank, and its
+    // address passed to a function, `p + (table - p)` there, could be written the same way.)
     let constants: BTreeSet<&str> = ptx
         .lines()
         .filter_map(|line| declared_name(line.trim().strip_suffix(';')?.split('=').next()?, &[".const"]))
@@ -64,14 +64,10 @@ pub fn written_globals(ptx: &str, exempt: &[&str]) -> Vec<String> {
             // a string literal be nothing but such an argument.)
             let compilers = |name: &String| name.starts_with("$str") || name.starts_with("__unnamed_");
             let passed = op.starts_with("st.param") || op.starts_with("st.local");
-            let escaped = values
-                .iter()
-                .filter_map(from_global)
-                .filter(|name| !constants.contains(name.as_str()))
-                .filter(|name| !(passed && compilers(name)));
+            let escaped = values.iter().filter_map(from_global).filter(|name| !(passed && compilers(name)));
             target.into_iter().chain(escaped).collect()
         } else if op.starts_with("call") {
-            operands.iter().skip(1).filter_map(from_global).filter(|name| !constants.contains(name.as_str())).collect()
+            operands.iter().skip(1).filter_map(from_global).collect()
         } else {
             // A computed value derives from a variable's address if an operand does; a load's
             // value does not (it is data).
@@ -197,8 +193,11 @@ mod tests {
                  st.global.cg.u32 \t[%rd7], %r1;\n\tret;",
             );
         assert_eq!(written_globals(&constant, &["bcm_places_outside"]), ["lut"], "a store into constant memory");
-        let read = constant.replace("\tst.global.cg.u32 \t[%rd7], %r1;\n", "\tld.const.u32 \t%r7, [lut+4];\n");
-        assert_eq!(written_globals(&read, &["bcm_places_outside"]), Vec::<String>::new(), "a table read, passed on");
+        let read = ".const .align 4 .b8 lut[16];\n".to_owned()
+            + &COUNTER.replace("\tret;", "\tld.const.u32 \t%r7, [lut+4];\n\tst.global.u32 \t[%rd2], %r7;\n\tret;");
+        assert_eq!(written_globals(&read, &["bcm_places_outside"]), Vec::<String>::new(), "a table read");
+        let passed = constant.replace("\tst.global.cg.u32 \t[%rd7], %r1;\n", "");
+        assert_eq!(written_globals(&passed, &["bcm_places_outside"]), ["lut"], "its address passed to a function");
         let escaped = COUNTER.replace("\tret;", "\tmov.u64 \t%rd6, table;\n\tst.local.u64 \t[%rd9], %rd6;\n\tret;");
         assert_eq!(written_globals(&escaped, &["bcm_places_outside"]), ["table"], "its address stored away");
         let pointer = ".const .align 8 .u64 p = generic(table)+4;\n".to_owned()
