@@ -1129,6 +1129,7 @@ fn declared_types(code: &[Token]) -> BTreeSet<&str> {
             "struct" | "class" | "enum" if text(at + 1) != "class" => Some(at + 1),
             // A template's type parameter: `template <typename U>`.
             "typename" if matches!(text(at + 2), "," | ">" | "=") => Some(at + 1),
+            "typename" | "class" if text(at + 1) == "..." => Some(at + 2),
             "using" if text(at + 2) == "=" => Some(at + 1),
             "typedef" => (at + 1..code.len()).find(|&i| text(i) == ";").map(|end| end - 1),
             _ => None,
@@ -1247,7 +1248,8 @@ fn writable_constant(code: &[Token]) -> Option<&Token> {
                 _ => {}
             }
         }
-        let pointer = declaration.clone().any(|i| matches!(text(i), "*" | "&" | "&&"));
+        // (A template's `const` could be anyone's: `template <bool B = (1 > 0), class X = const unsigned>`.)
+        let pointer = declaration.clone().any(|i| matches!(text(i), "*" | "&" | "&&" | "template"));
         (!constant || pointer).then_some(&code[at])
     })
 }
@@ -1260,10 +1262,12 @@ const KEEP_IN_LOCALS: &str = "keep values in locals and index with numbers";
 /// `extern "C"` in `code`, and what it is.
 fn write_through(code: &[Token]) -> Option<(&Token, &'static str, &'static str)> {
     let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
+    // A template's type parameters: `typename U`, `class... Us` (a pack), `template <class> class W`.
     let template_types: BTreeSet<&str> = (0..code.len())
-        .filter(|&at| matches!(text(at), "typename" | "class") && matches!(text(at + 2), "," | ">" | "="))
-        .filter(|&at| at > 0 && matches!(text(at - 1), "<" | ","))
-        .map(|at| text(at + 1))
+        .filter(|&at| matches!(text(at), "typename" | "class") && at > 0 && matches!(text(at - 1), "<" | "," | ">"))
+        .map(|at| if text(at + 1) == "..." { at + 2 } else { at + 1 })
+        .filter(|&name| matches!(text(name + 1), "," | ">" | "="))
+        .map(text)
         .collect();
     // Where each literal stands: inside the parentheses of which call, if any.
     let mut calls: Vec<&str> = Vec::new();
@@ -1343,6 +1347,17 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str, &'static str)>
                 return Some((token, "a pointer or reference type from a type trait", KEEP_IN_LOCALS));
             }
             "reinterpret_cast" => return Some((token, "`reinterpret_cast`", KEEP_IN_LOCALS)),
+            // `z + (t - z)` moves a null pointer onto any data, `const` or not, with no cast.
+            "nullptr" | "NULL" => {
+                return Some((token, "a null pointer (which arithmetic can move onto any data)", KEEP_IN_LOCALS));
+            }
+            "*" if matches!(text(at + 2), "=" | "{")
+                && code.get(at + 1).is_some_and(|t| t.kind == Kind::Identifier)
+                && matches!(text(at + 3), "0" | "}" | "0u" | "0l" | "0ul" | "0ull")
+                && (text(at + 2) == "{" || matches!(text(at + 4), ";" | ",")) =>
+            {
+                return Some((token, "a null pointer (which arithmetic can move onto any data)", KEEP_IN_LOCALS));
+            }
             "union" => return Some((token, "a union", KEEP_IN_LOCALS)),
             // `*` or `&` then `)`, perhaps through `const` or a template's `>`: a type in
             // parentheses, a cast (`(unsigned*)x`, `(Id<unsigned*>)x`); or then `>(`, a cast
@@ -1942,7 +1957,7 @@ mod tests {
                 "a cast to a pointer or a reference can write",
             ),
             (
-                "int f() { char* cp = nullptr; printf(\"%d\", ++*decltype(cp)(\"abc\")); return 0; }",
+                "int f() { char c = 0; char* cp = &c; printf(\"%d\", ++*decltype(cp)(\"abc\")); return 0; }",
                 "a cast to a type from `decltype` can write",
             ),
             ("CUDART_DEVICE unsigned seen;\nint f() { return 0; }", "`CUDART_DEVICE` spells out a CUDA keyword"),
@@ -1974,16 +1989,19 @@ mod tests {
                 "__constant__ unsigned seen[1];\nint f() { unsigned old = __ldcg(seen); __stcg(seen, old + 1); return 0; }",
                 "declare it `__constant__ const`",
             ),
-            ("__constant__ const unsigned* table = nullptr;\nint f() { return 0; }", "declare it `__constant__ const`"),
-            ("int f() { char* s = 0; assert(s = \"abcd\"); return s[0]++; }", "a string literal"),
-            ("int f() { char* s = 0; printf(\"%p\", s = \"abcd\"); return s[0]++; }", "a string literal"),
+            ("__constant__ const unsigned* table;\nint f() { return 0; }", "declare it `__constant__ const`"),
+            ("int f() { char c = 0; char* s = &c; assert(s = \"abcd\"); return s[0]++; }", "a string literal"),
+            ("int f() { char c = 0; char* s = &c; printf(\"%p\", s = \"abcd\"); return s[0]++; }", "a string literal"),
             ("int f() { printf(\"%n\", \"abcd\"); return 0; }", "printf's `%n`"),
             ("int f() { int c = 0; printf(\"ab%hhn\", &c); return c; }", "printf's `%n`"),
             (
-                "int f() { const char* s = 0; printf(\"%p\", s = 1 ? \"ab\" : \"cd\"); return s[0]; }",
+                "int f() { const char* s = \"\"; printf(\"%p\", s = 1 ? \"ab\" : \"cd\"); return s[0]; }",
                 "a string literal",
             ),
-            ("int f() { char* s = 0; printf(\"%p\", (s = 0) ? \"ab\" : \"cd\"); return 0; }", "a string literal"),
+            (
+                "int f() { char c = 0; char* s = &c; printf(\"%p\", (s = &c) ? \"ab\" : \"cd\"); return 0; }",
+                "a string literal",
+            ),
             (
                 "int f() { printf(\"%d\", [&] { char* t{1 ? \"a\" : \"b\"}; return t[0]++; }()); return 0; }",
                 "a string literal",
@@ -2038,6 +2056,27 @@ mod tests {
                 "declare it `__constant__ const`",
             ),
             ("[[gnu::const]] __constant__ unsigned seen[1];\nint f() { return 0; }", "declare it `__constant__ const`"),
+            (
+                "template <bool B = (1 > 0), class X = const unsigned> __constant__ unsigned seen[1];\nint f() { return 0; }",
+                "declare it `__constant__ const`",
+            ),
+            (
+                "template <typename... U> __device__ void to(const unsigned* s, U&... z) { ((z = (U)s), ...); }\n\
+                 int f() { return 0; }",
+                "a cast to a template's type",
+            ),
+            (
+                "constexpr unsigned t[1] = {0};\nint f() { unsigned* z = nullptr; return atomicAdd(z + (t - z), 1u); }",
+                "a null pointer",
+            ),
+            (
+                "constexpr unsigned t[1] = {0};\nint f() { unsigned* z = 0; return atomicAdd(z + (t - z), 1u); }",
+                "a null pointer",
+            ),
+            (
+                "constexpr unsigned t[1] = {0};\nint f() { unsigned* z{}; return atomicAdd(z + (t - z), 1u); }",
+                "a null pointer",
+            ),
             (
                 "template <typename U> __device__ U to(U, unsigned long long a) { return U(a); }\nint f() { return 0; }",
                 "a cast to a template's type, which may be a pointer, can write to a constant or a string literal, \
@@ -2216,7 +2255,7 @@ mod tests {
             "struct Swizzle { static constexpr unsigned bits = 3; };\nstatic constexpr unsigned mask = 7;",
             "struct Next { static __device__ unsigned g(unsigned c) { return c + 1; } };",
             "auto next = [c = 0u]() mutable { return ++c; };",
-            "unsigned (*pick)(unsigned) = nullptr; unsigned w = 2 * 3;",
+            "unsigned (*pick)(unsigned) = {}; unsigned w = 2 * 3;",
             "static_assert(1 + 1 == 2, \"arithmetic\");",
             "static __device__ unsigned twice(uint3);",
             "if (v > 2) printf(\"v is %u\\n\", v);",
