@@ -1432,7 +1432,7 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str, &'static str)>
                     && calls
                         .last()
                         .is_some_and(|call| matches!(*call, "printf" | "assert" | "static_assert" | "_Pragma"));
-                if !linkage && !said && !in_attribute(code, at) {
+                if !linkage && !said && !in_attribute(code, at) && !names_a_constant_string(code, at) {
                     return Some((
                         token,
                         "a string literal",
@@ -1554,6 +1554,52 @@ fn in_a_cast(code: &[Token], at: usize) -> bool {
         .enumerate()
         .all(|(i, t)| open + 1 + i == at || matches!(t.text.as_str(), "const" | "volatile" | "typename"));
     qualified && !in_unevaluated(code, at) && !closes_parameters(code, close)
+}
+
+/// Whether the literal at `at` is all or a branch of the value a `const char*` is declared with,
+/// the whole of it: `const char* parity = s % 2u ? "odd" : "even";` (a `const char*` cannot write).
+fn names_a_constant_string(code: &[Token], at: usize) -> bool {
+    let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
+    let start = (0..at).rev().find(|&i| matches!(text(i), ";" | "{" | "}")).map_or(0, |i| i + 1);
+    let end = (at..code.len()).find(|&i| text(i) == ";").unwrap_or(code.len());
+    let Some(equals) = (start..at).find(|&i| text(i) == "=") else { return false };
+    let declared: Vec<&str> = (start..equals).map(text).collect();
+    let constant_pointer = matches!(
+        declared[..],
+        ["const", "char", "*", name] | ["char", "const", "*", name] | ["const", "char", "*", "const", name]
+            | ["char", "const", "*", "const", name] if code[equals - 1].kind == Kind::Identifier && !name.is_empty()
+    );
+    // The value: literals, and conditions of names, numbers and operators that assign nothing.
+    let plain_value = (equals + 1..end).all(|i| {
+        let t = &code[i];
+        matches!(t.kind, Kind::Identifier | Kind::Number | Kind::Literal)
+            || matches!(
+                t.text.as_str(),
+                "?" | ":"
+                    | "("
+                    | ")"
+                    | "%"
+                    | "+"
+                    | "-"
+                    | "*"
+                    | "/"
+                    | "&"
+                    | "|"
+                    | "^"
+                    | "=="
+                    | "!="
+                    | "<"
+                    | ">"
+                    | "<="
+                    | ">="
+                    | "&&"
+                    | "||"
+                    | "!"
+            )
+    }) && (equals + 1..end)
+        .all(|i| code[i].kind != Kind::Identifier || !matches!(text(i + 1), "(" | "["));
+    let branch = matches!(text(at - 1), "=" | "?" | ":") && matches!(text(at + 1), ";" | ":");
+    constant_pointer && plain_value && branch
 }
 
 /// The tokens of the argument `code[at]` is in, from the `(` or `,` before it to the `)` or `,`
@@ -1744,6 +1790,8 @@ mod tests {
             "int f() { const unsigned global = 1, free = 2; return global + free; }",
             "int f() { assert(1 < 2 && \"in order\"); if (2 < 1) assert(!\"unreachable\"); return 0; }",
             "int f() { unsigned k = 3; printf(\"%s %u\\n\", k % 2u == 1 ? \"odd\" : \"even\", k); return 0; }",
+            "int f() { unsigned k = 3; const char* parity = k % 2u ? \"odd\" : \"even\"; printf(\"%s\", parity); return 0; }",
+            "int f() { char const* const name = \"f\"; printf(\"%s\", name); return 0; }",
             "template <typename U> __device__ auto same(U v) -> U { return v; }\nint f() { return same(0); }",
             "[[deprecated(\"use f\")]] __device__ unsigned old_f() { return 0; }\nint f() { return 0; }",
             "#pragma nv_diag_suppress 177\nint f() { return 0; }\n#pragma nv_diag_default 177",
@@ -1991,6 +2039,10 @@ mod tests {
             ),
             ("__constant__ const unsigned* table;\nint f() { return 0; }", "declare it `__constant__ const`"),
             ("int f() { char c = 0; char* s = &c; assert(s = \"abcd\"); return s[0]++; }", "a string literal"),
+            ("int f() { char* s = k ? \"a\" : \"b\"; return s[0]++; }", "a string literal"),
+            ("int f() { const char* s = g(\"a\"); return 0; }", "a string literal"),
+            ("int f() { const char* s = 1 ? \"a\" : \"b\", *t = \"c\"; return 0; }", "a string literal"),
+            ("int f() { const char* s = \"a\" + 0; return 0; }", "a string literal"),
             ("int f() { char c = 0; char* s = &c; printf(\"%p\", s = \"abcd\"); return s[0]++; }", "a string literal"),
             ("int f() { printf(\"%n\", \"abcd\"); return 0; }", "printf's `%n`"),
             ("int f() { int c = 0; printf(\"ab%hhn\", &c); return c; }", "printf's `%n`"),
