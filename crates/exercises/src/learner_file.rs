@@ -1262,6 +1262,26 @@ const KEEP_IN_LOCALS: &str = "keep values in locals and index with numbers";
 /// `extern "C"` in `code`, and what it is.
 fn write_through(code: &[Token]) -> Option<(&Token, &'static str, &'static str)> {
     let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
+    // Names the part declares as pointers (`unsigned* z`, `Coord* z`, `auto* z`, `decltype(x)* z`,
+    // `auto z = &x`) or arrays (`t[1]`); not `m * m`.
+    let part_types = declared_types(code);
+    let a_type = |i: usize| {
+        is_type_word(text(i))
+            || part_types.contains(text(i))
+            || matches!(text(i), "const" | "volatile" | "auto" | ">" | ")" | "__restrict__")
+    };
+    let pointers_and_arrays: BTreeSet<&str> = (0..code.len())
+        .filter(|&at| code[at].kind == Kind::Identifier)
+        .filter(|&at| {
+            at > 1
+                && matches!(text(at - 1), "*" | "&" | "&&")
+                && a_type(at - 2)
+                && matches!(text(at + 1), "=" | ";" | "," | ")" | "{" | "(")
+                || text(at + 1) == "=" && text(at + 2) == "&"
+                || text(at + 1) == "[" && at > 0 && (a_type(at - 1) || code[at - 1].kind == Kind::Identifier)
+        })
+        .map(text)
+        .collect();
     // A template's type parameters: `typename U`, `class... Us` (a pack), `template <class> class W`.
     let template_types: BTreeSet<&str> = (0..code.len())
         .filter(|&at| matches!(text(at), "typename" | "class") && at > 0 && matches!(text(at - 1), "<" | "," | ">"))
@@ -1339,7 +1359,10 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str, &'static str)>
                 }
                 // A type from `decltype` used as a cast: `decltype(p)(x)`, `(decltype(p))x`; not
                 // `sizeof(decltype(p))`.
-                if text(close + 1) == "(" || text(close + 1) == ")" && !in_unevaluated(code, at) {
+                // (Through qualifiers too: `(decltype(z) const)t`.)
+                let after =
+                    (close + 1..code.len()).find(|&i| !matches!(text(i), "const" | "volatile")).unwrap_or(close + 1);
+                if text(after) == "(" || text(after) == ")" && !in_unevaluated(code, at) {
                     return Some((token, "a cast to a type from `decltype`", KEEP_IN_LOCALS));
                 }
             }
@@ -1347,6 +1370,32 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str, &'static str)>
                 return Some((token, "a pointer or reference type from a type trait", KEEP_IN_LOCALS));
             }
             "reinterpret_cast" => return Some((token, "`reinterpret_cast`", KEEP_IN_LOCALS)),
+            // A `void*` converts to any pointer, and `__builtin_assume_aligned` makes one of a
+            // `const` pointer.
+            "__builtin_assume_aligned" => return Some((token, "`__builtin_assume_aligned`", KEEP_IN_LOCALS)),
+            "void"
+                if text(at + 1) == "*"
+                    && at > 0
+                    && text(at - 1) != "const"
+                    && text(at + 2) != "const"
+                    && !in_unevaluated(code, at) =>
+            {
+                return Some((token, "a pointer to `void` that is not `const`", KEEP_IN_LOCALS));
+            }
+            // `this` kept (`self(this)`, `S& me = *this`) makes a constant object writable through
+            // itself; `this->v` and `return *this` keep nothing.
+            "this" if text(at + 1) != "->" && !(at >= 2 && text(at - 1) == "*" && text(at - 2) == "return") => {
+                return Some((token, "`this` kept or handed on", KEEP_IN_LOCALS));
+            }
+            // `z + (t - z)` moves a writable pointer onto any data, `const` or not: a difference
+            // of pointers (one of the part's pointers or arrays, or an address taken with `&`).
+            "-" if pointer_operand(code, at, &pointers_and_arrays) => {
+                return Some((
+                    token,
+                    "a difference of pointers (which moves one onto the other's data)",
+                    KEEP_IN_LOCALS,
+                ));
+            }
             // `z + (t - z)` moves a null pointer onto any data, `const` or not, with no cast.
             "nullptr" | "NULL" => {
                 return Some((token, "a null pointer (which arithmetic can move onto any data)", KEEP_IN_LOCALS));
@@ -1542,6 +1591,18 @@ fn writes_a_count(literal: &str) -> bool {
         }
     }
     false
+}
+
+/// Whether the binary `-` at `at` has a pointer on a side: a name of `pointers` not indexed, an
+/// address taken with `&`, or `this`.
+fn pointer_operand(code: &[Token], at: usize, pointers: &BTreeSet<&str>) -> bool {
+    let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
+    let binary =
+        at > 0 && (matches!(code[at - 1].kind, Kind::Identifier | Kind::Number) || matches!(text(at - 1), ")" | "]"));
+    let left = at > 0 && pointers.contains(text(at - 1)) && code[at - 1].kind == Kind::Identifier;
+    let right = matches!(text(at + 1), "&" | "this")
+        || pointers.contains(text(at + 1)) && !matches!(text(at + 2), "[" | "(" | "." | "->");
+    binary && (left || right)
 }
 
 /// Whether `code[at]` is in the parentheses of a C-style cast: `(U)s`, `(U const)s`,
@@ -1791,6 +1852,8 @@ mod tests {
             "int f() { assert(1 < 2 && \"in order\"); if (2 < 1) assert(!\"unreachable\"); return 0; }",
             "int f() { unsigned k = 3; printf(\"%s %u\\n\", k % 2u == 1 ? \"odd\" : \"even\", k); return 0; }",
             "int f() { unsigned k = 3; const char* parity = k % 2u ? \"odd\" : \"even\"; printf(\"%s\", parity); return 0; }",
+            "int f() { const unsigned t[2] = {1, 2}; unsigned k = 1, m = 4; return t[k] - t[0] - k + m * m - m; }",
+            "struct S { unsigned v; __device__ unsigned get() const { return this->v; } };\nint f() { return S{1}.get(); }",
             "int f() { char const* const name = \"f\"; printf(\"%s\", name); return 0; }",
             "template <typename U> __device__ auto same(U v) -> U { return v; }\nint f() { return same(0); }",
             "[[deprecated(\"use f\")]] __device__ unsigned old_f() { return 0; }\nint f() { return 0; }",
@@ -2040,6 +2103,32 @@ mod tests {
             ("__constant__ const unsigned* table;\nint f() { return 0; }", "declare it `__constant__ const`"),
             ("int f() { char c = 0; char* s = &c; assert(s = \"abcd\"); return s[0]++; }", "a string literal"),
             ("int f() { char* s = k ? \"a\" : \"b\"; return s[0]++; }", "a string literal"),
+            (
+                "int f() { static constexpr unsigned t[1] = {0}; unsigned x = 0; unsigned* z = &x;\n\
+                 return atomicAdd(z + (t - z), 1u); }",
+                "a difference of pointers",
+            ),
+            (
+                "constexpr unsigned t[1] = {0};\nint f() { unsigned x = 0; return atomicAdd(&x + (t - &x), 1u); }",
+                "a difference of pointers",
+            ),
+            (
+                "constexpr unsigned t[1] = {0};\nint f() { unsigned x = 0; auto z = &x; return atomicAdd(z + (t - z), 1u); }",
+                "a difference of pointers",
+            ),
+            (
+                "constexpr unsigned t[1] = {0};\nint f() { unsigned x = 0; unsigned* z = &x; return *(decltype(z) const)t; }",
+                "a cast to a type from `decltype`",
+            ),
+            (
+                "constexpr unsigned t[1] = {0};\nint f() { auto v = __builtin_assume_aligned(t, 4); return v != t; }",
+                "`__builtin_assume_aligned`",
+            ),
+            ("int f() { unsigned x = 0; void* v = &x; return 0; }", "a pointer to `void`"),
+            (
+                "struct S { unsigned v; S* self; __device__ constexpr S() : v(0), self(this) {} };\nint f() { return 0; }",
+                "`this` kept",
+            ),
             ("int f() { const char* s = g(\"a\"); return 0; }", "a string literal"),
             ("int f() { const char* s = 1 ? \"a\" : \"b\", *t = \"c\"; return 0; }", "a string literal"),
             ("int f() { const char* s = \"a\" + 0; return 0; }", "a string literal"),
