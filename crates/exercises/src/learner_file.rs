@@ -1268,15 +1268,12 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str, &'static str)>
     let a_type = |i: usize| {
         is_type_word(text(i))
             || part_types.contains(text(i))
-            || matches!(text(i), "const" | "volatile" | "auto" | ">" | ")" | "__restrict__")
+            || matches!(text(i), "const" | "volatile" | "auto" | ">" | "__restrict__")
     };
     let pointers_and_arrays: BTreeSet<&str> = (0..code.len())
         .filter(|&at| code[at].kind == Kind::Identifier)
         .filter(|&at| {
-            at > 1
-                && matches!(text(at - 1), "*" | "&" | "&&")
-                && a_type(at - 2)
-                && matches!(text(at + 1), "=" | ";" | "," | ")" | "{" | "(")
+            at > 1 && text(at - 1) == "*" && a_type(at - 2) && matches!(text(at + 1), "=" | ";" | "," | ")" | "{" | "(")
                 || text(at + 1) == "=" && text(at + 2) == "&"
                 || text(at + 1) == "[" && at > 0 && (a_type(at - 1) || code[at - 1].kind == Kind::Identifier)
         })
@@ -1384,8 +1381,12 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str, &'static str)>
             }
             // `this` kept (`self(this)`, `S& me = *this`) makes a constant object writable through
             // itself; `this->v` and `return *this` keep nothing.
-            "this" if text(at + 1) != "->" && !(at >= 2 && text(at - 1) == "*" && text(at - 2) == "return") => {
-                return Some((token, "`this` kept or handed on", KEEP_IN_LOCALS));
+            "this" if text(at + 1) != "->" && !(at > 0 && text(at - 1) == "*" && !binds_a_reference(code, at)) => {
+                return Some((
+                    token,
+                    "`this` kept or handed on",
+                    "use `this->` for members and copy `*this` by value; capture with `[=]`",
+                ));
             }
             // `z + (t - z)` moves a writable pointer onto any data, `const` or not: a difference
             // of pointers (one of the part's pointers or arrays, or an address taken with `&`).
@@ -1593,16 +1594,39 @@ fn writes_a_count(literal: &str) -> bool {
     false
 }
 
-/// Whether the binary `-` at `at` has a pointer on a side: a name of `pointers` not indexed, an
-/// address taken with `&`, or `this`.
+/// Whether the binary `-` at `at` subtracts a pointer: a name of `pointers` not indexed, an
+/// address taken with `&`, or `this`, alone or in parentheses (`t - z`, `t - &x`, `t - (z + 0)`).
+/// A pointer less a number (`*(p - 1)`) moves within its own data.
 fn pointer_operand(code: &[Token], at: usize, pointers: &BTreeSet<&str>) -> bool {
     let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
-    let binary =
-        at > 0 && (matches!(code[at - 1].kind, Kind::Identifier | Kind::Number) || matches!(text(at - 1), ")" | "]"));
-    let left = at > 0 && pointers.contains(text(at - 1)) && code[at - 1].kind == Kind::Identifier;
-    let right = matches!(text(at + 1), "&" | "this")
-        || pointers.contains(text(at + 1)) && !matches!(text(at + 2), "[" | "(" | "." | "->");
-    binary && (left || right)
+    let binary = at > 0
+        && (matches!(code[at - 1].kind, Kind::Number)
+            || code[at - 1].kind == Kind::Identifier && !declared::EXPRESSION_WORDS.contains(&text(at - 1))
+            || matches!(text(at - 1), ")" | "]"));
+    let pointer_at = |i: usize| {
+        matches!(text(i), "&" | "&&") && !matches!(text(i - 1), ")" | "]") && code[i - 1].kind != Kind::Identifier
+            || text(i) == "this" && text(i + 1) != "->"
+            || pointers.contains(text(i))
+                && code[i].kind == Kind::Identifier
+                && !matches!(text(i + 1), "[" | "(" | "." | "->")
+                && text(i - 1) != "*"
+    };
+    let right = match text(at + 1) {
+        "(" => (at + 2..declared::matching(code, at + 1)).any(pointer_at),
+        _ => pointer_at(at + 1),
+    };
+    binary && right
+}
+
+/// Whether the `*this` at `at` is bound to a reference or kept in a member initializer:
+/// `S& me = *this;`, `me(*this)` after a constructor's `:`.
+fn binds_a_reference(code: &[Token], at: usize) -> bool {
+    let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
+    let start = (0..at).rev().find(|&i| matches!(text(i), ";" | "{" | "}")).map_or(0, |i| i + 1);
+    let statement: Vec<&str> = (start..at).map(text).collect();
+    let reference = statement.windows(3).any(|w| matches!(w[0], "&" | "&&") && matches!(w[2], "=" | "{" | "("));
+    let initializer = statement.windows(2).any(|w| w == [")", ":"]);
+    reference || initializer
 }
 
 /// Whether `code[at]` is in the parentheses of a C-style cast: `(U)s`, `(U const)s`,
@@ -1853,6 +1877,16 @@ mod tests {
             "int f() { unsigned k = 3; printf(\"%s %u\\n\", k % 2u == 1 ? \"odd\" : \"even\", k); return 0; }",
             "int f() { unsigned k = 3; const char* parity = k % 2u ? \"odd\" : \"even\"; printf(\"%s\", parity); return 0; }",
             "int f() { const unsigned t[2] = {1, 2}; unsigned k = 1, m = 4; return t[k] - t[0] - k + m * m - m; }",
+            "__device__ unsigned dec(unsigned& c) { return c - 1u; }\n__device__ unsigned neg(const unsigned& x) { return -x; }\n\
+             int f() { unsigned v = 2; return dec(v) + neg(v); }",
+            "__device__ unsigned last(const unsigned* p, const unsigned* end) { return *(end - 1) - *p - 1u; }\n\
+             int f() { const unsigned t[2] = {1, 2}; return last(t, t + 2) + sizeof t / sizeof *t - 1; }",
+            "int f() { unsigned r = 5, m = 3; const unsigned base = (r % 4) * m; unsigned b = (r >> 1) & m; return base + b - 1u; }",
+            "struct W { unsigned v; __device__ W& operator+=(W o) { v += o.v; return *this; }\n\
+             __device__ W operator+(W o) const { W r = *this; r += o; return r; }\n\
+             __device__ bool operator==(W o) const { return v == o.v; }\n\
+             __device__ bool operator!=(W o) const { return !(*this == o); }\n\
+             __device__ unsigned gap(W o) const { return o.v - this->v; } };\nint f() { return (W{1} + W{2}).v; }",
             "struct S { unsigned v; __device__ unsigned get() const { return this->v; } };\nint f() { return S{1}.get(); }",
             "int f() { char const* const name = \"f\"; printf(\"%s\", name); return 0; }",
             "template <typename U> __device__ auto same(U v) -> U { return v; }\nint f() { return same(0); }",
@@ -2128,6 +2162,18 @@ mod tests {
             (
                 "struct S { unsigned v; S* self; __device__ constexpr S() : v(0), self(this) {} };\nint f() { return 0; }",
                 "`this` kept",
+            ),
+            (
+                "struct S { unsigned v; S& me; __device__ constexpr S() : v(0), me(*this) {} };\nint f() { return 0; }",
+                "`this` kept",
+            ),
+            (
+                "struct S { unsigned v; __device__ void f() { S& me = *this; me.v = 1; } };\nint f() { return 0; }",
+                "`this` kept",
+            ),
+            (
+                "constexpr unsigned t[1] = {0};\nint f() { unsigned x = 0; unsigned* z = &x; return atomicAdd(z + (t - (z + 0)), 1u); }",
+                "a difference of pointers",
             ),
             ("int f() { const char* s = g(\"a\"); return 0; }", "a string literal"),
             ("int f() { const char* s = 1 ? \"a\" : \"b\", *t = \"c\"; return 0; }", "a string literal"),
