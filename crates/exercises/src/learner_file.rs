@@ -1594,9 +1594,10 @@ fn writes_a_count(literal: &str) -> bool {
     false
 }
 
-/// Whether the binary `-` at `at` subtracts a pointer: a name of `pointers` not indexed, an
-/// address taken with `&`, or `this`, alone or in parentheses (`t - z`, `t - &x`, `t - (z + 0)`).
-/// A pointer less a number (`*(p - 1)`) moves within its own data.
+/// Whether the binary `-` at `at` subtracts a pointer (a name of `pointers` not indexed, an
+/// address taken with `&`, or `this`, alone or in parentheses: `t - z`, `t - &x`, `t - (z + 0)`),
+/// or takes anything but a number from one (`(ull)t - (ull)p`). A pointer less a number
+/// (`*(p - 1)`) moves within its own data.
 fn pointer_operand(code: &[Token], at: usize, pointers: &BTreeSet<&str>) -> bool {
     let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
     let binary = at > 0
@@ -1615,7 +1616,9 @@ fn pointer_operand(code: &[Token], at: usize, pointers: &BTreeSet<&str>) -> bool
         "(" => (at + 2..declared::matching(code, at + 1)).any(pointer_at),
         _ => pointer_at(at + 1),
     };
-    binary && right
+    // A pointer less something that is not a number (`(ull)t - (ull)p`: addresses as numbers).
+    let left = at > 0 && pointer_at(at - 1) && code.get(at + 1).is_some_and(|t| t.kind != Kind::Number);
+    binary && (right || left)
 }
 
 /// Whether the `*this` at `at` is bound to a reference or kept in a member initializer:
@@ -2173,6 +2176,11 @@ mod tests {
             ),
             (
                 "constexpr unsigned t[1] = {0};\nint f() { unsigned x = 0; unsigned* z = &x; return atomicAdd(z + (t - (z + 0)), 1u); }",
+                "a difference of pointers",
+            ),
+            (
+                "__device__ unsigned bump(unsigned* p) { static constexpr unsigned t[1] = {0};\n\
+                 return atomicAdd(p + ((unsigned long long)t - (unsigned long long)p) / 4, 1u); }\nint f() { return 0; }",
                 "a difference of pointers",
             ),
             ("int f() { const char* s = g(\"a\"); return 0; }", "a string literal"),
