@@ -1232,7 +1232,7 @@ fn parameters_follow(inside: &[Token], types: &BTreeSet<&str>) -> bool {
 fn writable_constant(code: &[Token]) -> Option<&Token> {
     let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
     (0..code.len()).filter(|&at| text(at) == "__constant__").find_map(|at| {
-        let start = (0..at).rev().find(|&i| matches!(text(i), ";" | "{" | "}")).map_or(0, |i| i + 1);
+        let start = statement_start(code, at);
         let end = (at..code.len()).find(|&i| matches!(text(i), "=" | ";" | "{" | "(" | "[")).unwrap_or(code.len());
         let declaration = start..end;
         // The declaration's own `const`: not one inside `<...>` or `(...)` (`Box<const unsigned>`,
@@ -1302,23 +1302,16 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str, &'static str)>
                 return Some((token, "copying bytes, or memory from the device's heap,", KEEP_IN_LOCALS));
             }
             word if word.starts_with("__cvta_") => return Some((token, "converting addresses", KEEP_IN_LOCALS)),
-            // A pointer or reference type by another name makes a cast no `*)` shows: `P(seen)`.
-            "using" | "typedef"
-                if (text(at + 2) == "=" || token.text == "typedef")
-                    && (at + 1..code.len())
-                        .take_while(|&i| text(i) != ";")
-                        .any(|i| matches!(text(i), "*" | "&" | "&&")) =>
-            {
-                return Some((token, "an alias of a pointer or reference type", KEEP_IN_LOCALS));
-            }
-            // (`decltype(t)` may be a pointer's type: `using P = decltype(t); P(address)`.)
-            "using" | "typedef"
-                if (text(at + 2) == "=" || token.text == "typedef")
-                    && (at + 1..code.len())
-                        .take_while(|&i| text(i) != ";")
-                        .any(|i| matches!(text(i), "decltype" | "__typeof__" | "typeof")) =>
-            {
-                return Some((token, "an alias of a type from `decltype`", "write the type itself"));
+            // A pointer or reference type by another name makes a cast no `*)` shows: `P(seen)`; and
+            // `decltype(t)` may be a pointer's type: `using P = decltype(t); P(address)`.
+            "using" | "typedef" if text(at + 2) == "=" || token.text == "typedef" => {
+                let mut alias = (at + 1..code.len()).take_while(|&i| text(i) != ";").map(text);
+                if alias.clone().any(|word| matches!(word, "*" | "&" | "&&")) {
+                    return Some((token, "an alias of a pointer or reference type", KEEP_IN_LOCALS));
+                }
+                if alias.any(|word| matches!(word, "decltype" | "__typeof__" | "typeof")) {
+                    return Some((token, "an alias of a type from `decltype`", "write the type itself"));
+                }
             }
             // A template's type may be a pointer (deduced from one): a cast to it, `(U)s` or
             // `U(s)`, could drop a `const` or make an address of a number.
@@ -1327,9 +1320,9 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str, &'static str)>
                 && !(at > 0 && text(at - 1) == "->")
                 // (`T()`, `T{}`: a value of its own, no conversion.)
                 && (matches!(text(at + 1), "(" | "{") && !matches!(text(at + 2), ")" | "}")
-                    || in_a_cast(code, at)
+                    || in_a_cast(code, at, &part_types)
                     // (`using P = U;`, `typedef U P;`, `operator U()`: the same type by other names.)
-                    || (0..at).rev().take_while(|&i| !matches!(text(i), ";" | "{" | "}")).any(|i| {
+                    || (statement_start(code, at)..at).any(|i| {
                         matches!(text(i), "using" | "typedef" | "operator") && (i + 1..at).all(|j| text(j) != "(")
                     })) =>
             {
@@ -1421,7 +1414,7 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str, &'static str)>
                 // measures.)
                 let closes_a_type = next.is_some_and(|i| text(i) == ")")
                     && !in_unevaluated(code, at)
-                    && !closes_parameters(code, next.unwrap_or(at));
+                    && !closes_parameters(code, next.unwrap_or(at), &part_types);
                 if closes_a_type || through_angles && after_angles.is_some_and(|j| matches!(text(j), ")" | "(")) {
                     return Some((token, "a cast to a pointer or a reference", KEEP_IN_LOCALS));
                 }
@@ -1520,6 +1513,11 @@ fn is_type_word(word: &str) -> bool {
             ))
 }
 
+/// Where the statement that `code[at]` is in begins: after the last `;`, `{` or `}` before it.
+fn statement_start(code: &[Token], at: usize) -> usize {
+    (0..at).rev().find(|&i| matches!(code[i].text.as_str(), ";" | "{" | "}")).map_or(0, |i| i + 1)
+}
+
 /// The openers of the parentheses and brackets about `code[at]`, innermost first.
 fn enclosing(code: &[Token], at: usize) -> impl Iterator<Item = usize> + '_ {
     let mut depth = 0usize;
@@ -1547,7 +1545,7 @@ fn in_unevaluated(code: &[Token], at: usize) -> bool {
 /// Whether the `)` at `close` ends a function's parameters: its `(` follows a name of the part's
 /// (`pick(...)`), not a word of C++'s or a reserved name (`return (...)`, `__typeof__(...)`), so
 /// it begins no cast.
-fn closes_parameters(code: &[Token], close: usize) -> bool {
+fn closes_parameters(code: &[Token], close: usize, types: &BTreeSet<&str>) -> bool {
     let Some(open) = enclosing(code, close).next() else { return false };
     let name = open.checked_sub(1).map(|i| &code[i]);
     // (`(*)`, `(&)`, `(*const)`: a declarator with no name, of a pointer cast `(C (*)[1])s`.)
@@ -1556,7 +1554,7 @@ fn closes_parameters(code: &[Token], close: usize) -> bool {
     });
     code[open].text == "("
         && names_a_type
-        && name.is_some_and(|name| !declared_types(code).contains(name.text.as_str()))
+        && name.is_some_and(|name| !types.contains(name.text.as_str()))
         && name.is_some_and(|name| {
             name.kind == Kind::Identifier
                 && !name.text.starts_with('_')
@@ -1625,7 +1623,7 @@ fn pointer_operand(code: &[Token], at: usize, pointers: &BTreeSet<&str>) -> bool
 /// `S& me = *this;`, `me(*this)` after a constructor's `:`.
 fn binds_a_reference(code: &[Token], at: usize) -> bool {
     let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
-    let start = (0..at).rev().find(|&i| matches!(text(i), ";" | "{" | "}")).map_or(0, |i| i + 1);
+    let start = statement_start(code, at);
     let statement: Vec<&str> = (start..at).map(text).collect();
     let reference = statement.windows(3).any(|w| matches!(w[0], "&" | "&&") && matches!(w[2], "=" | "{" | "("));
     let initializer = statement.windows(2).any(|w| w == [")", ":"]);
@@ -1634,21 +1632,21 @@ fn binds_a_reference(code: &[Token], at: usize) -> bool {
 
 /// Whether `code[at]` is in the parentheses of a C-style cast: `(U)s`, `(U const)s`,
 /// `(const volatile U)s`, not a function's parameters, nor `sizeof(U)`.
-fn in_a_cast(code: &[Token], at: usize) -> bool {
+fn in_a_cast(code: &[Token], at: usize, types: &BTreeSet<&str>) -> bool {
     let Some(open) = enclosing(code, at).next().filter(|&open| code[open].text == "(") else { return false };
     let close = declared::matching(code, open);
     let qualified = code[open + 1..close.min(code.len())]
         .iter()
         .enumerate()
         .all(|(i, t)| open + 1 + i == at || matches!(t.text.as_str(), "const" | "volatile" | "typename"));
-    qualified && !in_unevaluated(code, at) && !closes_parameters(code, close)
+    qualified && !in_unevaluated(code, at) && !closes_parameters(code, close, types)
 }
 
 /// Whether the literal at `at` is all or a branch of the value a `const char*` is declared with,
 /// the whole of it: `const char* parity = s % 2u ? "odd" : "even";` (a `const char*` cannot write).
 fn names_a_constant_string(code: &[Token], at: usize) -> bool {
     let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
-    let start = (0..at).rev().find(|&i| matches!(text(i), ";" | "{" | "}")).map_or(0, |i| i + 1);
+    let start = statement_start(code, at);
     let end = (at..code.len()).find(|&i| text(i) == ";").unwrap_or(code.len());
     let Some(equals) = (start..at).find(|&i| text(i) == "=") else { return false };
     let declared: Vec<&str> = (start..equals).map(text).collect();
