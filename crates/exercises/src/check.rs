@@ -10,7 +10,7 @@ use cuda_kernels::{
     ncu::{self, Ncu, SelfCommand, SharedCounters, SharedFamily},
     source,
     timing::{self, Plan},
-    written_globals::written_globals,
+    written_globals::{self, written_globals},
 };
 use serde::{Deserialize, Serialize};
 
@@ -170,7 +170,7 @@ fn compile_file(gpu: &Gpu, manifest: &Manifest, file: &Path, entry: &str) -> Res
 /// Why a variable the compiled code writes is refused, in words.
 fn lasting(variable: &str) -> String {
     let what = match variable {
-        name if name.starts_with("$str") || name.starts_with("__unnamed_") => "a string literal".to_owned(),
+        name if written_globals::compilers_string(name) => "a string literal".to_owned(),
         name if name.starts_with("_Z") => "a function's `static` variable".to_owned(),
         name => format!("`{name}`"),
     };
