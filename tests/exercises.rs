@@ -328,7 +328,8 @@ fn every_grading_case_is_refused_with_its_reason_or_accepted_as_its_table_says()
             "refused" => on_gpu == "-",
             _ => {
                 on_gpu.parse::<u32>().is_ok()
-                    || ["incorrect", "crashed", "compile-error", "profile-failed", "outside-the-tile"].contains(&on_gpu)
+                    || ["incorrect", "crashed", "compile-error", "profile-failed", "outside-the-tile", "kept-memory"]
+                        .contains(&on_gpu)
             }
         };
         assert!(gpu_verdict_known, "{case}: `{on_gpu}` is no verdict run-on-gpu.sh checks");

@@ -130,3 +130,40 @@ fn grading_the_six_fixtures_gives_each_its_verdict_and_a_rerun_redoes_none() {
     assert_eq!(self::rows(out.path()), rows, "the same rows, none checked again");
     assert_eq!(files_under(&fixtures), before, "the submissions are never modified");
 }
+
+/// What a launch leaves in the module's own memory is found at run time, however the address was
+/// made: here rebuilt bit by bit from an integer, which the PTX check cannot follow (the check of
+/// the source refuses the cast; these files are handed to the check directly, past it). A
+/// namespace constant, a function's `static` and a `__constant__` table are each written.
+#[test]
+fn a_launch_that_writes_lasting_memory_is_caught_however_the_address_was_made() {
+    if !gpu_suite_runs("grading") {
+        return;
+    }
+    let _gpu = ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let manifest = Manifest::load(&root().join("exercises")).unwrap();
+    let exercise = manifest.exercise("row-sums").unwrap();
+    let starter_text = std::fs::read_to_string(manifest.path(&exercise.starter)).unwrap();
+    let starter = exercises::learner_file::validate(exercise, &starter_text, starter_text.as_bytes()).unwrap();
+    let part = "__device__ __forceinline__ unsigned column_at(unsigned row, unsigned k) {\n    return k;\n}";
+    let rebuilt = "unsigned long long b = (unsigned long long)calls, a = 0;
+    for (unsigned i = 0; i < 64; ++i) { if ((b >> i) & 1) { a |= 1ull << i; __syncwarp(); } }
+    return (row + k + 0 * atomicAdd((unsigned*)a, 1u)) % ROW_WORDS;
+}";
+    let function = "__device__ __forceinline__ unsigned column_at(unsigned row, unsigned k) {";
+    let marker = tempfile::tempdir().unwrap();
+    let turn = exercises::supervise::LockTurn::new(None, marker.path().join("turn"));
+    for (table, inside, written) in [
+        ("constexpr unsigned calls[1] = {0u};", "", "`calls`"),
+        ("", "static constexpr unsigned calls[1] = {0u};", "a function's `static` variable"),
+        ("__constant__ const unsigned calls[1] = {0u};", "", "`calls`"),
+    ] {
+        let attack = format!("{table}\n{function}\n    {inside}\n    {rebuilt}");
+        let text = starter.text.replace(part, &attack);
+        assert_ne!(text, starter.text);
+        let file = exercises::learner_file::LearnerFile { text, region: starter.region };
+        let outcome = exercises::check::check(&manifest, exercise, &file, "bits.cu", &|_| {}, &turn);
+        let expected = format!("the launch on the index-encoded input wrote {written}");
+        assert_eq!(outcome, exercises::check::CheckOutcome::KeptMemory { detail: expected }, "{attack}");
+    }
+}

@@ -13,6 +13,7 @@ use thiserror::Error;
 use crate::{
     source,
     static_shared::{self, STATIC_SHARED_LIMIT_BYTES, TooMuchStaticShared},
+    written_globals,
 };
 
 /// Set to any value to skip GPU runs even where a GPU exists.
@@ -141,10 +142,33 @@ impl TextModule {
 
     /// The words of its `__device__ unsigned NAME[...]`, as the kernels launched so far left them.
     pub fn words(&self, gpu: &Gpu, name: &str) -> Result<Vec<u32>, GpuError> {
+        let bytes = self.bytes(gpu, name)?;
+        Ok(bytes.chunks_exact(4).map(|word| u32::from_le_bytes(word.try_into().expect("four bytes"))).collect())
+    }
+
+    /// The bytes of its module-scope variable `name`, as the kernels launched so far left them.
+    fn bytes(&self, gpu: &Gpu, name: &str) -> Result<Vec<u8>, DriverError> {
         let global = self.module.get_global(name, gpu.stream())?;
         let mut bytes = vec![0u8; global.len()];
         gpu.stream().memcpy_dtoh(&global, &mut bytes)?;
-        Ok(bytes.chunks_exact(4).map(|word| u32::from_le_bytes(word.try_into().expect("four bytes"))).collect())
+        Ok(bytes)
+    }
+
+    /// Each of its module-scope variables (`__device__`, `__constant__`, a function's `static`, a
+    /// string literal) but `exempt`, with its bytes as the kernels launched so far left them: the
+    /// memory that lasts from one launch to the next. (A variable the driver does not find was
+    /// left out of the machine code, being never used.)
+    pub fn variables(&self, gpu: &Gpu, exempt: &[&str]) -> Result<Vec<(String, Vec<u8>)>, GpuError> {
+        let not_found = DriverError(sys::CUresult::CUDA_ERROR_NOT_FOUND);
+        let mut variables = Vec::new();
+        for name in written_globals::module_variables(&self.ptx).into_iter().filter(|name| !exempt.contains(name)) {
+            match self.bytes(gpu, name) {
+                Ok(bytes) => variables.push((name.to_owned(), bytes)),
+                Err(error) if error == not_found => {}
+                Err(error) => return Err(error.into()),
+            }
+        }
+        Ok(variables)
     }
 }
 

@@ -18,16 +18,7 @@ pub fn written_globals(ptx: &str, exempt: &[&str]) -> Vec<String> {
     // (`.const` data, `__constant__` in C++, too: a store to an address made from its own,
     // `cvta.const` then `st.global`, lands in the device memory behind the constant bank, and its
     // address passed to a function, `p + (table - p)` there, could be written the same way.)
-    let constants: BTreeSet<&str> = ptx
-        .lines()
-        .filter_map(|line| declared_name(line.trim().strip_suffix(';')?.split('=').next()?, &[".const"]))
-        .collect();
-    let globals: BTreeSet<&str> = ptx
-        .lines()
-        .filter_map(global_name)
-        .chain(constants.iter().copied())
-        .filter(|name| !exempt.contains(name))
-        .collect();
+    let globals: BTreeSet<&str> = module_variables(ptx).into_iter().filter(|name| !exempt.contains(name)).collect();
     // Variables (`.global` or `.const`) that start out holding a variable's address
     // (`.u64 p = generic(table)+4`): what a load from them gives derives from that variable.
     let pointers: BTreeMap<&str, &str> = ptx
@@ -92,17 +83,18 @@ pub fn written_globals(ptx: &str, exempt: &[&str]) -> Vec<String> {
     written
 }
 
+/// The module-scope variables of `ptx`, `.global` and `.const`, in the order it declares them:
+/// the memory a launch may leave for the next.
+pub fn module_variables(ptx: &str) -> Vec<&str> {
+    ptx.lines()
+        .filter_map(|line| declared_name(line.trim().strip_suffix(';')?.split('=').next()?, &[".global", ".const"]))
+        .collect()
+}
+
 /// Whether a `.global` variable's name is one the compiler gives a string literal (`$str$1`,
 /// `__unnamed_1`).
 pub fn compilers_string(name: &str) -> bool {
     name.starts_with("$str") || name.starts_with("__unnamed_")
-}
-
-/// The name a module-scope `.global` declaration declares: `.global .align 4 .u32 seen;`,
-/// `.visible .global .align 4 .b8 table[16] = {...};`.
-fn global_name(line: &str) -> Option<&str> {
-    let declaration = line.trim().strip_suffix(';')?;
-    declared_name(declaration.split('=').next()?, &[".global"])
 }
 
 /// The name `declaration` (up to its `=`, if any) declares in one of `spaces`.
@@ -221,11 +213,14 @@ mod tests {
 
     #[test]
     fn declarations_are_read_in_every_form() {
-        assert_eq!(global_name(".global .align 4 .u32 seen;"), Some("seen"));
-        assert_eq!(global_name(".visible .global .align 1 .u8 read_whole_particle;"), Some("read_whole_particle"));
-        assert_eq!(global_name(".global .align 1 .b8 $str$1[4] = {97, 98, 99, 0};"), Some("$str$1"));
-        assert_eq!(global_name(".shared .align 4 .b8 tile[4096];"), None);
-        assert_eq!(global_name(".const .align 4 .b8 lut[64];"), None);
-        assert_eq!(global_name("\tst.global.u32 \t[%rd2], %r1;"), None);
+        let ptx = ".global .align 4 .u32 seen;
+.visible .global .align 1 .u8 read_whole_particle;
+.global .align 1 .b8 $str$1[4] = {97, 98, 99, 0};
+.shared .align 4 .b8 tile[4096];
+.const .align 4 .b8 lut[64];
+.visible .const .align 8 .u64 p = generic(lut)+4;
+\tst.global.u32 \t[%rd2], %r1;
+";
+        assert_eq!(module_variables(ptx), ["seen", "read_whole_particle", "$str$1", "lut", "p"]);
     }
 }

@@ -3,7 +3,12 @@
 //! reference's. This runs in a process of its own (see [`crate::supervise`]), so that a kernel
 //! that crashes or never ends takes nothing else with it.
 
-use std::{fs, path::Path, time::Instant};
+use std::{
+    fs,
+    path::Path,
+    sync::{Arc, Mutex},
+    time::Instant,
+};
 
 use cuda_kernels::{
     CudaFunction, Gpu, GpuError, TextModule,
@@ -16,7 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::{
     diagnostics,
-    harness::{CheckSize, Expectation, HostInput, Run, Verifier, compare},
+    harness::{CheckSize, Expectation, HostInput, Run, TimedData, Verifier, compare},
     learner_file::LearnerFile,
     manifest::{Exercise, Harness, Input, Manifest},
     protocol::Launches,
@@ -47,6 +52,11 @@ pub enum CheckOutcome {
     OutsideTheTile {
         detail: String,
     },
+    /// A launch changed memory of the part's own that lasts to the next launch ([`LastingMemory`]):
+    /// `detail` says which launch and what it wrote.
+    KeptMemory {
+        detail: String,
+    },
     Correct(Box<SubmissionMeasurements>),
     /// Correct on every input, but stopped (at the time limit, or the process died) before its
     /// counters and times were measured: the correctness points are kept.
@@ -68,6 +78,7 @@ impl CheckOutcome {
             CheckOutcome::Correct(_)
                 | CheckOutcome::Incorrect { .. }
                 | CheckOutcome::OutsideTheTile { .. }
+                | CheckOutcome::KeptMemory { .. }
                 | CheckOutcome::CompileError { .. }
         )
     }
@@ -100,10 +111,10 @@ pub struct CounterPair {
 }
 
 /// The submission's and the reference's kernels, compiled (the starter is timed apart), and where
-/// the exercise checks the part's places, the submission compiled with their recorder (its module,
-/// and its kernel), which the correctness launches run.
+/// the exercise checks the part's places, the submission compiled with their recorder, which the
+/// correctness launches run (each of the submission's with its module).
 struct Kernels {
-    submission: CudaFunction,
+    submission: (TextModule, CudaFunction),
     reference: CudaFunction,
     recorded: Option<(TextModule, CudaFunction)>,
 }
@@ -134,7 +145,7 @@ fn compile(
         }
         None => module.function(&exercise.entry).map(|function| (module, function)),
     };
-    let compiled = compile_submission(gpu, exercise, file, false).and_then(entry).and_then(|(_, submission)| {
+    let compiled = compile_submission(gpu, exercise, file, false).and_then(entry).and_then(|submission| {
         let recorded = match &exercise.within {
             None => None,
             Some(_) => Some(compile_submission(gpu, exercise, file, true).and_then(entry)?),
@@ -169,15 +180,45 @@ fn compile_file(gpu: &Gpu, manifest: &Manifest, file: &Path, entry: &str) -> Res
 
 /// Why a variable the compiled code writes is refused, in words.
 fn lasting(variable: &str) -> String {
-    let what = match variable {
+    format!(
+        "the compiled code writes {}, which lasts from one launch to the next (the code after your part \
+         could read it to act otherwise when it is profiled): {KEEP_IN_LOCALS}",
+        variable_named(variable)
+    )
+}
+
+/// What to do instead of keeping values in memory that lasts.
+pub const KEEP_IN_LOCALS: &str = "keep values in locals, tables in `__constant__ const` memory";
+
+/// A module-scope variable as the learner wrote it.
+fn variable_named(variable: &str) -> String {
+    match variable {
         name if written_globals::compilers_string(name) => "a string literal".to_owned(),
         name if name.starts_with("_Z") => "a function's `static` variable".to_owned(),
         name => format!("`{name}`"),
-    };
-    format!(
-        "the compiled code writes {what}, which lasts from one launch to the next (the code after your part \
-         could read it to act otherwise when it is profiled): keep values in locals, tables in `__constant__ const` memory"
-    )
+    }
+}
+
+/// A module's lasting memory (its module-scope variables but the grader's record) as it was
+/// before its kernel's launches. A launch that changed it left something for the next launch to
+/// read, however the code spelled the write: this finds what the checks of the source and of the
+/// PTX could not follow (an address rebuilt bit by bit).
+struct LastingMemory<'m> {
+    module: &'m TextModule,
+    before: Vec<(String, Vec<u8>)>,
+}
+
+impl<'m> LastingMemory<'m> {
+    fn new(gpu: &Gpu, module: &'m TextModule) -> Result<LastingMemory<'m>, GpuError> {
+        Ok(LastingMemory { module, before: module.variables(gpu, &[crate::within::RECORD])? })
+    }
+
+    /// `Some(what was written)` if the launches so far changed any of it.
+    fn changed(&self, gpu: &Gpu) -> Result<Option<String>, GpuError> {
+        let now = self.module.variables(gpu, &[crate::within::RECORD])?;
+        let mut changed = self.before.iter().zip(&now).filter(|(before, now)| before != now);
+        Ok(changed.next().map(|((name, _), _)| variable_named(name)))
+    }
 }
 
 /// The learner's file compiled, its part's places passed on by the grader's wrapper where the
@@ -235,10 +276,9 @@ pub fn check(
         Err(outcome) => return *outcome,
     };
     let harness = &exercise.harness;
-    let timed_input = harness.input(Input::Random, CheckSize::Timed);
-    let prepared = compile_file(&gpu, manifest, &exercise.starter, &exercise.entry).and_then(|starter| {
-        Ok((starter, Expectation::new(&gpu, harness, &timed_input, CheckSize::Timed, exercise.tolerance)?))
-    });
+    let timed_data = timed_data(exercise);
+    let prepared = compile_file(&gpu, manifest, &exercise.starter, &exercise.entry)
+        .and_then(|starter| Ok((starter, Expectation::new(&gpu, timed_data.clone(), exercise.tolerance)?)));
     let (starter, expectation) = match prepared {
         Ok(prepared) => prepared,
         Err(e) => {
@@ -249,17 +289,26 @@ pub fn check(
     };
     // Every buffer is made and filled before the turn, which is kept for the launches: other
     // checks' uploads then overlap this GPU's timing rather than wait in line with it.
+    let (checked_module, checked) = kernels.recorded.as_ref().unwrap_or(&kernels.submission);
+    let lasting = LastingMemory::new(&gpu, checked_module)
+        .and_then(|checked| Ok((checked, LastingMemory::new(&gpu, &kernels.submission.0)?)));
+    let (checked_lasting, timed_lasting) = match lasting {
+        Ok(lasting) => lasting,
+        Err(error) => {
+            return CheckOutcome::Crashed { detail: diagnostics::scrub(&format!("before launching: {error}")) };
+        }
+    };
     let mut correctness_runs = Vec::with_capacity(exercise.inputs.len());
     for &input in &exercise.inputs {
         let data = harness.input(input, CheckSize::Check);
-        let checked = kernels.recorded.as_ref().map_or(&kernels.submission, |(_, recording)| recording);
         match Run::new(&gpu, checked, harness, CheckSize::Check, &data) {
             Ok(run) => correctness_runs.push((input, data, run)),
             Err(error) => return CheckOutcome::Crashed { detail: format!("on the {input} input: {error}") },
         }
     }
-    let timed_runs = TimedRuns::new(&gpu, harness, [&kernels.submission, &kernels.reference, &starter], &timed_input)
-        .and_then(|runs| Ok((runs, expectation.upload(&gpu)?)));
+    let timed_runs =
+        TimedRuns::new(&gpu, harness, [&kernels.submission.1, &kernels.reference, &starter], &timed_data.input)
+            .and_then(|runs| Ok((runs, expectation.upload(&gpu)?)));
     let (mut timed_runs, verifier) = match timed_runs {
         Ok(prepared) => prepared,
         Err(error) => {
@@ -275,13 +324,17 @@ pub fn check(
             (Some(within), Some((recorder, _)), Ok(_)) => within.outside(&gpu, recorder),
             _ => Ok(None),
         };
-        match (outside, result) {
-            (Ok(Some(detail)), _) => return CheckOutcome::OutsideTheTile { detail },
-            (Err(error), _) | (_, Err(error)) => {
+        let kept = result.as_ref().map_or(Ok(None), |_| checked_lasting.changed(&gpu));
+        match (kept, outside, result) {
+            (Ok(Some(what)), ..) => {
+                return CheckOutcome::KeptMemory { detail: format!("the launch on the {input} input wrote {what}") };
+            }
+            (_, Ok(Some(detail)), _) => return CheckOutcome::OutsideTheTile { detail },
+            (Err(error), ..) | (_, Err(error), _) | (.., Err(error)) => {
                 return CheckOutcome::Crashed { detail: format!("on the {input} input: {error}") };
             }
-            (_, Ok(Err(detail))) => return CheckOutcome::Incorrect { input, detail },
-            (_, Ok(Ok(output))) => {
+            (.., Ok(Err(detail))) => return CheckOutcome::Incorrect { input, detail },
+            (.., Ok(Ok(output))) => {
                 if let Err(detail) = compare(&output, &harness.expected(&data, CheckSize::Check), exercise.tolerance) {
                     return CheckOutcome::Incorrect { input, detail };
                 }
@@ -289,8 +342,8 @@ pub fn check(
         }
     }
     provisional(&CheckOutcome::CorrectUnmeasured { detail: "the check stopped before timing ended".into() });
-    let timed = timed_runs.measure(&gpu, verifier).and_then(|times| {
-        let shared_bytes = gpu.occupancy(&kernels.submission, harness.block_threads(), 0)?.shared_bytes_per_block;
+    let timed = timed_runs.measure(&gpu, verifier, &timed_lasting).and_then(|times| {
+        let shared_bytes = gpu.occupancy(&kernels.submission.1, harness.block_threads(), 0)?.shared_bytes_per_block;
         Ok((times, shared_bytes))
     });
     turn.end();
@@ -311,9 +364,27 @@ pub fn check(
             }))
         }
         Err(TimingError::Incorrect(detail)) => CheckOutcome::Incorrect { input: Input::Random, detail },
+        Err(TimingError::Kept(detail)) => CheckOutcome::KeptMemory { detail },
         Err(TimingError::Reference(reason)) => CheckOutcome::CouldNotCheck { reason },
         Err(TimingError::Gpu(error)) => {
             CheckOutcome::Crashed { detail: diagnostics::scrub(&format!("at the timed size: {error}")) }
+        }
+    }
+}
+
+/// The exercise's [`TimedData`], made by the first check of this process and kept for the next:
+/// a check process checks files of one exercise.
+fn timed_data(exercise: &Exercise) -> Arc<TimedData> {
+    static KEPT: Mutex<Option<(String, Arc<TimedData>)>> = Mutex::new(None);
+    let mut kept = KEPT.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    match &*kept {
+        Some((id, data)) if *id == exercise.id => data.clone(),
+        _ => {
+            // The last exercise's data goes before this one's is made.
+            *kept = None;
+            let data = Arc::new(TimedData::new(&exercise.harness));
+            *kept = Some((exercise.id.clone(), data.clone()));
+            data
         }
     }
 }
@@ -440,6 +511,8 @@ const WARM_UP_SECONDS: f64 = 0.2;
 enum TimingError {
     Gpu(GpuError),
     Incorrect(String),
+    /// Which launch of the submission wrote what of its lasting memory.
+    Kept(String),
     Reference(String),
 }
 
@@ -471,8 +544,14 @@ impl<'g> TimedRuns<'g> {
     /// (submission, reference, starter) median ms. Every launch starts from a zeroed output;
     /// after each, its output is compared with the CPU's answer by `verifier` (a sample of rows
     /// for a GEMM) and its guard checked, so a kernel that skips work when timed, or writes past
-    /// `out`, is caught at the launch that did it.
-    fn measure(&mut self, gpu: &Gpu, mut verifier: Verifier<'_>) -> Result<[f64; 3], TimingError> {
+    /// `out`, is caught at the launch that did it; and after each of the submission's, its
+    /// `lasting` memory is compared with what it was before any launch.
+    fn measure(
+        &mut self,
+        gpu: &Gpu,
+        mut verifier: Verifier<'_>,
+        lasting: &LastingMemory<'_>,
+    ) -> Result<[f64; 3], TimingError> {
         let start = Instant::now();
         while start.elapsed().as_secs_f64() < WARM_UP_SECONDS {
             self.runs[1].launch()?;
@@ -490,8 +569,15 @@ impl<'g> TimedRuns<'g> {
                         times.push(ms);
                     }
                     // Every kernel's output is checked, so that each waits alike between launches.
+                    let at =
+                        |what: &str| format!("at the timed size, launch {} of round {}{what}", launch + 1, round + 1);
+                    // (Read after every kernel's launch, so that each waits alike: only the
+                    // submission's own launches can change it.)
+                    if let Some(what) = lasting.changed(gpu)? {
+                        return Err(TimingError::Kept(at(&format!(" wrote {what}"))));
+                    }
                     if let Err(detail) = verifier.verify(run)? {
-                        let at = format!("at the timed size, launch {} of round {}: {detail}", launch + 1, round + 1);
+                        let at = at(&format!(": {detail}"));
                         return Err(match kernel {
                             0 => TimingError::Incorrect(at),
                             1 => TimingError::Reference(format!("the reference solution's output {at}")),

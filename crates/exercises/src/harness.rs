@@ -1,5 +1,7 @@
 //! An exercise's kernel on the GPU: its input data, its launch, and the output the CPU expects.
 
+use std::sync::Arc;
+
 use cuda_kernels::{
     CudaFunction, CudaSlice, DeviceRepr, Gpu, GpuError, LaunchConfig, PushKernelArg, ValidAsZeroBits,
     tensor_map::{Box2d, SwizzleMaps, TmaSwizzle},
@@ -275,23 +277,33 @@ pub fn sampled_rows(n: usize, mut offset: impl FnMut() -> usize) -> Vec<usize> {
     (0..n.div_ceil(32)).map(|band| (band * 32 + offset() % 32).min(n - 1)).collect()
 }
 
-impl Harness {
-    /// What the output at `size` is compared with after a timed launch: the whole answer for words,
-    /// the [`sampled_rows`] of a GEMM (the CPU's product of the whole matrix would take seconds).
-    pub fn expected_sample(&self, input: &HostInput, size: CheckSize) -> (Expected, Option<Vec<usize>>) {
-        match (self, input) {
+/// The timed input and what the output is compared with after each timed launch: the whole
+/// answer for words, the [`sampled_rows`] of a GEMM (the CPU's product of the whole matrix would
+/// take seconds). Host memory only, made once and shared by every check of the exercise one
+/// process makes: 8192^2 random words and their transpose cost the CPU more than a check's launches.
+pub struct TimedData {
+    pub input: HostInput,
+    expected: Expected,
+    rows: Option<Vec<usize>>,
+}
+
+impl TimedData {
+    pub fn new(harness: &Harness) -> TimedData {
+        let input = harness.input(Input::Random, CheckSize::Timed);
+        let (expected, rows) = match (harness, &input) {
             (Harness::Gemm { .. }, HostInput::Matrices(a, b)) => {
-                let n = self.extent(size) as usize;
+                let n = harness.extent(CheckSize::Timed) as usize;
                 let rows = sampled_rows(n, || rand::random_range(0..32));
                 let values = cpu_product(a, b, n, rows.iter().copied()).into_iter().flat_map(|(_, row)| row).collect();
                 (Expected::Floats(values), Some(rows))
             }
-            _ => (self.expected(input, size), None),
-        }
+            _ => (harness.expected(&input, CheckSize::Timed), None),
+        };
+        TimedData { input, expected, rows }
     }
 }
 
-/// [`compare`] for [`Harness::expected_sample`]: only `rows` (of an `n`-wide float output) when given.
+/// [`compare`] for a [`TimedData`]'s sample: only `rows` (of an `n`-wide float output) when given.
 pub fn compare_sample(
     output: &Output,
     expected: &Expected,
@@ -333,55 +345,46 @@ extern "C" __global__ void first_difference(const unsigned* got, const unsigned*
 /// kernel timed side by side is checked alike, so that each waits as long between launches.
 pub struct Verifier<'g> {
     gpu: &'g Gpu,
-    check: Verification,
+    expectation: Expectation,
+    /// For words: the answer on the GPU and where the first difference is written.
+    on_gpu: Option<(CudaSlice<u32>, CudaSlice<u64>)>,
 }
 
-enum Verification {
-    Words { want: CudaSlice<u32>, host: Vec<u32>, function: CudaFunction, first: CudaSlice<u64> },
-    Sample { expected: Expected, rows: Option<Vec<usize>>, tolerance: f64 },
-}
-
-/// A [`Verifier`]'s CPU side, made before the GPU is needed: the CPU's answer and, for words,
-/// the compiled comparison kernel.
-pub enum Expectation {
-    Words { host: Vec<u32>, function: CudaFunction },
-    Sample { expected: Expected, rows: Option<Vec<usize>>, tolerance: f64 },
+/// A [`Verifier`]'s CPU side, made before the GPU is needed: the timed data and, for words, the
+/// compiled comparison kernel.
+pub struct Expectation {
+    data: Arc<TimedData>,
+    tolerance: f64,
+    first_difference: Option<CudaFunction>,
 }
 
 impl Expectation {
-    pub fn new(
-        gpu: &Gpu,
-        harness: &Harness,
-        input: &HostInput,
-        size: CheckSize,
-        tolerance: f64,
-    ) -> Result<Expectation, GpuError> {
-        Ok(match harness.expected_sample(input, size) {
-            (Expected::Words(host), None) => Expectation::Words {
-                host,
-                function: gpu.function_from_text("first_difference.cu", FIRST_DIFFERENCE, "first_difference")?,
-            },
-            (expected, rows) => Expectation::Sample { expected, rows, tolerance },
-        })
+    pub fn new(gpu: &Gpu, data: Arc<TimedData>, tolerance: f64) -> Result<Expectation, GpuError> {
+        let first_difference = match (&data.expected, &data.rows) {
+            (Expected::Words(_), None) => {
+                Some(gpu.function_from_text("first_difference.cu", FIRST_DIFFERENCE, "first_difference")?)
+            }
+            _ => None,
+        };
+        Ok(Expectation { data, tolerance, first_difference })
     }
 
     /// The verifier, its answer on the GPU where it compares there.
     pub fn upload(self, gpu: &Gpu) -> Result<Verifier<'_>, GpuError> {
-        let check = match self {
-            Expectation::Words { host, function } => {
-                Verification::Words { want: gpu.upload(&host)?, host, function, first: gpu.upload(&[u64::MAX])? }
-            }
-            Expectation::Sample { expected, rows, tolerance } => Verification::Sample { expected, rows, tolerance },
+        let on_gpu = match (&self.first_difference, &self.data.expected) {
+            (Some(_), Expected::Words(words)) => Some((gpu.upload(words)?, gpu.upload(&[u64::MAX])?)),
+            _ => None,
         };
-        Ok(Verifier { gpu, check })
+        Ok(Verifier { gpu, expectation: self, on_gpu })
     }
 }
 
 impl<'g> Verifier<'g> {
     /// `Err` says where the output of `run`'s last launch differs, or that it wrote past `out`.
     pub fn verify(&mut self, run: &Run) -> Result<Result<(), String>, GpuError> {
-        match (&mut self.check, &run.buffers) {
-            (Verification::Words { want, host, function, first }, Buffers::Words { out, .. }) => {
+        let Expectation { data, tolerance, first_difference } = &self.expectation;
+        match (first_difference, &mut self.on_gpu, &run.buffers) {
+            (Some(function), Some((want, first)), Buffers::Words { out, .. }) => {
                 self.gpu.stream().memcpy_htod(&[u64::MAX], first)?;
                 let (n, total) = (run.out_len as u64, (run.out_len + GUARD_WORDS) as u64);
                 let config = LaunchConfig { grid_dim: (1024, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
@@ -391,19 +394,19 @@ impl<'g> Verifier<'g> {
                 // u64*): `out` holds `total` words, `want` `n`, `first` one.
                 unsafe { launch.launch(config) }?;
                 let index = self.gpu.download(first)?[0];
+                let word = |words: &CudaSlice<u32>, i: u64| -> Result<u32, GpuError> {
+                    Ok(self.gpu.stream().clone_dtoh(&words.slice(i as usize..i as usize + 1))?[0])
+                };
                 Ok(match index {
                     u64::MAX => Ok(()),
-                    i if i < n => {
-                        let got = self.gpu.stream().clone_dtoh(&out.slice(i as usize..i as usize + 1))?[0];
-                        Err(format!("out[{i}] is {got}, the CPU's answer is {}", host[i as usize]))
-                    }
+                    i if i < n => Err(format!("out[{i}] is {}, the CPU's answer is {}", word(out, i)?, word(want, i)?)),
                     i => Err(past_the_end(run.out_len, (i - n) as usize)),
                 })
             }
-            (Verification::Sample { expected, rows, tolerance }, _) => Ok(run
+            (None, _, _) => Ok(run
                 .checked_output()?
-                .and_then(|output| compare_sample(&output, expected, rows.as_deref(), *tolerance))),
-            (Verification::Words { .. }, Buffers::Gemm { .. }) => unreachable!("a GEMM's answer is floats"),
+                .and_then(|output| compare_sample(&output, &data.expected, data.rows.as_deref(), *tolerance))),
+            _ => unreachable!("a GEMM's answer is floats"),
         }
     }
 }
@@ -752,15 +755,16 @@ mod tests {
         assert!(rows.iter().enumerate().all(|(band, &row)| row / 32 == band), "one row in each band of 32");
         assert_eq!(rows[..3], [3, 63, 64], "each band's own offset");
         let gemm = Harness::Gemm { block: [2, 2], check_n: 2, timed_n: 64 };
-        let input = gemm.input(Input::Index, CheckSize::Timed);
-        let (expected, rows) = gemm.expected_sample(&input, CheckSize::Timed);
-        let Expected::Floats(full) = gemm.expected(&input, CheckSize::Timed) else { panic!("floats") };
+        let data = TimedData::new(&gemm);
+        let (expected, rows) = (&data.expected, data.rows.as_deref());
+        assert_eq!(rows.map(<[usize]>::len), Some(2));
+        let Expected::Floats(full) = gemm.expected(&data.input, CheckSize::Timed) else { panic!("floats") };
         let output = Output::Floats(full.iter().map(|&v| v as f32).collect());
-        assert_eq!(compare_sample(&output, &expected, rows.as_deref(), 0.0), Ok(()));
+        assert_eq!(compare_sample(&output, expected, rows, 1e-6), Ok(()));
         let mut skipped = full.iter().map(|&v| v as f32).collect::<Vec<_>>();
         // A kernel that skips the second band of rows: its sampled row, wherever it is, is checked.
         skipped[32 * 64..64 * 64].fill(0.0);
-        assert!(compare_sample(&Output::Floats(skipped), &expected, rows.as_deref(), 0.0).is_err());
+        assert!(compare_sample(&Output::Floats(skipped), expected, rows, 1e-6).is_err());
     }
 
     #[test]

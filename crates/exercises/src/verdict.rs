@@ -24,8 +24,8 @@ pub struct Item {
 /// A scored check.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 pub struct Verdict {
-    /// `compile-error`, `crashed`, `timed-out`, `incorrect`, `correct`, `correct-unmeasured` or
-    /// `could-not-check`.
+    /// `compile-error`, `crashed`, `timed-out`, `incorrect`, `outside-the-tile`, `kept-memory`,
+    /// `correct`, `correct-unmeasured` or `could-not-check`.
     pub outcome: String,
     /// `None` when the submission could not be checked (not its fault): it was not graded.
     pub score: Option<u32>,
@@ -129,6 +129,17 @@ pub fn judge(exercise: &Exercise, outcome: &CheckOutcome) -> Verdict {
                 format!(
                     "{detail}. Every place your part gives must lie inside the tile it declares; performance is \
                      measured once they do."
+                ),
+            )
+        }
+        CheckOutcome::KeptMemory { detail } => {
+            verdict.correct = Some(false);
+            (
+                format!("{detail}, which lasts from one launch to the next"),
+                format!(
+                    "{detail}, which lasts from one launch to the next (the code after your part could read it to \
+                     act otherwise when it is profiled): {}.",
+                    crate::check::KEEP_IN_LOCALS
                 ),
             )
         }
@@ -589,6 +600,16 @@ pub(crate) mod tests {
             &CheckOutcome::Crashed { detail: "on the index-encoded input: CUDA driver error".into() },
         );
         assert_eq!(crashed.lost[0], "-40 crashed: on the index-encoded input: CUDA driver error");
+        let kept = judge(
+            &transpose(),
+            &CheckOutcome::KeptMemory { detail: "the launch on the index-encoded input wrote `seen`".into() },
+        );
+        assert_eq!((kept.score, kept.correct, kept.outcome.as_str()), (Some(0), Some(false), "kept-memory"));
+        assert_eq!(
+            kept.lost[0],
+            "-40 the launch on the index-encoded input wrote `seen`, which lasts from one launch to the next"
+        );
+        assert!(kept.next.ends_with("keep values in locals, tables in `__constant__ const` memory."), "{}", kept.next);
         let unchecked = judge(&transpose(), &CheckOutcome::CouldNotCheck { reason: "no GPU".into() });
         assert_eq!((unchecked.score, unchecked.compiled), (None, None));
     }
