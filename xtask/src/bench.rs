@@ -44,10 +44,10 @@ pub struct BenchArgs {
     /// `--grading-jobs` on each GPU.
     #[arg(long, value_name = "LIST", num_args = 1..)]
     grading_gpus: Vec<GpuList>,
-    /// Correct submissions each GPU profiles together (`cargo xtask grade --profile-batch`).
-    #[arg(long, default_value_t = exercises::grading::PROFILE_BATCH as u16, value_name = "N",
-          value_parser = clap::value_parser!(u16).range(1..=256))]
-    grading_profile_batch: u16,
+    /// Correct submissions each GPU profiles together (`cargo xtask grade --profile-batch`)
+    /// [default: grade's, 16 for each GPU graded on]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
+    grading_profile_batch: Option<u16>,
 }
 
 /// GPUs by number, e.g. `0,1,2,3`.
@@ -255,11 +255,18 @@ fn render_grading(report: &mut Report, grading: &GradingBench, on_gpu: &str) {
          submission by submission. Each spread of checks side by side grades the first half of the \
          class too: the difference is what each submission adds once grading is under way, and the \
          rest of the run's time is paid once whatever the class's size (starting the first checks, \
-         the last profile). Each GPU profiles {} correct submissions at a time. Sandbox: {}.",
+         the last profile). {} Sandbox: {}.",
         grading.class_size,
         grading.exercise,
         grading.runs.first().map_or(0, |run| run.submissions),
-        grading.profile_batch,
+        match grading.profile_batch {
+            Some(batch) => format!("Each GPU profiles {batch} correct submissions at a time."),
+            None => format!(
+                "Each GPU profiles {} correct submissions at a time for each GPU of the run (the GPUs share \
+                 Nsight Compute's starts).",
+                exercises::grading::PROFILE_BATCH
+            ),
+        },
         grading.sandbox,
     ));
     let one_at_a_time = grading.runs.first().map(GradingRun::per_minute);

@@ -106,10 +106,10 @@ pub struct GradeArgs {
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub gpus: Vec<u32>,
     /// Correct submissions each GPU profiles together: one start of Nsight Compute for them all.
-    /// More is faster; a row then waits for up to this many checks before it is written.
-    #[arg(long, default_value_t = grading::PROFILE_BATCH as u16, value_name = "N",
-          value_parser = clap::value_parser!(u16).range(1..=256))]
-    pub profile_batch: u16,
+    /// More is faster; a row then waits for up to this many checks before it is written. The GPUs
+    /// of a host share those starts [default: 16 for each GPU graded on]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub profile_batch: Option<u16>,
 }
 
 /// The hidden commands that check one file in a process of their own: their arguments, read by
@@ -426,7 +426,10 @@ pub fn grade(args: &GradeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> 
         grading::Destination { dir: &out_dir, shard: args.shard, class },
         &checks,
         &progress,
-        Pace { workers: usize::from(args.jobs) * devices.len(), profile_batch: args.profile_batch.into() },
+        Pace {
+            workers: usize::from(args.jobs) * devices.len(),
+            profile_batch: args.profile_batch.map_or(grading::profile_batch_for(devices.len()), usize::from),
+        },
     )
     .with_context(|| format!("cannot write the grades in {}", out_dir.display()))?;
     bar.finish_and_clear();

@@ -95,8 +95,8 @@ impl GradingRun {
 pub struct GradingBench {
     pub exercise: String,
     pub class_size: usize,
-    /// Correct submissions each GPU profiled together.
-    pub profile_batch: u16,
+    /// Correct submissions each GPU profiled together (`None`: `grade`'s default).
+    pub profile_batch: Option<u16>,
     /// What confines each check (`grade` says it once per run; the bench once for all its runs).
     pub sandbox: String,
     pub runs: Vec<GradingRun>,
@@ -109,7 +109,7 @@ pub fn measure(
     exercise: &str,
     class_size: usize,
     spreads: &[Spread],
-    profile_batch: u16,
+    profile_batch: Option<u16>,
 ) -> anyhow::Result<GradingBench> {
     let manifest = Manifest::find()?;
     let work = tempfile::tempdir().context("cannot make a folder for the generated class")?;
@@ -153,7 +153,13 @@ pub fn measure(
 }
 
 /// Seconds [`grade_quietly`] took.
-fn timed_grading(exercise: &str, class: &Path, out: &Path, spread: &Spread, profile_batch: u16) -> anyhow::Result<f64> {
+fn timed_grading(
+    exercise: &str,
+    class: &Path,
+    out: &Path,
+    spread: &Spread,
+    profile_batch: Option<u16>,
+) -> anyhow::Result<f64> {
     let start = Instant::now();
     grade_quietly(exercise, class, out, spread, profile_batch)?;
     Ok(start.elapsed().as_secs_f64())
@@ -161,7 +167,13 @@ fn timed_grading(exercise: &str, class: &Path, out: &Path, spread: &Spread, prof
 
 /// `cargo xtask grade --exercise ID CLASS --out OUT --jobs N [--gpus LIST] --profile-batch B`, its
 /// summary not printed.
-fn grade_quietly(exercise: &str, class: &Path, out: &Path, spread: &Spread, profile_batch: u16) -> anyhow::Result<()> {
+fn grade_quietly(
+    exercise: &str,
+    class: &Path,
+    out: &Path,
+    spread: &Spread,
+    profile_batch: Option<u16>,
+) -> anyhow::Result<()> {
     let args = GradeArgs {
         exercise: Some(exercise.to_owned()),
         submissions: Some(class.to_owned()),

@@ -172,8 +172,10 @@ impl Checker {
 
     /// Fills in the counters of the correct outcomes among `checked` that need them: profiled
     /// together in one process (one set-up of Nsight Compute for them all). Where that fails and
-    /// the reference alone still profiles, each is profiled alone, so that only a submission
-    /// whose own profile fails loses its counter points.
+    /// the reference alone still profiles, they are profiled again in halves, and the halves that
+    /// fail in halves, so that only a submission whose own profile fails loses its counter points
+    /// (one such among n costs about 2 log2(n) more profiles, not n); after a profile stopped at
+    /// the time limit, each alone (halves would wait out the limit again at every step).
     pub fn profile(&self, exercise: &Exercise, checked: &mut [Checked<'_>]) {
         if !check::needs_counters(exercise) {
             return;
@@ -189,7 +191,9 @@ impl Checker {
         }
         let files: Vec<&LearnerFile> = waiting.iter().map(|(file, _)| *file).collect();
         // (the counters, or why not; whether that is each submission's own failure)
-        let (measured, blamed): (Result<Vec<CounterPair>, String>, bool) = match self.try_profile(exercise, &files) {
+        let outcome = self.try_profile(exercise, &files);
+        let stopped = matches!(outcome, Ok(Ended { written: None, status: None, .. }));
+        let (measured, blamed): (Result<Vec<CounterPair>, String>, bool) = match outcome {
             // Not the submissions' doing: the grader could not start it.
             Err(error) => (Err(format!("cannot run the profile process: {error}")), false),
             Ok(Ended { memory_exceeded: Some(bytes), .. }) => (
@@ -233,8 +237,9 @@ impl Checker {
                 }
             }
             Err(_) if blamed && waiting.len() > 1 => {
-                for one in waiting.chunks_mut(1) {
-                    self.profile_together(exercise, one);
+                let part = if stopped { 1 } else { waiting.len().div_ceil(2) };
+                for part in waiting.chunks_mut(part) {
+                    self.profile_together(exercise, part);
                 }
             }
             Err(why) => {
@@ -697,10 +702,18 @@ pub trait Checks: Sync {
     fn gpu_of(&self, worker: usize) -> usize;
 }
 
-/// Correct outcomes a GPU's workers gather to profile together by default: one set-up of Nsight
-/// Compute (most of a profile's time) for them all, while their rows wait at most this many checks.
-/// Sixteen graded 14% faster than eight on H100s, one or two; 32 was no faster than 16.
+/// Correct outcomes a GPU's workers gather to profile together by default, for each GPU graded
+/// on: one set-up of Nsight Compute (most of a profile's time) for them all, while their rows wait
+/// at most this many checks. Sixteen graded 14% faster than eight on H100s, one or two; 32 was no
+/// faster than 16 on one GPU. But the GPUs of a host share Nsight Compute's set-ups: on four
+/// H200s, 64 each graded 256 submissions in 34.2 and 32.6 s, 16 each in 45.3 and 42.0 s (on one,
+/// 78.8 and 78.3 s), so with more GPUs each profiles more at a time.
 pub const PROFILE_BATCH: usize = 16;
+
+/// The default [`Pace::profile_batch`] for `gpus` GPUs: [`PROFILE_BATCH`] for each.
+pub fn profile_batch_for(gpus: usize) -> usize {
+    PROFILE_BATCH * gpus.max(1)
+}
 
 /// How many checks [`grade`] runs at once, and how many correct outcomes each GPU profiles at once.
 #[derive(Clone, Copy, Debug)]
@@ -1250,7 +1263,7 @@ mod tests {
     }
 
     #[test]
-    fn correct_submissions_are_profiled_together_and_alone_only_where_that_fails() {
+    fn correct_submissions_are_profiled_together_and_in_halves_only_where_that_fails() {
         let exercise = transpose();
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("profiles");
@@ -1274,15 +1287,25 @@ mod tests {
         let loads: Vec<_> = [0, 1, 3].iter().map(|&i| counters_of(&outcomes[i])).collect();
         assert_eq!(loads, [(Ok(32), None), (Ok(64), None), (Ok(96), None)], "each its own, in order");
 
-        // A profile that fails by a submission's doing: each alone, and only that one is blamed.
+        // A profile that fails by a submission's doing: again in halves, and only that one is blamed.
         fs::remove_file(&log).unwrap();
         let one_traps = files(&["32", "trap", "96"]);
         let mut outcomes = vec![unprofiled(), unprofiled(), unprofiled()];
         profile(&checker, &one_traps, &mut outcomes);
-        assert_eq!(sizes(), [3, 1, 1, 1]);
+        assert_eq!(sizes(), [3, 2, 1, 1, 1]);
         assert_eq!(counters_of(&outcomes[0]), (Ok(32), None));
         assert_eq!(counters_of(&outcomes[1]), (Err("trapped".into()), Some("trapped".into())));
         assert_eq!(counters_of(&outcomes[2]), (Ok(96), None));
+        // One among sixteen: 9 profiles, not 17.
+        fs::remove_file(&log).unwrap();
+        let mut texts = vec!["64"; 16];
+        texts[5] = "trap";
+        let mut outcomes = vec![unprofiled(); 16];
+        profile(&checker, &files(&texts), &mut outcomes);
+        assert_eq!(sizes(), [16, 8, 4, 4, 2, 1, 1, 2, 8]);
+        let blamed: Vec<usize> = (0..16).filter(|&i| counters_of(&outcomes[i]).1.is_some()).collect();
+        assert_eq!(blamed, [5]);
+        assert!((0..16).filter(|&i| i != 5).all(|i| counters_of(&outcomes[i]) == (Ok(64), None)));
 
         // One that hangs under the profiler is stopped alone at the time limit, and blamed.
         fs::remove_file(&log).unwrap();
