@@ -52,8 +52,9 @@ pub enum CheckOutcome {
     OutsideTheTile {
         detail: String,
     },
-    /// A launch changed memory of the part's own that lasts to the next launch ([`LastingMemory`]):
-    /// `detail` says which launch and what it wrote.
+    /// A launch changed memory of the part's own that lasts to the next launch (its module's
+    /// variables, read before the first launch and after each): `detail` says which launch and
+    /// what it wrote.
     KeptMemory {
         detail: String,
     },
