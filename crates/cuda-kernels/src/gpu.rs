@@ -147,7 +147,7 @@ impl TextModule {
     }
 
     /// The bytes of its module-scope variable `name`, as the kernels launched so far left them.
-    fn bytes(&self, gpu: &Gpu, name: &str) -> Result<Vec<u8>, DriverError> {
+    pub fn bytes(&self, gpu: &Gpu, name: &str) -> Result<Vec<u8>, GpuError> {
         let global = self.module.get_global(name, gpu.stream())?;
         let mut bytes = vec![0u8; global.len()];
         gpu.stream().memcpy_dtoh(&global, &mut bytes)?;
@@ -164,8 +164,8 @@ impl TextModule {
         for name in written_globals::module_variables(&self.ptx).into_iter().filter(|name| !exempt.contains(name)) {
             match self.bytes(gpu, name) {
                 Ok(bytes) => variables.push((name.to_owned(), bytes)),
-                Err(error) if error == not_found => {}
-                Err(error) => return Err(error.into()),
+                Err(GpuError::Driver(error)) if error == not_found => {}
+                Err(error) => return Err(error),
             }
         }
         Ok(variables)

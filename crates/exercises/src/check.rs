@@ -216,9 +216,12 @@ impl<'m> LastingMemory<'m> {
 
     /// `Some(what was written)` if the launches so far changed any of it.
     fn changed(&self, gpu: &Gpu) -> Result<Option<String>, GpuError> {
-        let now = self.module.variables(gpu, &[crate::within::RECORD])?;
-        let mut changed = self.before.iter().zip(&now).filter(|(before, now)| before != now);
-        Ok(changed.next().map(|((name, _), _)| variable_named(name)))
+        for (name, before) in &self.before {
+            if self.module.bytes(gpu, name)? != *before {
+                return Ok(Some(variable_named(name)));
+            }
+        }
+        Ok(None)
     }
 }
 
