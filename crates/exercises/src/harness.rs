@@ -345,9 +345,11 @@ extern "C" __global__ void first_difference(const unsigned* got, const unsigned*
 /// kernel timed side by side is checked alike, so that each waits as long between launches.
 pub struct Verifier<'g> {
     gpu: &'g Gpu,
-    expectation: Expectation,
-    /// For words: the answer on the GPU and where the first difference is written.
-    on_gpu: Option<(CudaSlice<u32>, CudaSlice<u64>)>,
+    data: Arc<TimedData>,
+    tolerance: f64,
+    /// For words: the comparison kernel, the answer on the GPU and where the first difference is
+    /// written.
+    on_gpu: Option<(CudaFunction, CudaSlice<u32>, CudaSlice<u64>)>,
 }
 
 /// A [`Verifier`]'s CPU side, made before the GPU is needed: the timed data and, for words, the
@@ -371,20 +373,20 @@ impl Expectation {
 
     /// The verifier, its answer on the GPU where it compares there.
     pub fn upload(self, gpu: &Gpu) -> Result<Verifier<'_>, GpuError> {
-        let on_gpu = match (&self.first_difference, &self.data.expected) {
-            (Some(_), Expected::Words(words)) => Some((gpu.upload(words)?, gpu.upload(&[u64::MAX])?)),
+        let Expectation { data, tolerance, first_difference } = self;
+        let on_gpu = match (first_difference, &data.expected) {
+            (Some(function), Expected::Words(words)) => Some((function, gpu.upload(words)?, gpu.upload(&[u64::MAX])?)),
             _ => None,
         };
-        Ok(Verifier { gpu, expectation: self, on_gpu })
+        Ok(Verifier { gpu, data, tolerance, on_gpu })
     }
 }
 
 impl<'g> Verifier<'g> {
     /// `Err` says where the output of `run`'s last launch differs, or that it wrote past `out`.
     pub fn verify(&mut self, run: &Run) -> Result<Result<(), String>, GpuError> {
-        let Expectation { data, tolerance, first_difference } = &self.expectation;
-        match (first_difference, &mut self.on_gpu, &run.buffers) {
-            (Some(function), Some((want, first)), Buffers::Words { out, .. }) => {
+        match (&mut self.on_gpu, &run.buffers, &self.data.expected) {
+            (Some((function, want, first)), Buffers::Words { out, .. }, Expected::Words(host)) => {
                 self.gpu.stream().memcpy_htod(&[u64::MAX], first)?;
                 let (n, total) = (run.out_len as u64, (run.out_len + GUARD_WORDS) as u64);
                 let config = LaunchConfig { grid_dim: (1024, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
@@ -394,18 +396,18 @@ impl<'g> Verifier<'g> {
                 // u64*): `out` holds `total` words, `want` `n`, `first` one.
                 unsafe { launch.launch(config) }?;
                 let index = self.gpu.download(first)?[0];
-                let word = |words: &CudaSlice<u32>, i: u64| -> Result<u32, GpuError> {
-                    Ok(self.gpu.stream().clone_dtoh(&words.slice(i as usize..i as usize + 1))?[0])
-                };
                 Ok(match index {
                     u64::MAX => Ok(()),
-                    i if i < n => Err(format!("out[{i}] is {}, the CPU's answer is {}", word(out, i)?, word(want, i)?)),
+                    i if i < n => {
+                        let got = self.gpu.stream().clone_dtoh(&out.slice(i as usize..i as usize + 1))?[0];
+                        Err(format!("out[{i}] is {got}, the CPU's answer is {}", host[i as usize]))
+                    }
                     i => Err(past_the_end(run.out_len, (i - n) as usize)),
                 })
             }
-            (None, _, _) => Ok(run
-                .checked_output()?
-                .and_then(|output| compare_sample(&output, &data.expected, data.rows.as_deref(), *tolerance))),
+            (None, ..) => Ok(run.checked_output()?.and_then(|output| {
+                compare_sample(&output, &self.data.expected, self.data.rows.as_deref(), self.tolerance)
+            })),
             _ => unreachable!("a GEMM's answer is floats"),
         }
     }
