@@ -7,7 +7,7 @@ use std::{
     fs,
     path::Path,
     sync::{Arc, Mutex},
-    time::Instant,
+    time::Duration,
 };
 
 use cuda_kernels::{
@@ -507,8 +507,9 @@ pub fn profile_target<T: GpuTurn>(
 /// clock (boost, temperature) touches them alike; each gets the median of its rounds' medians.
 const ROUNDS: usize = 3;
 const PLAN: Plan = Plan { warmup: 2, reps: 7 };
-/// The GPU runs the reference for this long first, to leave its idle clocks.
-const WARM_UP_SECONDS: f64 = 0.2;
+/// The GPU runs the reference first until its time per launch is steady (the clocks have left
+/// idle), for at most this long: a GPU just busy with another check is steady within milliseconds.
+const WARM_UP_LIMIT: Duration = Duration::from_millis(200);
 
 /// Why timing stopped: the GPU failed, the submission's output at the timed size was wrong, or
 /// the reference's or the starter's was (not the submission's doing).
@@ -556,11 +557,8 @@ impl<'g> TimedRuns<'g> {
         mut verifier: Verifier<'_>,
         lasting: &LastingMemory<'_>,
     ) -> Result<[f64; 3], TimingError> {
-        let start = Instant::now();
-        while start.elapsed().as_secs_f64() < WARM_UP_SECONDS {
-            self.runs[1].launch()?;
-            gpu.synchronize()?;
-        }
+        let reference = &mut self.runs[1];
+        timing::warm_up(gpu, WARM_UP_LIMIT, || reference.launch())?;
         let one_launch = Plan { warmup: 0, reps: 1 };
         let mut medians = [(); 3].map(|()| Vec::with_capacity(ROUNDS));
         for round in 0..ROUNDS {
