@@ -5,13 +5,13 @@ use cudarc::{
         CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, DriverError,
         ValidAsZeroBits, sys,
     },
-    nvrtc::{CompileError, CompileOptions, compile_ptx_with_opts},
+    nvrtc::Ptx,
 };
 use serde::Serialize;
 use thiserror::Error;
 
 use crate::{
-    source,
+    compile, source,
     static_shared::{self, STATIC_SHARED_LIMIT_BYTES, TooMuchStaticShared},
     written_globals,
 };
@@ -274,38 +274,33 @@ impl Gpu {
         Ok(TextModule { module, name: display_name.to_owned(), ptx })
     }
 
+    /// A module from [`compile::ptx`]'s PTX of a text (compiled on any thread for this GPU's
+    /// [`GpuInfo::compute_capability`]), named `display_name` in messages.
+    pub fn module_from_ptx(&self, display_name: &str, ptx: String) -> Result<TextModule, GpuError> {
+        let module = self.load(display_name, &ptx)?;
+        Ok(TextModule { module, name: display_name.to_owned(), ptx })
+    }
+
     /// NVRTC for this GPU's architecture, loaded, and its PTX; `file` names the source in errors,
     /// `name` in messages.
     fn compile(&self, file: &str, name: &str, text: &str) -> Result<(Arc<CudaModule>, String), GpuError> {
-        let (major, minor) = self.info.compute_capability;
-        let arch = format!("compute_{major}{minor}");
-        let options = CompileOptions {
-            options: vec![format!("--gpu-architecture={arch}"), "-std=c++17".into(), "-lineinfo".into()],
-            name: Some(name.to_owned()),
-            ..Default::default()
-        };
-        let ptx = compile_ptx_with_opts(text, options).map_err(|e| GpuError::Compile {
-            file: file.to_owned(),
-            arch: self.info.arch(),
-            log: match e {
-                CompileError::CompileError { log, .. } => log.to_string_lossy().into_owned(),
-                other => other.to_string(),
-            },
-        })?;
-        let source = ptx.to_src();
-        let declared_bytes = static_shared::declared_bytes(&source);
-        let module =
-            self.context.load_module(ptx).map_err(|error| match declared_bytes > STATIC_SHARED_LIMIT_BYTES {
-                true => GpuError::TooMuchStaticShared {
-                    file: file.to_owned(),
-                    over: TooMuchStaticShared {
-                        declared_bytes,
-                        dynamic_limit_bytes: self.info.shared_bytes_per_block_optin.into(),
-                    },
+        let ptx = compile::ptx(self.info.compute_capability, file, name, text)?;
+        Ok((self.load(file, &ptx)?, ptx))
+    }
+
+    /// `ptx` loaded; `file` names its source in errors.
+    fn load(&self, file: &str, ptx: &str) -> Result<Arc<CudaModule>, GpuError> {
+        let declared_bytes = static_shared::declared_bytes(ptx);
+        self.context.load_module(Ptx::from_src(ptx)).map_err(|error| match declared_bytes > STATIC_SHARED_LIMIT_BYTES {
+            true => GpuError::TooMuchStaticShared {
+                file: file.to_owned(),
+                over: TooMuchStaticShared {
+                    declared_bytes,
+                    dynamic_limit_bytes: self.info.shared_bytes_per_block_optin.into(),
                 },
-                false => error.into(),
-            })?;
-        Ok((module, source))
+            },
+            false => error.into(),
+        })
     }
 
     pub fn upload<T: DeviceRepr>(&self, data: &[T]) -> Result<CudaSlice<T>, GpuError> {

@@ -6,6 +6,7 @@
 //!
 //! - [`Gpu`]: the device, its properties, kernels compiled from `kernels/*.cu` with NVRTC for
 //!   the device's own architecture, launch and copy helpers.
+//! - [`compile`]: NVRTC's PTX of a text, on any thread, the last few a process compiled kept.
 //! - [`timing`]: CUDA-event timing with warm-up, repetitions, median and spread.
 //! - [`ncu`]: runs a program under Nsight Compute and reads the exact shared-memory counters.
 //! - [`source`]: finds kernel sources on disk (so edits take effect at once), or embedded.
@@ -18,6 +19,7 @@
 //! - [`half`]: bf16 and fp16 on the host (the `half` crate, as cudarc moves them).
 
 pub mod blas;
+pub mod compile;
 pub mod fft;
 mod gpu;
 pub mod kernel_names;
