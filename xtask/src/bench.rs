@@ -44,8 +44,8 @@ pub struct BenchArgs {
     /// `--grading-jobs` on each GPU.
     #[arg(long, value_name = "LIST", num_args = 1..)]
     grading_gpus: Vec<GpuList>,
-    /// Correct submissions each GPU profiles together (`cargo xtask grade --profile-batch`)
-    /// [default: grade's, 16 for each GPU graded on]
+    /// The most correct submissions one profile holds (`cargo xtask grade --profile-batch`)
+    /// [default: grade's]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     grading_profile_batch: Option<u16>,
 }
@@ -255,18 +255,12 @@ fn render_grading(report: &mut Report, grading: &GradingBench, on_gpu: &str) {
          submission by submission. Each spread of checks side by side grades the first half of the \
          class too: the difference is what each submission adds once grading is under way, and the \
          rest of the run's time is paid once whatever the class's size (starting the first checks, \
-         the last profile). {} Sandbox: {}.",
+         the last profile). Each GPU profiles beside its checks what was checked while its last \
+         profile ran, up to {} at a time. Sandbox: {}.",
         grading.class_size,
         grading.exercise,
         grading.runs.first().map_or(0, |run| run.submissions),
-        match grading.profile_batch {
-            Some(batch) => format!("Each GPU profiles {batch} correct submissions at a time."),
-            None => format!(
-                "Each GPU profiles {} correct submissions at a time for each GPU of the run (the GPUs share \
-                 Nsight Compute's starts).",
-                exercises::grading::PROFILE_BATCH
-            ),
-        },
+        grading.profile_batch.map_or(exercises::grading::PROFILE_BATCH, usize::from),
         grading.sandbox,
     ));
     let one_at_a_time = grading.runs.first().map(GradingRun::per_minute);

@@ -105,11 +105,12 @@ pub struct GradeArgs {
     /// The GPUs to grade on, e.g. `0,1,2,3`: `--jobs` workers on each (default: the first GPU).
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub gpus: Vec<u32>,
-    /// Correct submissions each GPU profiles together: one start of Nsight Compute for them all.
-    /// More is faster; a row then waits for up to this many checks before it is written. The GPUs
-    /// of a host share those starts [default: 16 for each GPU graded on]
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
-    pub profile_batch: Option<u16>,
+    /// The most correct submissions one profile holds. Each GPU profiles beside its checks what
+    /// was checked while its last profile ran (one start of Nsight Compute for them all), up to
+    /// this many at a time.
+    #[arg(long, default_value_t = grading::PROFILE_BATCH as u16, value_name = "N",
+          value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub profile_batch: u16,
 }
 
 /// The hidden commands that check one file in a process of their own: their arguments, read by
@@ -426,10 +427,7 @@ pub fn grade(args: &GradeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> 
         grading::Destination { dir: &out_dir, shard: args.shard, class },
         &checks,
         &progress,
-        Pace {
-            workers: usize::from(args.jobs) * devices.len(),
-            profile_batch: args.profile_batch.map_or(grading::profile_batch_for(devices.len()), usize::from),
-        },
+        Pace { workers: usize::from(args.jobs) * devices.len(), profile_batch: args.profile_batch.into() },
     )
     .with_context(|| format!("cannot write the grades in {}", out_dir.display()))?;
     bar.finish_and_clear();
@@ -499,8 +497,8 @@ impl grading::Checks for ClassChecks<'_> {
         }
     }
 
-    fn profile(&self, checked: &mut [grading::Checked<'_>], worker: usize) {
-        self.checkers[self.gpu_of(worker)].profile(self.exercise, checked);
+    fn profile(&self, checked: &mut [grading::Checked<'_>], gpu: usize) {
+        self.checkers[gpu].profile(self.exercise, checked);
     }
 
     fn gpu_of(&self, worker: usize) -> usize {

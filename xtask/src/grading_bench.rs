@@ -103,8 +103,8 @@ pub struct GradingBench {
 }
 
 /// Grades a class of `class_size` generated submissions to `exercise` once for each of `spreads`,
-/// each run into a fresh folder so that none resumes another's grades; each GPU profiles
-/// `profile_batch` correct submissions at a time.
+/// each run into a fresh folder so that none resumes another's grades; a profile holds at most
+/// `profile_batch` correct submissions (grade's default where `None`).
 pub fn measure(
     exercise: &str,
     class_size: usize,
@@ -184,7 +184,7 @@ fn grade_quietly(
         no_gpu: false,
         jobs: spread.jobs,
         gpus: spread.gpus.clone(),
-        profile_batch,
+        profile_batch: profile_batch.unwrap_or(exercises::grading::PROFILE_BATCH as u16),
     };
     grade(&args, &mut io::sink()).map(drop)
 }

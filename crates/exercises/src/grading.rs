@@ -6,7 +6,7 @@ use std::{
     fs,
     io::{self, Write},
     path::{Path, PathBuf},
-    sync::Mutex,
+    sync::{Condvar, Mutex},
     time::Duration,
 };
 
@@ -695,37 +695,28 @@ struct Pending {
 pub trait Checks: Sync {
     /// Checks one file: everything but its counters.
     fn check(&self, file: &LearnerFile, shown: &str, worker: usize) -> CheckOutcome;
-    /// Fills in the counters of `checked` (see [`Checker::profile`]), several at once.
-    fn profile(&self, checked: &mut [Checked<'_>], worker: usize);
-    /// The GPU (0, 1, ...) that `worker` checks and profiles on: its workers share one queue of
-    /// outcomes waiting for a profile.
+    /// Fills in the counters of `checked`, checked on `gpu` (see [`Checker::profile`]), several at once.
+    fn profile(&self, checked: &mut [Checked<'_>], gpu: usize);
+    /// The GPU (0, 1, ...) that `worker` checks on; its correct outcomes are profiled there.
     fn gpu_of(&self, worker: usize) -> usize;
 }
 
-/// Correct outcomes a GPU's workers gather to profile together by default, for each GPU graded
-/// on: one set-up of Nsight Compute (most of a profile's time) for them all, while their rows wait
-/// at most this many checks. Sixteen graded 14% faster than eight on H100s, one or two; 32 was no
-/// faster than 16 on one GPU. But the GPUs of a host share Nsight Compute's set-ups: on four
-/// H200s, 64 each graded 256 submissions in 34.2 and 32.6 s, 16 each in 45.3 and 42.0 s (on one,
-/// 78.8 and 78.3 s), so with more GPUs each profiles more at a time.
-pub const PROFILE_BATCH: usize = 16;
+/// The most correct outcomes one profile holds by default. A profile costs about the same for 1
+/// as for 64 (Nsight Compute's start and set-up), and holds what was checked while the one before
+/// ran: a cap bounds what waits for it, and what a failing profile redoes in halves.
+pub const PROFILE_BATCH: usize = 64;
 
-/// The default [`Pace::profile_batch`] for `gpus` GPUs: [`PROFILE_BATCH`] for each.
-pub fn profile_batch_for(gpus: usize) -> usize {
-    PROFILE_BATCH * gpus.max(1)
-}
-
-/// How many checks [`grade`] runs at once, and how many correct outcomes each GPU profiles at once.
+/// How many checks [`grade`] runs at once, and how many correct outcomes a profile holds at most.
 #[derive(Clone, Copy, Debug)]
 pub struct Pace {
     /// Workers checking side by side, over all GPUs.
     pub workers: usize,
-    /// Correct outcomes a GPU's workers gather for one profile (at least 1).
+    /// The most correct outcomes one profile holds (at least 1).
     pub profile_batch: usize,
 }
 
 impl Pace {
-    /// `workers` side by side, profiling [`PROFILE_BATCH`] at a time.
+    /// `workers` side by side, up to [`PROFILE_BATCH`] to a profile.
     pub fn new(workers: usize) -> Pace {
         Pace { workers, profile_batch: PROFILE_BATCH }
     }
@@ -734,18 +725,18 @@ impl Pace {
 /// A checked submission waiting for its counters, then for its row to be written.
 type Outcome = (Pending, CheckOutcome);
 
-/// Each GPU's correct outcomes waiting for a profile. The GPU's workers fill one batch together,
-/// and the worker whose check fills it profiles it while the others go on checking, so profiles
-/// are spread over the run rather than left to its end, and a batch is whole however many
-/// workers share the GPU.
+/// Each GPU's correct outcomes waiting for a profile. Each GPU has a profiler of its own beside
+/// its checking workers, which profiles whatever is waiting as soon as it is free: the checks
+/// never wait for a profile, and when they end, what is left is at most what was checked during
+/// the last profile.
 struct ProfileQueues {
-    gpus: Vec<Mutex<ProfileQueue>>,
+    gpus: Vec<(Mutex<ProfileQueue>, Condvar)>,
     batch: usize,
 }
 
 struct ProfileQueue {
     waiting: Vec<Outcome>,
-    /// Workers of this GPU still checking: the last to stop profiles what is left.
+    /// Workers of this GPU still checking: its profiler stops once none is and nothing waits.
     checking: usize,
 }
 
@@ -757,32 +748,44 @@ impl ProfileQueues {
             checking.resize(checking.len().max(gpu + 1), 0);
             checking[gpu] += 1;
         }
-        let queue = |checking| Mutex::new(ProfileQueue { waiting: Vec::new(), checking });
+        let queue = |checking| (Mutex::new(ProfileQueue { waiting: Vec::new(), checking }), Condvar::new());
         ProfileQueues { gpus: checking.into_iter().map(queue).collect(), batch: pace.profile_batch.max(1) }
     }
 
-    fn lock(&self, gpu: usize) -> std::sync::MutexGuard<'_, ProfileQueue> {
-        self.gpus[gpu].lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    /// How many GPUs the workers check on.
+    fn len(&self) -> usize {
+        self.gpus.len()
     }
 
-    /// Adds a correct outcome checked on `gpu`; a whole batch to profile, once there is one.
-    fn add(&self, gpu: usize, outcome: Outcome) -> Vec<Outcome> {
-        let mut queue = self.lock(gpu);
+    /// `gpu`'s queue, locked, and the condition its profiler waits on.
+    fn lock(&self, gpu: usize) -> (std::sync::MutexGuard<'_, ProfileQueue>, &Condvar) {
+        let (queue, changed) = &self.gpus[gpu];
+        (queue.lock().unwrap_or_else(|poisoned| poisoned.into_inner()), changed)
+    }
+
+    /// Adds a correct outcome checked on `gpu`, for its profiler.
+    fn add(&self, gpu: usize, outcome: Outcome) {
+        let (mut queue, changed) = self.lock(gpu);
         queue.waiting.push(outcome);
-        match queue.waiting.len() >= self.batch {
-            true => std::mem::take(&mut queue.waiting),
-            false => Vec::new(),
-        }
+        changed.notify_one();
     }
 
-    /// A worker of `gpu` has checked its last file: if it is the last of them, what is left.
-    fn stop(&self, gpu: usize) -> Vec<Outcome> {
-        let mut queue = self.lock(gpu);
+    /// A worker of `gpu` has checked its last file.
+    fn stop(&self, gpu: usize) {
+        let (mut queue, changed) = self.lock(gpu);
         queue.checking -= 1;
-        match queue.checking {
-            0 => std::mem::take(&mut queue.waiting),
-            _ => Vec::new(),
+        changed.notify_one();
+    }
+
+    /// The next profile of `gpu`: what waits (up to the batch), once anything does; empty once
+    /// its workers have stopped and nothing is left.
+    fn next(&self, gpu: usize) -> Vec<Outcome> {
+        let (mut queue, changed) = self.lock(gpu);
+        while queue.waiting.is_empty() && queue.checking > 0 {
+            queue = changed.wait(queue).unwrap_or_else(|poisoned| poisoned.into_inner());
         }
+        let take = queue.waiting.len().min(self.batch);
+        queue.waiting.drain(..take).collect()
     }
 }
 
@@ -799,8 +802,8 @@ pub struct Destination<'a> {
 /// validated, then checked by `checks` unless an earlier run in `out_dir` graded the same file;
 /// the reports are rewritten after every row, so an interrupted run keeps what it finished.
 /// `pace.workers` check at once (each takes its GPU in turn, see [`Checker::gpu_lock`]); the
-/// correct submissions of a GPU are profiled `pace.profile_batch` at a time (see `ProfileQueues`),
-/// and a row is written once its counters are in. The rows come out in the
+/// correct submissions of a GPU are profiled beside its checks, up to `pace.profile_batch` at a
+/// time (see `ProfileQueues`), and a row is written once its counters are in. The rows come out in the
 /// entries' order whatever order the checks end in.
 /// `progress(name, index, total)` is told before each check.
 pub fn grade(
@@ -855,36 +858,45 @@ pub fn grade(
     let profiles = ProfileQueues::new(checks, pace);
     std::thread::scope(|scope| -> io::Result<()> {
         let (send, receive) = std::sync::mpsc::channel();
+        for gpu in 0..profiles.len() {
+            let (send, profiles) = (send.clone(), &profiles);
+            scope.spawn(move || {
+                loop {
+                    let mut batch = profiles.next(gpu);
+                    if batch.is_empty() {
+                        return;
+                    }
+                    let mut checked: Vec<Checked<'_>> =
+                        batch.iter_mut().map(|(pending, outcome)| (&pending.file, outcome)).collect();
+                    checks.profile(&mut checked, gpu);
+                    for (pending, outcome) in batch {
+                        // Nobody reads the rows any more: the run is ending.
+                        if send.send((pending.index, pending.row, outcome)).is_err() {
+                            return;
+                        }
+                    }
+                }
+            });
+        }
         for worker in 0..pace.workers {
             let (send, queue, profiles) = (send.clone(), &queue, &profiles);
             let gpu = checks.gpu_of(worker);
-            let profile = move |mut batch: Vec<Outcome>| {
-                if !batch.is_empty() {
-                    let mut checked: Vec<Checked<'_>> =
-                        batch.iter_mut().map(|(pending, outcome)| (&pending.file, outcome)).collect();
-                    checks.profile(&mut checked, worker);
-                }
-                batch
-            };
-            // False once nobody reads the rows.
-            let send_rows = move |batch: Vec<Outcome>| {
-                batch.into_iter().all(|(pending, outcome)| send.send((pending.index, pending.row, outcome)).is_ok())
-            };
             scope.spawn(move || {
                 loop {
                     // (Not `while let`: the queue's lock would be held through the check.)
                     let next = queue.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).next();
                     let Some(pending) = next else { break };
                     progress(&pending.row.submission, pending.index, total);
-                    let rows = match checks.check(&pending.file, &pending.shown, worker) {
-                        outcome @ CheckOutcome::Correct(_) => profile(profiles.add(gpu, (pending, outcome))),
-                        outcome => vec![(pending, outcome)],
-                    };
-                    if !send_rows(rows) {
-                        return;
+                    match checks.check(&pending.file, &pending.shown, worker) {
+                        outcome @ CheckOutcome::Correct(_) => profiles.add(gpu, (pending, outcome)),
+                        outcome => {
+                            if send.send((pending.index, pending.row, outcome)).is_err() {
+                                break;
+                            }
+                        }
                     }
                 }
-                send_rows(profile(profiles.stop(gpu)));
+                profiles.stop(gpu);
             });
         }
         drop(send);
@@ -1358,18 +1370,22 @@ mod tests {
     }
 
     #[test]
-    fn each_gpu_profiles_its_correct_submissions_in_whole_batches_as_they_fill() {
+    fn each_gpu_profiles_its_correct_submissions_beside_its_checks_which_never_wait() {
         const GPUS: usize = 2;
-        /// Two GPUs with two workers each: what each GPU checked correct, and its profiles.
-        struct Batches {
+        /// Two GPUs with two workers each: what each GPU checked correct, its profiles, and which
+        /// threads checked and profiled.
+        struct Profiles {
             correct: [AtomicUsize; GPUS],
             sizes: Mutex<Vec<(usize, usize)>>,
             /// Checks started on each GPU when each profile began.
             started: [AtomicUsize; GPUS],
             profiled_while_checking: AtomicUsize,
+            checking_threads: Mutex<std::collections::HashSet<std::thread::ThreadId>>,
+            profiling_threads: Mutex<std::collections::HashSet<std::thread::ThreadId>>,
         }
-        impl Checks for Batches {
+        impl Checks for Profiles {
             fn check(&self, _: &LearnerFile, shown: &str, worker: usize) -> CheckOutcome {
+                self.checking_threads.lock().unwrap().insert(std::thread::current().id());
                 self.started[self.gpu_of(worker)].fetch_add(1, Ordering::SeqCst);
                 std::thread::sleep(Duration::from_millis(5));
                 match shown.starts_with('x') {
@@ -1380,11 +1396,14 @@ mod tests {
                     }
                 }
             }
-            fn profile(&self, checked: &mut [Checked<'_>], worker: usize) {
-                self.sizes.lock().unwrap().push((self.gpu_of(worker), checked.len()));
+            fn profile(&self, checked: &mut [Checked<'_>], gpu: usize) {
+                self.profiling_threads.lock().unwrap().insert(std::thread::current().id());
+                self.sizes.lock().unwrap().push((gpu, checked.len()));
                 if self.started.iter().map(|n| n.load(Ordering::SeqCst)).sum::<usize>() < 43 {
                     self.profiled_while_checking.fetch_add(1, Ordering::SeqCst);
                 }
+                // A profile takes as long as several checks.
+                std::thread::sleep(Duration::from_millis(20));
                 for (_, outcome) in checked.iter_mut() {
                     assert!(matches!(outcome, CheckOutcome::Correct(_)), "only correct outcomes wait for a profile");
                     set_counters(outcome, measured(2, 1, 1.0).counters, None);
@@ -1401,32 +1420,36 @@ mod tests {
                 .unwrap();
         }
         let entries = scan(setup.submissions.path(), "exercise.cu").unwrap();
-        let batches = Batches {
+        let profiles = Profiles {
             correct: Default::default(),
             sizes: Mutex::new(Vec::new()),
             started: Default::default(),
             profiled_while_checking: AtomicUsize::new(0),
+            checking_threads: Mutex::default(),
+            profiling_threads: Mutex::default(),
         };
-        // Not the default batch, so that the one given is the one kept.
+        // Not the default cap, so that the one given is the one kept.
         let pace = Pace { workers: 4, profile_batch: 5 };
         let graded = setup.grade_into(
             &entries,
             Destination { dir: setup.out.path(), shard: None, class: ClassPrint::of(&entries) },
-            &batches,
+            &profiles,
             pace,
         );
-        let sizes = batches.sizes.into_inner().unwrap();
+        let sizes = profiles.sizes.into_inner().unwrap();
         for gpu in 0..GPUS {
             let profiled: Vec<usize> = sizes.iter().filter(|(g, _)| *g == gpu).map(|(_, n)| *n).collect();
-            let correct = batches.correct[gpu].load(Ordering::SeqCst);
+            let correct = profiles.correct[gpu].load(Ordering::SeqCst);
             assert_eq!(profiled.iter().sum::<usize>(), correct, "GPU {gpu} profiles what it checked: {sizes:?}");
-            assert!(
-                profiled.iter().filter(|&&n| n != pace.profile_batch).count() <= 1,
-                "whole batches but the last, whichever of its two workers checked them: {sizes:?}"
-            );
+            assert!(profiled.iter().all(|&n| n <= pace.profile_batch), "at most the cap to a profile: {sizes:?}");
+            assert!(profiled.iter().any(|&n| n > 1), "a profile holds what came while the last ran: {sizes:?}");
         }
-        assert!(batches.correct.iter().all(|n| n.load(Ordering::SeqCst) > 0), "both GPUs checked");
-        assert!(batches.profiled_while_checking.into_inner() > 0, "profiles go on beside the checks: {sizes:?}");
+        assert!(profiles.correct.iter().all(|n| n.load(Ordering::SeqCst) > 0), "both GPUs checked");
+        assert!(profiles.profiled_while_checking.into_inner() > 0, "profiles go on beside the checks: {sizes:?}");
+        let (checking, profiling) =
+            (profiles.checking_threads.into_inner().unwrap(), profiles.profiling_threads.into_inner().unwrap());
+        assert!(checking.is_disjoint(&profiling), "no worker waits for a profile");
+        assert_eq!(profiling.len(), GPUS, "one profiler for each GPU");
         for row in &graded.rows {
             match row.submission.as_str() {
                 name if name.starts_with("invalid") => assert_eq!(row.score(), None),
