@@ -4,6 +4,7 @@
 //! that crashes or never ends takes nothing else with it.
 
 use std::{
+    borrow::Cow,
     fs,
     path::Path,
     sync::{Arc, Mutex},
@@ -11,7 +12,7 @@ use std::{
 };
 
 use cuda_kernels::{
-    CudaFunction, Gpu, GpuError, TextModule,
+    CudaFunction, Gpu, GpuError, TextModule, compile,
     ncu::{self, Ncu, SelfCommand, SharedCounters, SharedFamily},
     source,
     timing::{self, Plan},
@@ -233,15 +234,31 @@ fn compile_submission(
     file: &LearnerFile,
     record: bool,
 ) -> Result<TextModule, GpuError> {
-    match &exercise.within {
-        None => compile_text(gpu, PROGRAM_NAME, &file.text),
-        Some(within) => compile_text(gpu, PROGRAM_NAME, &within.wrap(file, record)),
-    }
+    gpu.module_from_ptx(PROGRAM_NAME, submission_ptx(gpu.info().compute_capability, exercise, file, record)?)
 }
 
-/// `text` compiled from memory: the course's headers inlined by bare name, and the result refused
-/// if any `#include` is left, so NVRTC never opens a file.
+/// The PTX [`compile_submission`] loads, compiled on any thread for GPUs of `compute_capability`.
+fn submission_ptx(
+    compute_capability: (i32, i32),
+    exercise: &Exercise,
+    file: &LearnerFile,
+    record: bool,
+) -> Result<String, GpuError> {
+    let text = match &exercise.within {
+        None => Cow::Borrowed(&file.text),
+        Some(within) => Cow::Owned(within.wrap(file, record)),
+    };
+    compile::ptx(compute_capability, PROGRAM_NAME, PROGRAM_NAME, &expanded_text(PROGRAM_NAME, &text)?)
+}
+
+/// `text` compiled from memory (see [`expanded_text`]).
 fn compile_text(gpu: &Gpu, shown: &str, text: &str) -> Result<TextModule, GpuError> {
+    gpu.module_from_text(shown, &expanded_text(shown, text)?)
+}
+
+/// `text` with the course's headers inlined by bare name, refused if any `#include` is left, so
+/// that NVRTC never opens a file.
+fn expanded_text(shown: &str, text: &str) -> Result<String, GpuError> {
     if let Some(line) = crate::tokens::include_not_a_directive(text, 1) {
         return Err(GpuError::MissingSource(
             format!("line {line}"),
@@ -253,7 +270,7 @@ fn compile_text(gpu: &Gpu, shown: &str, text: &str) -> Result<TextModule, GpuErr
     if let Some(line) = crate::tokens::include_left(&expanded) {
         return Err(GpuError::MissingSource(line, format!("in {shown}: only the course's headers are inlined")));
     }
-    gpu.module_from_text(shown, &expanded)
+    Ok(expanded)
 }
 
 /// Checks `file` (shown as `shown` in messages): correct on every input, then timed beside the
@@ -468,9 +485,10 @@ pub fn profile_target<T: GpuTurn>(
     let mut functions =
         vec![compile_file(&gpu, manifest, &exercise.solution, &exercise.entry).map_err(|e| e.to_string())?];
     if launches == Launches::All {
-        for file in files {
+        let capability = gpu.info().compute_capability;
+        for ptx in on_threads(files, |file| submission_ptx(capability, exercise, file, false)) {
             functions.push(
-                compile_submission(&gpu, exercise, file, false)
+                ptx.and_then(|ptx| gpu.module_from_ptx(PROGRAM_NAME, ptx))
                     .and_then(|module| module.function(&exercise.entry))
                     .map_err(|e| e.to_string())?,
             );
@@ -501,6 +519,21 @@ pub fn profile_target<T: GpuTurn>(
     turns.gpu.end();
     turns.profiler.end();
     Ok(())
+}
+
+/// `f` of each of `items`, in their order, on as many threads as the machine has CPUs (NVRTC
+/// compiles one text on one thread: a profile of 64 submissions compiles them all).
+fn on_threads<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let part = items.len().div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        let parts: Vec<_> =
+            items.chunks(part).map(|items| scope.spawn(|| items.iter().map(&f).collect::<Vec<R>>())).collect();
+        parts
+            .into_iter()
+            .flat_map(|part| part.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+            .collect()
+    })
 }
 
 /// Rounds of timing, each timing the three kernels one after the other, so that a drift of the
@@ -597,6 +630,13 @@ impl<'g> TimedRuns<'g> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn work_on_threads_comes_back_in_order() {
+        let items: Vec<usize> = (0..1000).collect();
+        assert_eq!(on_threads(&items, |i| i * 2), items.iter().map(|i| i * 2).collect::<Vec<_>>());
+        assert!(on_threads(&[] as &[usize], |i| *i).is_empty());
+    }
 
     #[test]
     fn a_variable_the_compiled_code_writes_is_named_as_the_learner_wrote_it() {
