@@ -395,21 +395,18 @@ pub fn grade(args: &GradeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> 
         // Each check sees its GPU alone, the first where no --gpus are named.
         let visible = std::env::var("CUDA_VISIBLE_DEVICES").ok();
         checker.device = Some(grading::visible_device(device.unwrap_or(0), visible.as_deref()).map_err(BadInput)?);
-        if args.jobs > 1 || device.is_some() {
-            fs::create_dir_all(&out_dir)?;
-            let lock = out_dir.join(match device {
-                Some(d) => format!(".gpu-{d}-lock"),
-                None => ".gpu-lock".to_owned(),
-            });
-            for file in [&lock, &protocol::profiler_lock(&lock)] {
-                fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(file)
-                    .context("cannot make the GPU's lock files")?;
-            }
-            checker.gpu_lock = Some((lock, Duration::from_secs(args.time_limit * u64::from(args.jobs))));
+        // A lock even for one check at a time: the GPU's profiler runs beside its checks.
+        fs::create_dir_all(&out_dir)?;
+        let lock = out_dir.join(match device {
+            Some(d) => format!(".gpu-{d}-lock"),
+            None => ".gpu-lock".to_owned(),
+        });
+        for file in [&lock, &protocol::profiler_lock(&lock)] {
+            fs::OpenOptions::new().create(true).append(true).open(file).context("cannot make the GPU's lock files")?;
         }
+        // Its checks and its profiler may each hold it for up to the time limit.
+        let holders = u64::from(args.jobs) + 1;
+        checker.gpu_lock = Some((lock, Duration::from_secs(args.time_limit * holders)));
         checkers.push(checker);
     }
     let checks = ClassChecks { exercise, checkers, gpu: gpu.clone().map(drop), checked: AtomicUsize::new(0) };

@@ -68,26 +68,14 @@ const WARM_UP_WINDOW_MS: f64 = 2.0;
 const STEADY_WINDOWS: usize = 3;
 const STEADY_SPREAD: f64 = 0.02;
 
-/// What [`warm_up`] did.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct WarmUp {
-    pub launches: usize,
-    /// Whether the time per launch became steady before the limit.
-    pub steady: bool,
-}
-
 /// Launches `launch` until its time per launch is steady, the same within 2% over three windows
 /// of at least 2 ms each, or until `limit` has passed: a GPU leaving its idle clocks runs the
 /// same work faster from one window to the next, while a GPU that was just busy is steady at once
 /// (about 6 ms instead of the whole limit).
-pub fn warm_up(
-    gpu: &Gpu,
-    limit: Duration,
-    mut launch: impl FnMut() -> Result<(), GpuError>,
-) -> Result<WarmUp, GpuError> {
+pub fn warm_up(gpu: &Gpu, limit: Duration, mut launch: impl FnMut() -> Result<(), GpuError>) -> Result<(), GpuError> {
     let started = Instant::now();
     let (start, end) = (gpu.timing_event()?, gpu.timing_event()?);
-    let (mut windows, mut launches, mut batch) = (Vec::<f64>::new(), 0, 1);
+    let (mut windows, mut batch) = (Vec::<f64>::new(), 1);
     loop {
         start.record(gpu.stream()).map_err(GpuError::from)?;
         for _ in 0..batch {
@@ -95,11 +83,9 @@ pub fn warm_up(
         }
         end.record(gpu.stream()).map_err(GpuError::from)?;
         let per_launch = start.elapsed_ms(&end).map_err(GpuError::from)? as f64 / batch as f64;
-        launches += batch;
         windows.push(per_launch);
-        let steady = is_steady(&windows);
-        if steady || started.elapsed() >= limit {
-            return Ok(WarmUp { launches, steady });
+        if is_steady(&windows) || started.elapsed() >= limit {
+            return Ok(());
         }
         // Enough launches for the next window to last the window's time (per_launch can read 0
         // for a launch shorter than the events' resolution).
