@@ -155,7 +155,7 @@ fn a_launch_that_writes_lasting_memory_is_caught_however_the_address_was_made() 
     let turn = exercises::supervise::LockTurn::new(None, marker.path().join("turn"));
     for (table, inside, written) in [
         ("constexpr unsigned calls[1] = {0u};", "", "`calls`"),
-        ("", "static constexpr unsigned calls[1] = {0u};", "a function's `static` variable"),
+        ("", "static constexpr unsigned calls[1] = {0u};", "`calls`, a `static` variable of `column_at`"),
         ("__constant__ const unsigned calls[1] = {0u};", "", "`calls`"),
     ] {
         let attack = format!("{table}\n{function}\n    {inside}\n    {rebuilt}");

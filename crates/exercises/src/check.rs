@@ -192,13 +192,63 @@ fn lasting(variable: &str) -> String {
 /// What to do instead of keeping values in memory that lasts.
 pub const KEEP_IN_LOCALS: &str = "keep values in locals, tables in `__constant__ const` memory";
 
-/// A module-scope variable as the learner wrote it.
+/// A module-scope variable as the learner wrote it, from its name in the PTX: C++ names come
+/// mangled there (NVRTC 13.0: `_ZZ9column_atjjE5calls` for a `static` in `column_at`,
+/// `_ZN6tables4hitsE` for `tables::hits`).
 fn variable_named(variable: &str) -> String {
-    match variable {
-        name if written_globals::compilers_string(name) => "a string literal".to_owned(),
-        name if name.starts_with("_Z") => "a function's `static` variable".to_owned(),
-        name => format!("`{name}`"),
+    if written_globals::compilers_string(variable) {
+        return "a string literal".to_owned();
     }
+    if let Some(local) = variable.strip_prefix("_ZZ") {
+        let function = length_prefixed(local).map(|(name, _)| name.trim_start_matches(crate::within::RENAMED));
+        return match (local_entity(local), function) {
+            (Some(name), Some(function)) => format!("`{name}`, a `static` variable of `{function}`"),
+            (Some(name), None) => format!("`{name}`, a function's `static` variable"),
+            (None, _) => "a function's `static` variable".to_owned(),
+        };
+    }
+    if let Some(parts) = variable.strip_prefix("_ZN").and_then(|nested| nested.strip_suffix('E')).and_then(names) {
+        // An unnamed namespace's variable is nested in two names of NVRTC's own.
+        let written: Vec<&str> = parts
+            .into_iter()
+            .filter(|part| !part.starts_with("_INTERNAL_") && !part.starts_with("_GLOBAL__N"))
+            .collect();
+        return format!("`{}`", written.join("::"));
+    }
+    match variable.starts_with("_Z") {
+        true => format!("a variable the compiler names `{variable}`"),
+        false => format!("`{variable}`"),
+    }
+}
+
+/// A mangled name's `<length><name>` at the start of `text`, and what follows it.
+fn length_prefixed(text: &str) -> Option<(&str, &str)> {
+    let digits = text.len() - text.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    let length: usize = text.get(..digits)?.parse().ok()?;
+    let rest = &text[digits..];
+    Some((rest.get(..length)?, rest.get(length..)?))
+}
+
+/// `text` made only of `<length><name>`s: the names.
+fn names(mut text: &str) -> Option<Vec<&str>> {
+    let mut parts = Vec::new();
+    while !text.is_empty() {
+        let (name, rest) = length_prefixed(text)?;
+        parts.push(name);
+        text = rest;
+    }
+    Some(parts)
+}
+
+/// The name of a function's local entity, `_ZZ<function>E<length><name>[_<n>]` without its `_ZZ`:
+/// the last `E` after which the rest reads whole.
+fn local_entity(local: &str) -> Option<&str> {
+    local.match_indices('E').rev().find_map(|(at, _)| {
+        let (name, rest) = length_prefixed(&local[at + 1..])?;
+        let discriminator = rest.strip_prefix('_').map(|d| d.trim_matches('_'));
+        (rest.is_empty() || discriminator.is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit())))
+            .then_some(name)
+    })
 }
 
 /// A module's lasting memory (its module-scope variables but the grader's record) as it was
@@ -643,7 +693,19 @@ mod tests {
         let messages = diagnostics::errors(&lasting("seen"), PROGRAM_NAME, "mine.cu");
         assert_eq!(messages.len(), 1);
         assert!(messages[0].starts_with("mine.cu: the compiled code writes `seen`, which lasts from one launch"));
-        assert!(lasting("_ZZ13bcm_part_slotjjE1n").contains("writes a function's `static` variable"));
+        // As NVRTC 13.0 names them.
+        assert!(lasting("_ZZ13bcm_part_slotjjE1n").contains("writes `n`, a `static` variable of `slot`,"));
+        assert_eq!(variable_named("_ZZ9column_atjjE5calls"), "`calls`, a `static` variable of `column_at`");
+        assert_eq!(variable_named("_ZZ4slotILi3EEjjE4seen"), "`seen`, a `static` variable of `slot`");
+        assert_eq!(variable_named("_ZZ4mainE5tEble_0"), "`tEble`, a `static` variable of `main`");
+        assert_eq!(variable_named("_ZZN1a1bEvE1c"), "`c`, a function's `static` variable");
+        assert_eq!(variable_named("_ZN6tables4hitsE"), "`tables::hits`");
+        let unnamed =
+            "_ZN44_INTERNAL_00000000_13_submission_cu_row_sums46_GLOBAL__N__00000000_13_submission_cu_row_sums6hiddenE";
+        assert_eq!(variable_named(unnamed), "`hidden`");
+        assert_eq!(variable_named("_ZN5tableIiE4dataE"), "a variable the compiler names `_ZN5tableIiE4dataE`");
+        assert_eq!(variable_named("_ZZ99xE"), "a function's `static` variable");
+        assert_eq!(variable_named("seen"), "`seen`");
         assert!(lasting("$str$1").contains("writes a string literal") && lasting("__unnamed_1").contains("literal"));
     }
 }

@@ -17,6 +17,8 @@ use crate::learner_file::LearnerFile;
 /// The recorder's `__device__` words: how many places fell outside the tile, then the first
 /// one's place, the tile's size, its number of arguments and up to four arguments.
 pub const RECORD: &str = "bcm_places_outside";
+/// What the wrapper puts before the part's function's name, the grader's function taking its.
+pub const RENAMED: &str = "bcm_part_";
 const RECORD_WORDS: usize = 8;
 const ARGUMENTS_KEPT: usize = 4;
 
@@ -140,7 +142,7 @@ impl Within {
         let (before, rest) = lines.split_at((first - 1).min(lines.len()));
         let (part, after) = rest.split_at((last + 1 - first).min(rest.len()));
         let (function, size, span) = (&self.function, &self.size, self.span);
-        let renamed = format!("bcm_part_{function}");
+        let renamed = format!("{RENAMED}{function}");
         // Undefined first: what the part may have defined as a macro, for the grader's code.
         let undefined: String = GRADERS_WORDS.iter().map(|name| format!("#undef {name}\n")).collect();
         let integers: String = INTEGERS
