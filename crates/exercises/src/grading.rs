@@ -789,6 +789,18 @@ impl ProfileQueues {
     }
 }
 
+/// A worker of `gpu` checking: it has stopped once this is dropped.
+struct Checking<'q> {
+    profiles: &'q ProfileQueues,
+    gpu: usize,
+}
+
+impl Drop for Checking<'_> {
+    fn drop(&mut self) {
+        self.profiles.stop(self.gpu);
+    }
+}
+
 /// Where a run writes its reports (`dir`), and the slice of the class it grades, if a shard.
 #[derive(Clone, Debug)]
 pub struct Destination<'a> {
@@ -882,6 +894,9 @@ pub fn grade(
             let (send, queue, profiles) = (send.clone(), &queue, &profiles);
             let gpu = checks.gpu_of(worker);
             scope.spawn(move || {
+                // Stopped however the worker ends, a panic too: else its GPU's profiler would wait
+                // for it, and the run for the profiler, forever.
+                let _stopped = Checking { profiles, gpu };
                 loop {
                     // (Not `while let`: the queue's lock would be held through the check.)
                     let next = queue.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).next();
@@ -896,7 +911,6 @@ pub fn grade(
                         }
                     }
                 }
-                profiles.stop(gpu);
             });
         }
         drop(send);
@@ -1457,6 +1471,39 @@ mod tests {
                 _ => assert_eq!(row.score(), Some(70), "its profiled counters judged: {row:?}"),
             }
         }
+    }
+
+    #[test]
+    fn a_check_that_panics_ends_the_run_rather_than_leave_its_profiler_waiting() {
+        struct Panics;
+        impl Checks for Panics {
+            fn check(&self, _: &LearnerFile, shown: &str, _: usize) -> CheckOutcome {
+                match shown.starts_with("boom") {
+                    true => panic!("a check's own bug"),
+                    false => unprofiled(),
+                }
+            }
+            fn profile(&self, checked: &mut [Checked<'_>], _: usize) {
+                for (_, outcome) in checked.iter_mut() {
+                    set_counters(outcome, measured(2, 1, 1.0).counters, None);
+                }
+            }
+            fn gpu_of(&self, _: usize) -> usize {
+                0
+            }
+        }
+        let setup = Setup::new();
+        fs::copy(setup.submissions.path().join("correct.cu"), setup.submissions.path().join("boom.cu")).unwrap();
+        let (done, ended) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let entries = scan(setup.submissions.path(), "exercise.cu").unwrap();
+            let out = Destination { dir: setup.out.path(), shard: None, class: ClassPrint::of(&entries) };
+            let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                setup.grade_into(&entries, out, &Panics, Pace::new(2));
+            }));
+            let _ = done.send(run.is_err());
+        });
+        assert_eq!(ended.recv_timeout(Duration::from_secs(30)), Ok(true), "the run ends, with the check's panic");
     }
 
     /// A checker whose check process is a shell loop: for each request it logs its process id to
