@@ -6,7 +6,10 @@ use std::{
     fs,
     io::{self, Write},
     path::{Path, PathBuf},
-    sync::{Condvar, Mutex},
+    sync::{
+        Condvar, Mutex,
+        atomic::{AtomicBool, Ordering},
+    },
     time::Duration,
 };
 
@@ -868,6 +871,7 @@ pub fn grade(
     let queue = Mutex::new(pending.into_iter());
     let pace = Pace { workers: pace.workers.max(1), ..pace };
     let profiles = ProfileQueues::new(checks, pace);
+    let ending = AtomicBool::new(false);
     std::thread::scope(|scope| -> io::Result<()> {
         let (send, receive) = std::sync::mpsc::channel();
         for gpu in 0..profiles.len() {
@@ -891,13 +895,13 @@ pub fn grade(
             });
         }
         for worker in 0..pace.workers {
-            let (send, queue, profiles) = (send.clone(), &queue, &profiles);
+            let (send, queue, profiles, ending) = (send.clone(), &queue, &profiles, &ending);
             let gpu = checks.gpu_of(worker);
             scope.spawn(move || {
                 // Stopped however the worker ends, a panic too: else its GPU's profiler would wait
                 // for it, and the run for the profiler, forever.
                 let _stopped = Checking { profiles, gpu };
-                loop {
+                while !ending.load(Ordering::Relaxed) {
                     // (Not `while let`: the queue's lock would be held through the check.)
                     let next = queue.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).next();
                     let Some(pending) = next else { break };
@@ -919,11 +923,16 @@ pub fn grade(
                 row.not_graded = Some(format!("not checked: {reason}"));
             }
             row.verdict = Some(judge(exercise, &outcome));
-            if row.graded() {
-                append_state(out_dir, &exercise.id, &row)?;
-            }
+            let kept = match row.graded() {
+                true => append_state(out_dir, &exercise.id, &row),
+                false => Ok(()),
+            };
             rows[index] = Some(row);
-            write_reports(exercise, &finished(&rows), out_dir, &coverage)?;
+            if let Err(error) = kept.and_then(|()| write_reports(exercise, &finished(&rows), out_dir, &coverage)) {
+                // The workers stop before their next file: no row of theirs could be written.
+                ending.store(true, Ordering::Relaxed);
+                return Err(error);
+            }
         }
         Ok(())
     })?;
@@ -1504,6 +1513,45 @@ mod tests {
             let _ = done.send(run.is_err());
         });
         assert_eq!(ended.recv_timeout(Duration::from_secs(30)), Ok(true), "the run ends, with the check's panic");
+    }
+
+    #[test]
+    fn a_report_that_cannot_be_written_stops_the_checks() {
+        /// Correct outcomes (their rows come from the profiler); the first check makes the CSV
+        /// report's path a folder, so that the first row cannot be written.
+        struct Blocks {
+            calls: AtomicUsize,
+            csv: PathBuf,
+        }
+        impl Checks for Blocks {
+            fn check(&self, _: &LearnerFile, _: &str, _: usize) -> CheckOutcome {
+                if self.calls.fetch_add(1, Ordering::SeqCst) == 0 {
+                    fs::remove_file(&self.csv).unwrap();
+                    fs::create_dir_all(self.csv.join("in-the-way")).unwrap();
+                }
+                std::thread::sleep(Duration::from_millis(10));
+                unprofiled()
+            }
+            fn profile(&self, checked: &mut [Checked<'_>], _: usize) {
+                for (_, outcome) in checked.iter_mut() {
+                    set_counters(outcome, measured(2, 1, 1.0).counters, None);
+                }
+            }
+            fn gpu_of(&self, _: usize) -> usize {
+                0
+            }
+        }
+        let setup = Setup::new();
+        for name in (0..40).map(|i| format!("s{i:02}.cu")) {
+            fs::copy(setup.submissions.path().join("correct.cu"), setup.submissions.path().join(name)).unwrap();
+        }
+        let entries = scan(setup.submissions.path(), "exercise.cu").unwrap();
+        let blocks = Blocks { calls: AtomicUsize::new(0), csv: setup.out.path().join(CSV_FILE) };
+        let out = Destination { dir: setup.out.path(), shard: None, class: ClassPrint::of(&entries) };
+        let run = grade(&setup.exercise, &setup.starter, &entries, out, &blocks, &|_, _, _| {}, Pace::new(1));
+        assert!(run.is_err(), "the report's error is the run's");
+        let calls = blocks.calls.into_inner();
+        assert!(calls < 20, "the checks stop soon after, not all 41: {calls}");
     }
 
     /// A checker whose check process is a shell loop: for each request it logs its process id to
