@@ -18,6 +18,7 @@ use cuda_kernels::{
     timing::{self, Plan},
     written_globals::{self, written_globals},
 };
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::{
@@ -536,7 +537,9 @@ pub fn profile_target<T: GpuTurn>(
         vec![compile_file(&gpu, manifest, &exercise.solution, &exercise.entry).map_err(|e| e.to_string())?];
     if launches == Launches::All {
         let capability = gpu.info().compute_capability;
-        for ptx in on_threads(files, |file| submission_ptx(capability, exercise, file, false)) {
+        // NVRTC compiles one text on one thread: a profile of 64 submissions compiles them on every CPU.
+        let compiled: Vec<_> = files.par_iter().map(|file| submission_ptx(capability, exercise, file, false)).collect();
+        for ptx in compiled {
             functions.push(
                 ptx.and_then(|ptx| gpu.module_from_ptx(PROGRAM_NAME, ptx))
                     .and_then(|module| module.function(&exercise.entry))
@@ -569,21 +572,6 @@ pub fn profile_target<T: GpuTurn>(
     turns.gpu.end();
     turns.profiler.end();
     Ok(())
-}
-
-/// `f` of each of `items`, in their order, on as many threads as the machine has CPUs (NVRTC
-/// compiles one text on one thread: a profile of 64 submissions compiles them all).
-fn on_threads<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let part = items.len().div_ceil(threads).max(1);
-    std::thread::scope(|scope| {
-        let parts: Vec<_> =
-            items.chunks(part).map(|items| scope.spawn(|| items.iter().map(&f).collect::<Vec<R>>())).collect();
-        parts
-            .into_iter()
-            .flat_map(|part| part.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
-            .collect()
-    })
 }
 
 /// Rounds of timing, each timing the three kernels one after the other, so that a drift of the
@@ -680,13 +668,6 @@ impl<'g> TimedRuns<'g> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn work_on_threads_comes_back_in_order() {
-        let items: Vec<usize> = (0..1000).collect();
-        assert_eq!(on_threads(&items, |i| i * 2), items.iter().map(|i| i * 2).collect::<Vec<_>>());
-        assert!(on_threads(&[] as &[usize], |i| *i).is_empty());
-    }
 
     #[test]
     fn a_variable_the_compiled_code_writes_is_named_as_the_learner_wrote_it() {

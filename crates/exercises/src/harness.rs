@@ -2,6 +2,8 @@
 
 use std::sync::Arc;
 
+use rayon::prelude::*;
+
 use cuda_kernels::{
     CudaFunction, CudaSlice, DeviceRepr, Gpu, GpuError, LaunchConfig, PushKernelArg, ValidAsZeroBits,
     tensor_map::{Box2d, SwizzleMaps, TmaSwizzle},
@@ -200,27 +202,19 @@ impl Harness {
 
 /// `words`, an `n` x `n` matrix, transposed: row r of the answer is column r of `words`. Every
 /// check process computes the answer at the timed size (8192^2 words) before its first check:
-/// bands of rows on as many threads as the machine has CPUs, and each band of 16 rows reads each
-/// cache line of a column 16 times while it is cached, not once per row.
+/// bands of rows on every CPU, and each band of 16 rows reads each cache line of a column 16 times
+/// while it is cached, not once per row.
 fn transposed(words: &[u32], n: usize) -> Vec<u32> {
     const BAND: usize = 16;
     let mut out = vec![0; n * n];
-    let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
-    let rows_per_thread = n.div_ceil(BAND).div_ceil(threads).max(1) * BAND;
-    std::thread::scope(|scope| {
-        for (part, rows) in out.chunks_mut((rows_per_thread * n).max(1)).enumerate() {
-            scope.spawn(move || {
-                for (band, rows) in rows.chunks_mut(BAND * n).enumerate() {
-                    let first = part * rows_per_thread + band * BAND;
-                    for columns in (0..n).step_by(BAND) {
-                        for (k, row) in rows.chunks_mut(n).enumerate() {
-                            for c in columns..n.min(columns + BAND) {
-                                row[c] = words[c * n + first + k];
-                            }
-                        }
-                    }
+    out.par_chunks_mut((BAND * n).max(1)).enumerate().for_each(|(band, rows)| {
+        for columns in (0..n).step_by(BAND) {
+            for (k, row) in rows.chunks_mut(n).enumerate() {
+                let r = band * BAND + k;
+                for c in columns..n.min(columns + BAND) {
+                    row[c] = words[c * n + r];
                 }
-            });
+            }
         }
     });
     out
