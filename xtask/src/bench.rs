@@ -256,8 +256,7 @@ fn render_grading(report: &mut Report, grading: &GradingBench, on_gpu: &str) {
          class too: the difference is what each submission adds once grading is under way, and the \
          rest of the run's time is paid once whatever the class's size (starting the first checks, \
          the last profile). Each GPU profiles beside its checks what was checked while its last \
-         profile ran, up to {} at a time, in a profile started and set up before it was needed. \
-         Sandbox: {}.",
+         profile ran, up to {} at a time. Sandbox: {}.",
         grading.class_size,
         grading.exercise,
         grading.runs.first().map_or(0, |run| run.submissions),
