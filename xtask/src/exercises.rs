@@ -105,9 +105,8 @@ pub struct GradeArgs {
     /// The GPUs to grade on, e.g. `0,1,2,3`: `--jobs` workers on each (default: the first GPU).
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub gpus: Vec<u32>,
-    /// The most correct submissions one profile holds. Each GPU profiles beside its checks what
-    /// was checked while its last profile ran (one start of Nsight Compute for them all), up to
-    /// this many at a time.
+    /// How many correct submissions one profile holds (one start of Nsight Compute for them all).
+    /// Each GPU profiles this many at a time beside its checks, and the rest once they have ended.
     #[arg(long, default_value_t = grading::PROFILE_BATCH as u16, value_name = "N",
           value_parser = clap::value_parser!(u16).range(1..=256))]
     pub profile_batch: u16,

@@ -704,17 +704,18 @@ pub trait Checks: Sync {
     fn gpu_of(&self, worker: usize) -> usize;
 }
 
-/// The most correct outcomes one profile holds by default. A profile costs about the same for 1
-/// as for 64 (Nsight Compute's start and set-up), and holds what was checked while the one before
-/// ran: a cap bounds what waits for it, and what a failing profile redoes in halves.
+/// How many correct outcomes one profile holds by default. A profile costs about the same for 1
+/// as for 64 (Nsight Compute's start and set-up), so a GPU profiles only full batches while its
+/// checks go on, and what is left once they end; the size also bounds what an interrupted run
+/// loses, and what a failing profile redoes in halves.
 pub const PROFILE_BATCH: usize = 64;
 
-/// How many checks [`grade`] runs at once, and how many correct outcomes a profile holds at most.
+/// How many checks [`grade`] runs at once, and how many correct outcomes a profile holds.
 #[derive(Clone, Copy, Debug)]
 pub struct Pace {
     /// Workers checking side by side, over all GPUs.
     pub workers: usize,
-    /// The most correct outcomes one profile holds (at least 1).
+    /// How many correct outcomes one profile holds, the last of a GPU's fewer (at least 1).
     pub profile_batch: usize,
 }
 
@@ -729,9 +730,11 @@ impl Pace {
 type Outcome = (Pending, CheckOutcome);
 
 /// Each GPU's correct outcomes waiting for a profile. Each GPU has a profiler of its own beside
-/// its checking workers, which profiles whatever is waiting as soon as it is free: the checks
-/// never wait for a profile, and when they end, what is left is at most what was checked during
-/// the last profile. A GPU's profiles run one after another, each from its start to its end:
+/// its checking workers, which profiles a full batch as soon as one waits, and once the checks
+/// have ended, what is left: the checks never wait for a profile, and a run ends with one profile
+/// per GPU rather than the rest of the one under way, then another (four GPUs' profiles at once
+/// take about twice as long as one alone, so that tail was most of a four-GPU run). A GPU's
+/// profiles run one after another, each from its start to its end:
 /// started while the last one was ending on the same GPU (measured on 4 x H100, Nsight Compute
 /// 2025.3), profiled processes died of signal 11 and their submissions were blamed.
 struct ProfileQueues {
@@ -782,11 +785,11 @@ impl ProfileQueues {
         changed.notify_one();
     }
 
-    /// The next profile of `gpu`: what waits (up to the batch), once anything does; empty once
-    /// its workers have stopped and nothing is left.
+    /// The next profile of `gpu`: a full batch once one waits, or what is left once its workers
+    /// have stopped; empty once nothing is.
     fn next(&self, gpu: usize) -> Vec<Outcome> {
         let (mut queue, changed) = self.lock(gpu);
-        while queue.waiting.is_empty() && queue.checking > 0 {
+        while queue.waiting.len() < self.batch && queue.checking > 0 {
             queue = changed.wait(queue).unwrap_or_else(|poisoned| poisoned.into_inner());
         }
         let take = queue.waiting.len().min(self.batch);
@@ -819,8 +822,9 @@ pub struct Destination<'a> {
 /// validated, then checked by `checks` unless an earlier run in `out_dir` graded the same file;
 /// the reports are rewritten after every row, so an interrupted run keeps what it finished.
 /// `pace.workers` check at once (each takes its GPU in turn, see [`Checker::gpu_lock`]); the
-/// correct submissions of a GPU are profiled beside its checks, up to `pace.profile_batch` at a
-/// time (see `ProfileQueues`), and a row is written once its counters are in. The rows come out in the
+/// correct submissions of a GPU are profiled beside its checks, `pace.profile_batch` at a time
+/// and the rest once its checks have ended (see `ProfileQueues`), and a row is written once its
+/// counters are in. The rows come out in the
 /// entries' order whatever order the checks end in.
 /// `progress(name, index, total)` is told before each check.
 pub fn grade(
@@ -1395,7 +1399,7 @@ mod tests {
     }
 
     #[test]
-    fn each_gpu_profiles_its_correct_submissions_beside_its_checks_which_never_wait() {
+    fn each_gpu_profiles_full_batches_beside_its_checks_which_never_wait_then_the_rest() {
         const GPUS: usize = 2;
         /// Two GPUs with two workers each: what each GPU checked correct, its profiles, and which
         /// threads checked and profiled.
@@ -1466,8 +1470,9 @@ mod tests {
             let profiled: Vec<usize> = sizes.iter().filter(|(g, _)| *g == gpu).map(|(_, n)| *n).collect();
             let correct = profiles.correct[gpu].load(Ordering::SeqCst);
             assert_eq!(profiled.iter().sum::<usize>(), correct, "GPU {gpu} profiles what it checked: {sizes:?}");
-            assert!(profiled.iter().all(|&n| n <= pace.profile_batch), "at most the cap to a profile: {sizes:?}");
-            assert!(profiled.iter().any(|&n| n > 1), "a profile holds what came while the last ran: {sizes:?}");
+            let (last, full) = profiled.split_last().expect("each GPU profiled");
+            assert!(full.iter().all(|&n| n == pace.profile_batch), "full batches while checking: {sizes:?}");
+            assert!((1..=pace.profile_batch).contains(last), "then the rest: {sizes:?}");
         }
         assert!(profiles.correct.iter().all(|n| n.load(Ordering::SeqCst) > 0), "both GPUs checked");
         assert!(profiles.profiled_while_checking.into_inner() > 0, "profiles go on beside the checks: {sizes:?}");
@@ -1519,8 +1524,8 @@ mod tests {
 
     #[test]
     fn a_report_that_cannot_be_written_stops_the_checks() {
-        /// Correct outcomes (their rows come from the profiler); the first check makes the CSV
-        /// report's path a folder, so that the first row cannot be written.
+        /// Correct outcomes (their rows come from the profiler, here one at a time); the first
+        /// check makes the CSV report's path a folder, so that the first row cannot be written.
         struct Blocks {
             calls: AtomicUsize,
             csv: PathBuf,
@@ -1550,7 +1555,8 @@ mod tests {
         let entries = scan(setup.submissions.path(), "exercise.cu").unwrap();
         let blocks = Blocks { calls: AtomicUsize::new(0), csv: setup.out.path().join(CSV_FILE) };
         let out = Destination { dir: setup.out.path(), shard: None, class: ClassPrint::of(&entries) };
-        let run = grade(&setup.exercise, &setup.starter, &entries, out, &blocks, &|_, _, _| {}, Pace::new(1));
+        let pace = Pace { workers: 1, profile_batch: 1 };
+        let run = grade(&setup.exercise, &setup.starter, &entries, out, &blocks, &|_, _, _| {}, pace);
         assert!(run.is_err(), "the report's error is the run's");
         let calls = blocks.calls.into_inner();
         assert!(calls < 20, "the checks stop soon after, not all 41: {calls}");
