@@ -411,10 +411,8 @@ fn the_check_command_works_inside_its_sandbox_and_cannot_read_beside_it() {
     let command = exercises::protocol::ChildCommand {
         role: exercises::protocol::Role::Check,
         exercise: "transpose-swizzle".into(),
-        files: Vec::new(),
-        folder: Some(work.path().to_owned()),
+        folder: work.path().to_owned(),
         result: None,
-        launches: exercises::protocol::Launches::All,
         gpu_lock: None,
     };
     // Two requests: the first one's outcome ends the process, which never reads the second (whose
@@ -439,26 +437,26 @@ fn the_check_command_works_inside_its_sandbox_and_cannot_read_beside_it() {
     }
 }
 
-/// The profile command, in its own sandbox too: with no ncu here it says so, blaming no submission.
+/// The profile command, in its own sandbox too: with no ncu here it says so (the grader then
+/// profiles the reference alone, which fails alike, and blames nobody).
 #[test]
-fn the_profile_command_works_inside_its_sandbox_and_without_counters_blames_nobody() {
+fn the_profile_command_works_inside_its_sandbox_and_says_why_it_has_no_counters() {
     if cuda_kernels::Gpu::open().is_ok() {
         eprintln!("a GPU is here: this test's profile would run for real (the GPU suite grades the fixtures)");
         return;
     }
     let work = tempfile::tempdir().unwrap();
-    let files: Vec<PathBuf> = (1..=2).map(|i| work.path().join(format!("submission-{i}.cu"))).collect();
-    for file in &files {
-        fs::copy(root().join("exercises/transpose-swizzle/solution.cu"), file).unwrap();
+    let batch = exercises::protocol::ProfileBatch { files: 2 };
+    for copy in batch.copies(work.path()) {
+        fs::copy(root().join("exercises/transpose-swizzle/solution.cu"), copy).unwrap();
     }
+    fs::write(work.path().join(exercises::protocol::BATCH_FILE), serde_json::to_string(&batch).unwrap()).unwrap();
     let result = work.path().join("profiled.json");
     let args = exercises::protocol::ChildCommand {
         role: exercises::protocol::Role::Profile,
         exercise: "transpose-swizzle".into(),
-        files,
-        folder: None,
+        folder: work.path().to_owned(),
         result: Some(result.clone()),
-        launches: exercises::protocol::Launches::All,
         gpu_lock: None,
     }
     .args();
@@ -470,11 +468,8 @@ fn the_profile_command_works_inside_its_sandbox_and_without_counters_blames_nobo
     .unwrap();
     assert_eq!(run, ExitCode::SUCCESS);
     let profiled: Value = serde_json::from_str(&fs::read_to_string(&result).unwrap()).unwrap();
-    assert_eq!(
-        (&profiled["outcome"], &profiled["reference_profiles"]),
-        (&json!("failed"), &json!(false)),
-        "{profiled}"
-    );
+    assert_eq!(profiled["outcome"], json!("failed"), "{profiled}");
+    assert!(profiled["reason"].as_str().unwrap().contains("ncu"), "{profiled}");
 }
 
 #[test]

@@ -256,7 +256,8 @@ fn render_grading(report: &mut Report, grading: &GradingBench, on_gpu: &str) {
          class too: the difference is what each submission adds once grading is under way, and the \
          rest of the run's time is paid once whatever the class's size (starting the first checks, \
          the last profile). Each GPU profiles {} correct submissions at a time beside its checks, and \
-         the rest once they have ended. Sandbox: {}.",
+         the rest once they have ended, in a profile started and set up while it waited for them. \
+         Sandbox: {}.",
         grading.class_size,
         grading.exercise,
         grading.runs.first().map_or(0, |run| run.submissions),
