@@ -411,8 +411,10 @@ fn the_check_command_works_inside_its_sandbox_and_cannot_read_beside_it() {
     let command = exercises::protocol::ChildCommand {
         role: exercises::protocol::Role::Check,
         exercise: "transpose-swizzle".into(),
-        folder: work.path().to_owned(),
+        files: Vec::new(),
+        folder: Some(work.path().to_owned()),
         result: None,
+        launches: exercises::protocol::Launches::All,
         gpu_lock: None,
     };
     // Two requests: the first one's outcome ends the process, which never reads the second (whose
@@ -437,26 +439,26 @@ fn the_check_command_works_inside_its_sandbox_and_cannot_read_beside_it() {
     }
 }
 
-/// The profile command, in its own sandbox too: with no ncu here it says so (the grader then
-/// profiles the reference alone, which fails alike, and blames nobody).
+/// The profile command, in its own sandbox too: with no ncu here it says so, blaming no submission.
 #[test]
-fn the_profile_command_works_inside_its_sandbox_and_says_why_it_has_no_counters() {
+fn the_profile_command_works_inside_its_sandbox_and_without_counters_blames_nobody() {
     if cuda_kernels::Gpu::open().is_ok() {
         eprintln!("a GPU is here: this test's profile would run for real (the GPU suite grades the fixtures)");
         return;
     }
     let work = tempfile::tempdir().unwrap();
-    let batch = exercises::protocol::ProfileBatch { files: 2 };
-    for copy in batch.copies(work.path()) {
-        fs::copy(root().join("exercises/transpose-swizzle/solution.cu"), copy).unwrap();
+    let files: Vec<PathBuf> = (1..=2).map(|i| work.path().join(format!("submission-{i}.cu"))).collect();
+    for file in &files {
+        fs::copy(root().join("exercises/transpose-swizzle/solution.cu"), file).unwrap();
     }
-    fs::write(work.path().join(exercises::protocol::BATCH_FILE), serde_json::to_string(&batch).unwrap()).unwrap();
     let result = work.path().join("profiled.json");
     let args = exercises::protocol::ChildCommand {
         role: exercises::protocol::Role::Profile,
         exercise: "transpose-swizzle".into(),
-        folder: work.path().to_owned(),
+        files,
+        folder: None,
         result: Some(result.clone()),
+        launches: exercises::protocol::Launches::All,
         gpu_lock: None,
     }
     .args();
@@ -468,8 +470,11 @@ fn the_profile_command_works_inside_its_sandbox_and_says_why_it_has_no_counters(
     .unwrap();
     assert_eq!(run, ExitCode::SUCCESS);
     let profiled: Value = serde_json::from_str(&fs::read_to_string(&result).unwrap()).unwrap();
-    assert_eq!(profiled["outcome"], json!("failed"), "{profiled}");
-    assert!(profiled["reason"].as_str().unwrap().contains("ncu"), "{profiled}");
+    assert_eq!(
+        (&profiled["outcome"], &profiled["reference_profiles"]),
+        (&json!("failed"), &json!(false)),
+        "{profiled}"
+    );
 }
 
 #[test]

@@ -255,9 +255,8 @@ fn render_grading(report: &mut Report, grading: &GradingBench, on_gpu: &str) {
          submission by submission. Each spread of checks side by side grades the first half of the \
          class too: the difference is what each submission adds once grading is under way, and the \
          rest of the run's time is paid once whatever the class's size (starting the first checks, \
-         the last profile). Each GPU profiles {} correct submissions at a time beside its checks, and \
-         the rest once they have ended, in a profile started and set up while it waited for them. \
-         Sandbox: {}.",
+         the last profile). Each GPU profiles beside its checks what was checked while its last \
+         profile ran, up to {} at a time. Sandbox: {}.",
         grading.class_size,
         grading.exercise,
         grading.runs.first().map_or(0, |run| run.submissions),

@@ -19,7 +19,7 @@ use exercises::{
     grading::{self, Checker, Graded, Pace},
     last_check::{self, Standing},
     learner_file::{self, LearnerFile},
-    protocol::{self, ChildCommand, ProfileBatch, Role},
+    protocol::{self, ChildCommand, Launches, Role},
     sandbox, submissions, supervise,
     verdict::{Verdict, judge},
 };
@@ -105,19 +105,20 @@ pub struct GradeArgs {
     /// The GPUs to grade on, e.g. `0,1,2,3`: `--jobs` workers on each (default: the first GPU).
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub gpus: Vec<u32>,
-    /// How many correct submissions one profile holds (one start of Nsight Compute for them all).
-    /// Each GPU profiles this many at a time beside its checks, and the rest once they have ended.
+    /// The most correct submissions one profile holds. Each GPU profiles beside its checks what
+    /// was checked while its last profile ran (one start of Nsight Compute for them all), up to
+    /// this many at a time.
     #[arg(long, default_value_t = grading::PROFILE_BATCH as u16, value_name = "N",
           value_parser = clap::value_parser!(u16).range(1..=256))]
     pub profile_batch: u16,
 }
 
-/// The hidden commands that check and profile files in processes of their own: their arguments,
-/// read by [`ChildCommand::parse`], which also builds them.
+/// The hidden commands that check one file in a process of their own: their arguments, read by
+/// [`ChildCommand::parse`], which also builds them.
 #[derive(Debug, Args)]
 #[command(disable_help_flag = true)]
 pub struct ChildArgs {
-    /// `--exercise=ID --folder=PATH` and the rest `ChildCommand` names.
+    /// `--exercise=ID --file=PATH --name=NAME` and the rest `ChildCommand` names.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
     pub args: Vec<std::ffi::OsString>,
 }
@@ -493,11 +494,8 @@ impl grading::Checks for ClassChecks<'_> {
         }
     }
 
-    fn profile(&self, checked: &mut [grading::Checked<'_>], gpu: usize, ahead: bool) {
-        // Without a GPU nothing is checked correct, and nothing is started ahead.
-        if self.gpu.is_ok() {
-            self.checkers[gpu].profile(self.exercise, checked, ahead);
-        }
+    fn profile(&self, checked: &mut [grading::Checked<'_>], gpu: usize) {
+        self.checkers[gpu].profile(self.exercise, checked);
     }
 
     fn gpu_of(&self, worker: usize) -> usize {
@@ -574,6 +572,15 @@ fn output_folder(args: &GradeArgs, id: &str, folder: &Path) -> anyhow::Result<Pa
     Ok(out)
 }
 
+/// The exercise a child command names, and its files, each read and validated again.
+fn child_files(command: &ChildCommand) -> anyhow::Result<(Manifest, Exercise, Vec<LearnerFile>)> {
+    let manifest = manifest()?;
+    let exercise = manifest.exercise(&command.exercise)?.clone();
+    let starter = starter_text(&manifest, &exercise)?;
+    let files = command.files.iter().map(|path| read_copy(&exercise, &starter, path)).collect::<anyhow::Result<_>>()?;
+    Ok((manifest, exercise, files))
+}
+
 /// A copy of a learner's file the grader made for a child, read and validated again.
 fn read_copy(exercise: &Exercise, starter: &str, path: &Path) -> anyhow::Result<LearnerFile> {
     let bytes = fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
@@ -583,7 +590,7 @@ fn read_copy(exercise: &Exercise, starter: &str, path: &Path) -> anyhow::Result<
 /// Restricts a supervised child to its work folder (where its files' copies are) and the GPU's
 /// locks, before any thread starts and before a submission is read: see `sandbox`.
 fn enter_sandbox(command: &ChildCommand) -> anyhow::Result<()> {
-    let mut allowance = sandbox::Allowance::for_check(&command.folder);
+    let mut allowance = sandbox::Allowance::for_check(command.work_folder().map_err(anyhow::Error::msg)?);
     allowance.read_write.extend(command.gpu_lock.iter().flat_map(|lock| [lock.clone(), protocol::profiler_lock(lock)]));
     let sandbox = sandbox::restrict(&allowance).map_err(anyhow::Error::msg)?;
     if let sandbox::Status::Unconfined(why) = &sandbox {
@@ -627,7 +634,7 @@ pub fn serve_checks(command: &ChildCommand, requests: &mut dyn std::io::BufRead)
     let manifest = manifest()?;
     let exercise = manifest.exercise(&command.exercise)?.clone();
     let starter = starter_text(&manifest, &exercise)?;
-    let work = &command.folder;
+    let work = command.work_folder().map_err(anyhow::Error::msg)?;
     // Held open, so that each check's own opening finds CUDA started and its context made.
     let _started = Gpu::open();
     let mut line = String::new();
@@ -666,29 +673,22 @@ pub fn profile_submissions(args: &ChildArgs) -> anyhow::Result<ExitCode> {
     let command = ChildCommand::parse(Role::Profile, &args.args).map_err(anyhow::Error::msg)?;
     enter_sandbox(&command)?;
     let exercise = manifest()?.exercise(&command.exercise)?.clone();
-    let target = command.profile_target().self_command().context("cannot find this program to profile it")?;
-    let profiled = check::profile_submissions(&exercise, &command.folder, &target);
+    let target =
+        command.profile_target(Launches::All).self_command().context("cannot find this program to profile it")?;
+    let profiled = check::profile_submissions(&exercise, command.files.len(), &target);
     write_result(command.result.as_ref().expect("parse requires it of a profile"), &profiled)?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// What Nsight Compute profiles: set up ahead, then the reference and each file of the batch it
-/// is given, once each.
+/// What Nsight Compute profiles: the reference, then each file, once each.
 pub fn profile_target(args: &ChildArgs) -> anyhow::Result<ExitCode> {
     let command = ChildCommand::parse(Role::ProfileTarget, &args.args).map_err(anyhow::Error::msg)?;
-    let manifest = manifest()?;
-    let exercise = manifest.exercise(&command.exercise)?.clone();
-    let starter = starter_text(&manifest, &exercise)?;
-    let work = &command.folder;
-    let marker = work.join(protocol::GPU_TURN_MARKER);
+    let (manifest, exercise, files) = child_files(&command)?;
+    let marker = command.work_folder().map_err(anyhow::Error::msg)?.join(protocol::GPU_TURN_MARKER);
     let turns = check::ProfileTurns {
         profiler: supervise::LockTurn::new(command.gpu_lock.as_deref().map(protocol::profiler_lock), marker.clone()),
         gpu: supervise::LockTurn::new(command.gpu_lock.clone(), marker),
     };
-    let read = |batch: &ProfileBatch| -> Result<Vec<LearnerFile>, String> {
-        let copies = batch.copies(work).into_iter();
-        copies.map(|copy| read_copy(&exercise, &starter, &copy).map_err(|e| format!("{e:#}"))).collect()
-    };
-    check::profile_target(&manifest, &exercise, work, &read, &turns).map_err(anyhow::Error::msg)?;
+    check::profile_target(&manifest, &exercise, &files, command.launches, &turns).map_err(anyhow::Error::msg)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -26,7 +26,7 @@ use crate::{
     harness::{CheckSize, Expectation, HostInput, Run, TimedData, Verifier, compare},
     learner_file::LearnerFile,
     manifest::{Exercise, Harness, Input, Manifest},
-    protocol::{BATCH_FILE, ProfileBatch},
+    protocol::Launches,
     supervise::GpuTurn,
 };
 
@@ -477,38 +477,36 @@ pub fn needs_counters(exercise: &Exercise) -> bool {
 pub enum Profiled {
     /// The reference's counters, and each file's in the order given.
     Measured { reference: SharedCounters, submissions: Vec<SharedCounters> },
-    /// The profile failed: whether by the submissions' doing, a profile of the reference alone
-    /// tells (see `grading`).
-    Failed { reason: String },
+    /// The profile failed. `reference_profiles`: the reference alone still profiled after it, so
+    /// the failure was the submissions' (of the one, where one was profiled); else the counters
+    /// cannot be read here and the clock stands in.
+    Failed { reason: String, reference_profiles: bool },
 }
 
-/// One Nsight Compute session of the profile target (`profile_with`, see [`profile_target`]),
-/// which profiles the reference, then the files of the batch it is given in `work`: one set-up
-/// of the profiler for them all. ncu's messages name this program's path: scrubbed here.
-pub fn profile_submissions(exercise: &Exercise, work: &Path, profile_with: &SelfCommand) -> Profiled {
-    let measured = || -> Result<Profiled, String> {
+/// The reference, then `files` submissions under Nsight Compute, in one session: one set-up of
+/// the profiler for them all. `profile_with` restarts this program as the profile target of them
+/// all ([`profile_target`]). ncu's messages name this program's path: scrubbed here.
+pub fn profile_submissions(exercise: &Exercise, files: usize, profile_with: &SelfCommand) -> Profiled {
+    let entry_counters = |launches: Launches| -> Result<Vec<SharedCounters>, String> {
         let ncu = Ncu::find().map_err(|e| e.to_string())?;
-        let profiled = ncu.profile_totals(profile_with, &families(exercise)).map_err(|e| e.to_string())?;
-        let shared: Vec<SharedCounters> =
-            profiled.iter().filter(|l| l.kernel == exercise.entry).filter_map(|l| l.shared()).collect();
-        // The target read it before it launched anything.
-        let batch: ProfileBatch = fs::read_to_string(work.join(BATCH_FILE))
-            .ok()
-            .and_then(|text| serde_json::from_str(&text).ok())
-            .ok_or("the profile target ended before it was given its files")?;
-        match shared.split_first() {
-            Some((reference, submissions)) if submissions.len() == batch.files => {
-                Ok(Profiled::Measured { reference: *reference, submissions: submissions.to_vec() })
-            }
-            _ => Err(format!(
-                "ncu reported {} launches of `{}`, expected {} (the reference, then each submission)",
-                shared.len(),
-                exercise.entry,
-                batch.files + 1
-            )),
-        }
+        let profiled =
+            ncu.profile_totals(&launches.of(profile_with), &families(exercise)).map_err(|e| e.to_string())?;
+        Ok(profiled.iter().filter(|l| l.kernel == exercise.entry).filter_map(|l| l.shared()).collect())
     };
-    measured().unwrap_or_else(|why| Profiled::Failed { reason: diagnostics::scrub(&why) })
+    let failure = match entry_counters(Launches::All) {
+        Ok(shared) if shared.len() == files + 1 => {
+            return Profiled::Measured { reference: shared[0], submissions: shared[1..].to_vec() };
+        }
+        Ok(shared) => format!(
+            "ncu reported {} launches of `{}`, expected {} (the reference, then each submission)",
+            shared.len(),
+            exercise.entry,
+            files + 1
+        ),
+        Err(why) => why,
+    };
+    let reference_profiles = entry_counters(Launches::Reference).is_ok_and(|shared| shared.len() == 1);
+    Profiled::Failed { reason: diagnostics::scrub(&failure), reference_profiles }
 }
 
 /// The kinds of instruction whose counters the requirements read (ncu collects loads' and
@@ -524,35 +522,35 @@ pub struct ProfileTurns<T: GpuTurn> {
     pub gpu: T,
 }
 
-/// The profiled side of [`profile_submissions`]. Ahead of its batch, it opens the GPU, compiles
-/// the reference, makes the input and takes the GPU's profiler in turn for ncu's set-up (leaving
-/// the GPU to the checks timing beside it); then it waits for its batch in `work`, reads its
-/// files (`read`), compiles them and launches the reference and each once, taking the GPU in turn.
+/// The profiled side of [`profile_submissions`]: the reference, then each of `files`, launched
+/// once each (or the reference alone, as `launches` says). ncu's set-up takes the GPU's profiler
+/// in turn and leaves the GPU to the checks timing beside it; the launches take the GPU in turn too.
 pub fn profile_target<T: GpuTurn>(
     manifest: &Manifest,
     exercise: &Exercise,
-    work: &Path,
-    read: &dyn Fn(&ProfileBatch) -> Result<Vec<LearnerFile>, String>,
+    files: &[LearnerFile],
+    launches: Launches,
     turns: &ProfileTurns<T>,
 ) -> Result<(), String> {
     let gpu = Gpu::open().map_err(|e| e.to_string())?;
     let mut functions =
         vec![compile_file(&gpu, manifest, &exercise.solution, &exercise.entry).map_err(|e| e.to_string())?];
+    if launches == Launches::All {
+        let capability = gpu.info().compute_capability;
+        // NVRTC compiles one text on one thread: a profile of 64 submissions compiles them on every CPU.
+        let compiled: Vec<_> = files.par_iter().map(|file| submission_ptx(capability, exercise, file, false)).collect();
+        for ptx in compiled {
+            functions.push(
+                ptx.and_then(|ptx| gpu.module_from_ptx(PROGRAM_NAME, ptx))
+                    .and_then(|module| module.function(&exercise.entry))
+                    .map_err(|e| e.to_string())?,
+            );
+        }
+    }
     let data = exercise.harness.input(Input::Random, CheckSize::Check);
     let expected = exercise.harness.expected(&data, CheckSize::Check);
     turns.profiler.take().map_err(|why| format!("cannot take the GPU's profiler in turn: {why}"))?;
     ncu::set_up_profiler(&gpu).map_err(|e| format!("setting Nsight Compute up: {e}"))?;
-    let files = read(&ProfileBatch::wait(work)?)?;
-    let capability = gpu.info().compute_capability;
-    // NVRTC compiles one text on one thread: a profile of 64 submissions compiles them on every CPU.
-    let compiled: Vec<_> = files.par_iter().map(|file| submission_ptx(capability, exercise, file, false)).collect();
-    for ptx in compiled {
-        functions.push(
-            ptx.and_then(|ptx| gpu.module_from_ptx(PROGRAM_NAME, ptx))
-                .and_then(|module| module.function(&exercise.entry))
-                .map_err(|e| e.to_string())?,
-        );
-    }
     turns.gpu.take().map_err(|why| format!("cannot take the GPU in turn: {why}"))?;
     // Each kernel's buffers exist only around its own launch, and its guard and its output are
     // checked after it: no kernel reaches another's input, and the counters come from a launch

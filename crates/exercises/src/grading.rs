@@ -19,7 +19,7 @@ use crate::{
     check::{self, CheckOutcome, CounterPair, Profiled},
     learner_file::{self, LearnerFile},
     manifest::{Exercise, MAX_SCORE, Measure},
-    protocol::{After, BATCH_FILE, CheckRequest, ChildCommand, GPU_TURN_MARKER, ProfileBatch, Role},
+    protocol::{After, CheckRequest, ChildCommand, Launches, Role},
     submissions::Entry,
     supervise::{self, Served},
     verdict::{Verdict, judge},
@@ -76,8 +76,6 @@ pub struct Checker {
     pub device: Option<String>,
     /// Check processes waiting for their next file.
     idle: Mutex<Vec<CheckProcess>>,
-    /// The next profile, started ahead of its batch.
-    next_profile: Mutex<Option<StartedProfile>>,
 }
 
 /// Whether a check may take an idle check process.
@@ -95,20 +93,6 @@ struct CheckProcess {
     folder: tempfile::TempDir,
     requests: u64,
 }
-
-/// A profile process (`__profile-submissions`) started before it is given its batch
-/// ([`ProfileBatch`]): while the checks fill its batch, Nsight Compute starts, and its target
-/// opens CUDA, compiles the reference and sets the profiler up. What the last profile of a run
-/// waits for is then its files' compiles and launches, not the profiler's start.
-struct StartedProfile {
-    exercise: String,
-    /// Declared before its folder: killed before the folder is removed.
-    process: supervise::Started,
-    folder: tempfile::TempDir,
-}
-
-/// The file a profile writes its outcome to, in its folder.
-const PROFILED_FILE: &str = "profiled.json";
 
 /// The `CUDA_VISIBLE_DEVICES` that shows a check GPU `ordinal` alone, `ordinal` numbering the GPUs
 /// this process sees (`visible`: its own `CUDA_VISIBLE_DEVICES`, if set), as CUDA numbers them.
@@ -170,7 +154,6 @@ impl Checker {
             gpu_lock: None,
             device: None,
             idle: Mutex::default(),
-            next_profile: Mutex::default(),
         }
     }
 
@@ -178,7 +161,7 @@ impl Checker {
     /// it if it is correct.
     pub fn check(&self, exercise: &Exercise, file: &LearnerFile, shown: &str) -> CheckOutcome {
         let mut outcome = self.check_unprofiled(exercise, file, shown);
-        self.profile(exercise, &mut [(file, &mut outcome)], false);
+        self.profile(exercise, &mut [(file, &mut outcome)]);
         outcome
     }
 
@@ -196,28 +179,22 @@ impl Checker {
     /// fail in halves, so that only a submission whose own profile fails loses its counter points
     /// (one such among n costs about 2 log2(n) more profiles, not n); after a profile stopped at
     /// the time limit, each alone (halves would wait out the limit again at every step).
-    /// `ahead`: another profile will follow, so each profile starts the next before it ends (with
-    /// nothing to profile, that is all it does; without `ahead`, a profile started ahead is ended).
-    pub fn profile(&self, exercise: &Exercise, checked: &mut [Checked<'_>], ahead: bool) {
+    pub fn profile(&self, exercise: &Exercise, checked: &mut [Checked<'_>]) {
         if !check::needs_counters(exercise) {
             return;
         }
         let mut waiting: Vec<&mut Checked<'_>> =
             checked.iter_mut().filter(|(_, outcome)| matches!(outcome, CheckOutcome::Correct(_))).collect();
-        match (waiting.is_empty(), ahead) {
-            (true, true) => self.start_next_profile(exercise),
-            (true, false) => drop(self.lock_next_profile().take()),
-            (false, _) => self.profile_together(exercise, &mut waiting, ahead),
-        }
+        self.profile_together(exercise, &mut waiting);
     }
 
-    fn profile_together(&self, exercise: &Exercise, waiting: &mut [&mut Checked<'_>], ahead: bool) {
+    fn profile_together(&self, exercise: &Exercise, waiting: &mut [&mut Checked<'_>]) {
         if waiting.is_empty() {
             return;
         }
         let files: Vec<&LearnerFile> = waiting.iter().map(|(file, _)| *file).collect();
         // (the counters, or why not; whether that is each submission's own failure)
-        let outcome = self.try_profile(exercise, &files, ahead);
+        let outcome = self.try_profile(exercise, &files);
         let stopped = matches!(outcome, Ok(Ended { written: None, status: None, .. }));
         let (measured, blamed): (Result<Vec<CounterPair>, String>, bool) = match outcome {
             // Not the submissions' doing: the grader could not start it.
@@ -246,11 +223,8 @@ impl Checker {
                     ),
                 }
             }
-            // The submissions' failure if the reference alone still profiles; else the counters
-            // cannot be read here and the clock stands in.
-            Ok(Ended { written: Some(Profiled::Failed { reason }), .. }) => {
-                let alone = self.try_profile(exercise, &[], ahead);
-                (Err(reason), matches!(alone, Ok(Ended { written: Some(Profiled::Measured { .. }), .. })))
+            Ok(Ended { written: Some(Profiled::Failed { reason, reference_profiles }), .. }) => {
+                (Err(reason), reference_profiles)
             }
             Ok(Ended { written: None, status: None, .. }) => {
                 (Err(format!("the profile stopped at the time limit ({} s)", self.time_limit.as_secs())), true)
@@ -268,7 +242,7 @@ impl Checker {
             Err(_) if blamed && waiting.len() > 1 => {
                 let part = if stopped { 1 } else { waiting.len().div_ceil(2) };
                 for part in waiting.chunks_mut(part) {
-                    self.profile_together(exercise, part, ahead);
+                    self.profile_together(exercise, part);
                 }
             }
             Err(why) => {
@@ -336,8 +310,10 @@ impl Checker {
         let child = ChildCommand {
             role: Role::Check,
             exercise: exercise.id.clone(),
-            folder: folder.path().to_owned(),
+            files: Vec::new(),
+            folder: Some(folder.path().to_owned()),
             result: None,
+            launches: Launches::All,
             gpu_lock: self.gpu_lock.as_ref().map(|(lock, _)| lock.clone()),
         };
         let server = supervise::Server::start(&mut self.command(&child, folder.path()), OUTPUT_CAP)?;
@@ -376,59 +352,42 @@ impl Checker {
         }
     }
 
-    /// Profiles `files` (none: the reference alone) in one child process
-    /// (`__profile-submissions`): the one started ahead, if it still runs, else a new one. With
-    /// `ahead`, the next is started once this one has ended: two profiles never overlap on a GPU.
-    fn try_profile(&self, exercise: &Exercise, files: &[&LearnerFile], ahead: bool) -> io::Result<Ended<Profiled>> {
-        let started = self.lock_next_profile().take();
-        let profile = match started {
-            Some(started) if started.exercise == exercise.id && started.process.running() => started,
-            // (One that ended before its batch, or another exercise's, is dropped: it profiled nothing.)
-            _ => self.start_profile(exercise)?,
-        };
-        let folder = profile.folder.path();
-        for (index, file) in files.iter().enumerate() {
-            read_only_copy(&ProfileBatch::copy(folder, index), file)?;
-        }
-        write_atomically(&folder.join(BATCH_FILE), &serde_json::to_string(&ProfileBatch { files: files.len() })?)?;
-        let limits = self.limits(self.gpu_lock.as_ref().map(|_| folder.join(GPU_TURN_MARKER)));
-        let result = folder.join(PROFILED_FILE);
-        let finished = profile.process.finish(&limits)?;
-        let ended = Ended {
-            written: read_result(&result)?,
-            status: finished.status,
-            memory_exceeded: finished.memory_exceeded,
-            stderr_tail: tail(&finished.stderr),
-        };
-        if ahead {
-            self.start_next_profile(exercise);
-        }
-        Ok(ended)
-    }
-
-    /// A profile process for `exercise`, started; it waits for its batch.
-    fn start_profile(&self, exercise: &Exercise) -> io::Result<StartedProfile> {
-        let folder = tempfile::tempdir()?;
+    /// Profiles `files` in one child process (`__profile-submissions`).
+    fn try_profile(&self, exercise: &Exercise, files: &[&LearnerFile]) -> io::Result<Ended<Profiled>> {
+        let work = tempfile::tempdir()?;
+        let result = work.path().join("profiled.json");
+        let copies = files
+            .iter()
+            .enumerate()
+            .map(|(index, file)| read_only_copy(&work.path().join(format!("submission-{}.cu", index + 1)), file))
+            .collect::<io::Result<Vec<_>>>()?;
         let child = ChildCommand {
             role: Role::Profile,
             exercise: exercise.id.clone(),
-            folder: folder.path().to_owned(),
-            result: Some(folder.path().join(PROFILED_FILE)),
+            files: copies,
+            folder: None,
+            result: Some(result.clone()),
+            launches: Launches::All,
             gpu_lock: self.gpu_lock.as_ref().map(|(lock, _)| lock.clone()),
         };
-        let process = supervise::Started::start(&mut self.command(&child, folder.path()), OUTPUT_CAP)?;
-        Ok(StartedProfile { exercise: exercise.id.clone(), process, folder })
+        self.run_child(&child, work.path(), &result)
     }
 
-    /// Starts the next profile ahead. If it cannot start, the profile that needs it starts one
-    /// itself and says why it cannot.
-    fn start_next_profile(&self, exercise: &Exercise) {
-        let started = self.start_profile(exercise).ok();
-        *self.lock_next_profile() = started;
-    }
-
-    fn lock_next_profile(&self) -> std::sync::MutexGuard<'_, Option<StartedProfile>> {
-        self.next_profile.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    /// Runs `child` in `work` under the time, memory and output limits; what it wrote to `result`.
+    fn run_child<T: serde::de::DeserializeOwned>(
+        &self,
+        child: &ChildCommand,
+        work: &Path,
+        result: &Path,
+    ) -> io::Result<Ended<T>> {
+        let limits = self.limits(self.gpu_lock.as_ref().map(|_| work.join(crate::protocol::GPU_TURN_MARKER)));
+        let finished = supervise::run(&mut self.command(child, work), &limits, OUTPUT_CAP)?;
+        Ok(Ended {
+            written: read_result(result)?,
+            status: finished.status,
+            memory_exceeded: finished.memory_exceeded,
+            stderr_tail: tail(&finished.stderr),
+        })
     }
 
     /// `child` as a command run in `work`, on this checker's GPU.
@@ -739,25 +698,23 @@ struct Pending {
 pub trait Checks: Sync {
     /// Checks one file: everything but its counters.
     fn check(&self, file: &LearnerFile, shown: &str, worker: usize) -> CheckOutcome;
-    /// Fills in the counters of `checked`, checked on `gpu` (see [`Checker::profile`]), several at
-    /// once; `ahead`: another profile will follow on `gpu`.
-    fn profile(&self, checked: &mut [Checked<'_>], gpu: usize, ahead: bool);
+    /// Fills in the counters of `checked`, checked on `gpu` (see [`Checker::profile`]), several at once.
+    fn profile(&self, checked: &mut [Checked<'_>], gpu: usize);
     /// The GPU (0, 1, ...) that `worker` checks on; its correct outcomes are profiled there.
     fn gpu_of(&self, worker: usize) -> usize;
 }
 
-/// How many correct outcomes one profile holds by default. A profile costs about the same for 1
-/// as for 64 (Nsight Compute's start and set-up), so a GPU profiles only full batches while its
-/// checks go on, and what is left once they end; the size also bounds what an interrupted run
-/// loses, and what a failing profile redoes in halves.
+/// The most correct outcomes one profile holds by default. A profile costs about the same for 1
+/// as for 64 (Nsight Compute's start and set-up), and holds what was checked while the one before
+/// ran: a cap bounds what waits for it, and what a failing profile redoes in halves.
 pub const PROFILE_BATCH: usize = 64;
 
-/// How many checks [`grade`] runs at once, and how many correct outcomes a profile holds.
+/// How many checks [`grade`] runs at once, and how many correct outcomes a profile holds at most.
 #[derive(Clone, Copy, Debug)]
 pub struct Pace {
     /// Workers checking side by side, over all GPUs.
     pub workers: usize,
-    /// How many correct outcomes one profile holds, the last of a GPU's fewer (at least 1).
+    /// The most correct outcomes one profile holds (at least 1).
     pub profile_batch: usize,
 }
 
@@ -772,12 +729,10 @@ impl Pace {
 type Outcome = (Pending, CheckOutcome);
 
 /// Each GPU's correct outcomes waiting for a profile. Each GPU has a profiler of its own beside
-/// its checking workers, which profiles a full batch as soon as one waits, and once the checks
-/// have ended, what is left: the checks never wait for a profile, and a run ends with one profile
-/// per GPU rather than the rest of the one under way, then another (four GPUs' profiles at once
-/// take about twice as long as one alone, so that tail was most of a four-GPU run). A GPU's
-/// profiles run one after another, each from its start to its end (the next one, started
-/// ahead, once the last has ended): started while the last one was ending on the same GPU (measured on 4 x H100, Nsight Compute
+/// its checking workers, which profiles whatever is waiting as soon as it is free: the checks
+/// never wait for a profile, and when they end, what is left is at most what was checked during
+/// the last profile. A GPU's profiles run one after another, each from its start to its end:
+/// started while the last one was ending on the same GPU (measured on 4 x H100, Nsight Compute
 /// 2025.3), profiled processes died of signal 11 and their submissions were blamed.
 struct ProfileQueues {
     gpus: Vec<(Mutex<ProfileQueue>, Condvar)>,
@@ -827,17 +782,15 @@ impl ProfileQueues {
         changed.notify_one();
     }
 
-    /// The next profile of `gpu`: a full batch once one waits, or what is left once its workers
-    /// have stopped, and whether another may follow (what is left, or workers still checking);
-    /// empty once nothing is.
-    fn next(&self, gpu: usize) -> (Vec<Outcome>, bool) {
+    /// The next profile of `gpu`: what waits (up to the batch), once anything does; empty once
+    /// its workers have stopped and nothing is left.
+    fn next(&self, gpu: usize) -> Vec<Outcome> {
         let (mut queue, changed) = self.lock(gpu);
-        while queue.waiting.len() < self.batch && queue.checking > 0 {
+        while queue.waiting.is_empty() && queue.checking > 0 {
             queue = changed.wait(queue).unwrap_or_else(|poisoned| poisoned.into_inner());
         }
         let take = queue.waiting.len().min(self.batch);
-        let batch = queue.waiting.drain(..take).collect();
-        (batch, queue.checking > 0 || !queue.waiting.is_empty())
+        queue.waiting.drain(..take).collect()
     }
 }
 
@@ -866,9 +819,8 @@ pub struct Destination<'a> {
 /// validated, then checked by `checks` unless an earlier run in `out_dir` graded the same file;
 /// the reports are rewritten after every row, so an interrupted run keeps what it finished.
 /// `pace.workers` check at once (each takes its GPU in turn, see [`Checker::gpu_lock`]); the
-/// correct submissions of a GPU are profiled beside its checks, `pace.profile_batch` at a time
-/// and the rest once its checks have ended (see `ProfileQueues`), and a row is written once its
-/// counters are in. The rows come out in the
+/// correct submissions of a GPU are profiled beside its checks, up to `pace.profile_batch` at a
+/// time (see `ProfileQueues`), and a row is written once its counters are in. The rows come out in the
 /// entries' order whatever order the checks end in.
 /// `progress(name, index, total)` is told before each check.
 pub fn grade(
@@ -927,18 +879,14 @@ pub fn grade(
         for gpu in 0..profiles.len() {
             let (send, profiles) = (send.clone(), &profiles);
             scope.spawn(move || {
-                // The first profile sets up while the first files are checked.
-                checks.profile(&mut [], gpu, true);
                 loop {
-                    let (mut batch, ahead) = profiles.next(gpu);
+                    let mut batch = profiles.next(gpu);
                     if batch.is_empty() {
-                        // Ends a profile started ahead that no batch will come to.
-                        checks.profile(&mut [], gpu, false);
                         return;
                     }
                     let mut checked: Vec<Checked<'_>> =
                         batch.iter_mut().map(|(pending, outcome)| (&pending.file, outcome)).collect();
-                    checks.profile(&mut checked, gpu, ahead);
+                    checks.profile(&mut checked, gpu);
                     for (pending, outcome) in batch {
                         // Nobody reads the rows any more: the run is ending.
                         if send.send((pending.index, pending.row, outcome)).is_err() {
@@ -1220,7 +1168,7 @@ mod tests {
             self(file, shown, worker)
         }
 
-        fn profile(&self, _: &mut [Checked<'_>], _: usize, _: bool) {}
+        fn profile(&self, _: &mut [Checked<'_>], _: usize) {}
 
         fn gpu_of(&self, _: usize) -> usize {
             0
@@ -1312,62 +1260,33 @@ mod tests {
         CheckOutcome::Correct(Box::new(measured))
     }
 
-    /// A checker whose profile process, as the real one, starts (logging `start PID` to `log`),
-    /// marks its turn on the profiler, waits for its batch (logging `batch PID N`), and writes
-    /// each file's text (a number) as its load wavefronts, the reference's as 32, then logs `done
-    /// PID`. A file saying `trap` fails the profile (the reference alone still profiling), `hang`
-    /// hangs it, `slow` takes half a second; a process started while `dir/die-first` exists
-    /// removes it and ends before its batch.
-    fn profiling_checker(dir: &Path, seconds: u64) -> Checker {
+    /// A checker whose profile process writes each file's text (a number) as its load wavefronts,
+    /// fails where a file says `trap` (the reference alone still profiling) or `hang`, and logs
+    /// how many files each profile was given to `log`.
+    fn profiling_checker(log: &Path, seconds: u64) -> Checker {
         let counters = |load: &str| {
             format!(
                 r#"{{"load_wavefronts":{load},"load_instructions":32,"store_wavefronts":32,"store_instructions":32}}"#
             )
         };
         let script = format!(
-            r#"role=$1
-            for a; do case $a in --result=*) r=${{a#--result=}};; --folder=*) w=${{a#--folder=}};; esac; done
+            r#"role=$1; files=""; n=0
+            while [ $# -gt 0 ]; do case $1 in --result=*) r=${{1#--result=}};; --file=*) files="$files ${{1#--file=}}"; n=$((n+1));; esac; shift; done
             [ $role = __profile-submissions ] || exit 3
-            echo "start $$" >> '{log}'
-            [ -e '{dir}/die-first' ] && {{ rm '{dir}/die-first'; exit 1; }}
-            touch "$w/{marker}"
-            while [ ! -e "$w/{batch}" ]; do sleep 0.01; done
-            n=$(sed 's/[^0-9]//g' "$w/{batch}")
-            echo "batch $$ $n" >> '{log}'
-            subs=""; i=1
-            while [ $i -le $n ]; do
-                text=$(cat "$w/submission-$i.cu"); i=$((i+1))
+            echo $n >> '{log}'
+            subs=""
+            for f in $files; do
+                text=$(cat "$f")
                 [ "$text" = hang ] && sleep 600
-                [ "$text" = slow ] && {{ sleep 0.5; text=32; }}
-                [ "$text" = trap ] && {{ echo '{{"outcome":"failed","reason":"trapped"}}' > "$r"; exit 0; }}
+                [ "$text" = trap ] && {{ echo '{{"outcome":"failed","reason":"trapped","reference_profiles":true}}' > "$r"; exit 0; }}
                 subs="$subs${{subs:+,}}$(echo '{one}' | sed "s/LOAD/$text/")"
             done
-            echo "{{\"outcome\":\"measured\",\"reference\":{reference},\"submissions\":[$subs]}}" | sed 's/LOAD/32/' > "$r"
-            echo "done $$" >> '{log}'"#,
-            log = dir.join("log").display(),
-            dir = dir.display(),
-            marker = GPU_TURN_MARKER,
-            batch = BATCH_FILE,
+            echo "{{\"outcome\":\"measured\",\"reference\":{reference},\"submissions\":[$subs]}}" | sed 's/LOAD/32/' > "$r""#,
+            log = log.display(),
             one = counters("LOAD"),
             reference = counters("32").replace('"', "\\\""),
         );
         shell_checker(&script, seconds)
-    }
-
-    /// The lines of a [`profiling_checker`]'s log.
-    fn profile_log(dir: &Path) -> Vec<String> {
-        fs::read_to_string(dir.join("log")).unwrap_or_default().lines().map(str::to_owned).collect()
-    }
-
-    /// How many files each profile of a [`profiling_checker`] was given (the reference alone
-    /// left out), and how many profiled the reference alone; the log is then cleared.
-    fn profile_sizes(dir: &Path) -> (Vec<usize>, usize) {
-        let given: Vec<usize> = profile_log(dir)
-            .iter()
-            .filter_map(|line| line.strip_prefix("batch ")?.split(' ').nth(1)?.parse().ok())
-            .collect();
-        let _ = fs::remove_file(dir.join("log"));
-        (given.iter().copied().filter(|&n| n > 0).collect(), given.iter().filter(|&&n| n == 0).count())
     }
 
     fn counters_of(outcome: &CheckOutcome) -> (Result<u64, String>, Option<String>) {
@@ -1384,125 +1303,71 @@ mod tests {
     fn correct_submissions_are_profiled_together_and_in_halves_only_where_that_fails() {
         let exercise = transpose();
         let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("profiles");
         let files = |texts: &[&str]| -> Vec<LearnerFile> {
             texts.iter().map(|t| LearnerFile { text: (*t).into(), region: (1, 1) }).collect()
         };
         let profile = |checker: &Checker, files: &[LearnerFile], outcomes: &mut Vec<CheckOutcome>| {
             let mut checked: Vec<Checked<'_>> = files.iter().zip(outcomes.iter_mut()).collect();
-            checker.profile(&exercise, &mut checked, false);
+            checker.profile(&exercise, &mut checked);
         };
-        let checker = profiling_checker(dir.path(), 60);
+        let sizes = || fs::read_to_string(&log).unwrap().lines().map(|l| l.parse().unwrap()).collect::<Vec<usize>>();
+        let checker = profiling_checker(&log, 60);
 
         // One profile for the three correct ones; the incorrect one is left as it was.
         let incorrect = CheckOutcome::Incorrect { input: crate::manifest::Input::Random, detail: "out[3]".into() };
         let three = files(&["32", "64", "x", "96"]);
         let mut outcomes = vec![unprofiled(), unprofiled(), incorrect.clone(), unprofiled()];
         profile(&checker, &three, &mut outcomes);
-        assert_eq!(profile_sizes(dir.path()), (vec![3], 0));
+        assert_eq!(sizes(), [3]);
         assert_eq!(outcomes[2], incorrect);
         let loads: Vec<_> = [0, 1, 3].iter().map(|&i| counters_of(&outcomes[i])).collect();
         assert_eq!(loads, [(Ok(32), None), (Ok(64), None), (Ok(96), None)], "each its own, in order");
 
-        // A profile that fails by a submission's doing (the reference alone profiles after each
-        // failure): again in halves, and only that one is blamed.
+        // A profile that fails by a submission's doing: again in halves, and only that one is blamed.
+        fs::remove_file(&log).unwrap();
         let one_traps = files(&["32", "trap", "96"]);
         let mut outcomes = vec![unprofiled(), unprofiled(), unprofiled()];
         profile(&checker, &one_traps, &mut outcomes);
-        assert_eq!(profile_sizes(dir.path()), (vec![3, 2, 1, 1, 1], 3));
+        assert_eq!(sizes(), [3, 2, 1, 1, 1]);
         assert_eq!(counters_of(&outcomes[0]), (Ok(32), None));
         assert_eq!(counters_of(&outcomes[1]), (Err("trapped".into()), Some("trapped".into())));
         assert_eq!(counters_of(&outcomes[2]), (Ok(96), None));
         // One among sixteen: 9 profiles, not 17.
+        fs::remove_file(&log).unwrap();
         let mut texts = vec!["64"; 16];
         texts[5] = "trap";
         let mut outcomes = vec![unprofiled(); 16];
         profile(&checker, &files(&texts), &mut outcomes);
-        assert_eq!(profile_sizes(dir.path()), (vec![16, 8, 4, 4, 2, 1, 1, 2, 8], 5));
+        assert_eq!(sizes(), [16, 8, 4, 4, 2, 1, 1, 2, 8]);
         let blamed: Vec<usize> = (0..16).filter(|&i| counters_of(&outcomes[i]).1.is_some()).collect();
         assert_eq!(blamed, [5]);
         assert!((0..16).filter(|&i| i != 5).all(|i| counters_of(&outcomes[i]) == (Ok(64), None)));
 
         // One that hangs under the profiler is stopped alone at the time limit, and blamed.
+        fs::remove_file(&log).unwrap();
         let one_hangs = files(&["32", "hang"]);
         let mut outcomes = vec![unprofiled(), unprofiled()];
-        profile(&profiling_checker(dir.path(), 1), &one_hangs, &mut outcomes);
-        let log = profile_log(dir.path());
-        assert_eq!(profile_sizes(dir.path()), (vec![2, 1, 1], 0));
+        profile(&profiling_checker(&log, 1), &one_hangs, &mut outcomes);
+        assert_eq!(sizes(), [2, 1, 1]);
         assert_eq!(counters_of(&outcomes[0]), (Ok(32), None));
         let stopped = "the profile stopped at the time limit (1 s)".to_owned();
         assert_eq!(counters_of(&outcomes[1]), (Err(stopped.clone()), Some(stopped)));
-        let (starts, given) = ["start", "batch"].map(|what| log.iter().filter(|l| l.starts_with(what)).count()).into();
-        assert_eq!(starts, given, "none was started ahead: {log:?}");
-    }
-
-    #[test]
-    fn the_next_profile_starts_once_the_last_has_ended_and_waits_for_its_batch_or_its_end() {
-        let exercise = transpose();
-        let dir = tempfile::tempdir().unwrap();
-        let checker = profiling_checker(dir.path(), 60);
-        let file = |text: &str| LearnerFile { text: text.into(), region: (1, 1) };
-        let (slow, fast) = ([file("slow"), file("64")], [file("96")]);
-        let profile = |files: &[LearnerFile], ahead: bool| {
-            let mut outcomes = vec![unprofiled(); files.len()];
-            let mut checked: Vec<Checked<'_>> = files.iter().zip(outcomes.iter_mut()).collect();
-            checker.profile(&exercise, &mut checked, ahead);
-            outcomes.iter().map(|outcome| counters_of(outcome).0).collect::<Vec<_>>()
-        };
-        let logged = |lines: usize| {
-            let waited = std::time::Instant::now();
-            while profile_log(dir.path()).len() < lines && waited.elapsed() < Duration::from_secs(10) {
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            profile_log(dir.path())
-        };
-        let pid = |line: &str| line.split(' ').nth(1).unwrap().to_owned();
-        // Nothing to profile yet: one is started, and waits.
-        assert_eq!(profile(&[], true), []);
-        let first = pid(&logged(1)[0]);
-        // Given a batch: the next starts once it has ended, and waits.
-        assert_eq!(profile(&slow, true), [Ok(32), Ok(64)]);
-        let log = logged(4);
-        let second = pid(&log[3]);
-        assert_eq!(log[..3], [format!("start {first}"), format!("batch {first} 2"), format!("done {first}")]);
-        assert_ne!(first, second);
-        // The last batch goes to the one started ahead; none is started after it.
-        assert_eq!(profile(&fast, false), [Ok(96)]);
-        assert_eq!(logged(6)[4..], [format!("batch {second} 1"), format!("done {second}")]);
-        // One started ahead that no batch comes to is ended.
-        assert_eq!(profile(&[], true), []);
-        let third = pid(&logged(7)[6]);
-        assert!(Path::new("/proc").join(&third).exists());
-        assert_eq!(profile(&[], false), []);
-        assert!(!Path::new("/proc").join(&third).exists(), "the one no batch came to is gone");
-        // One that ended before its batch profiled nothing: a fresh one takes the batch, and nobody
-        // is blamed.
-        fs::remove_file(dir.path().join("log")).unwrap();
-        fs::write(dir.path().join("die-first"), "").unwrap();
-        assert_eq!(profile(&[], true), []);
-        let waited = std::time::Instant::now();
-        while dir.path().join("die-first").exists() && waited.elapsed() < Duration::from_secs(10) {
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        std::thread::sleep(Duration::from_millis(100));
-        assert_eq!(profile(&fast, false), [Ok(96)]);
-        let log = logged(4);
-        assert_eq!((log.len(), &log[2][..6]), (4, "batch "), "{log:?}");
-        assert_ne!(pid(&log[0]), pid(&log[2]));
     }
 
     #[test]
     fn where_the_reference_does_not_profile_either_the_clock_stands_in_for_all() {
         let exercise = transpose();
         let no_counters = shell_checker(
-            r#"for a; do case $a in --result=*) r=${a#--result=};; esac; done
-            echo '{"outcome":"failed","reason":"ncu not found"}' > "$r""#,
+            r#"while [ $# -gt 0 ]; do case $1 in --result=*) r=${1#--result=};; esac; shift; done
+            echo '{"outcome":"failed","reason":"ncu not found","reference_profiles":false}' > "$r""#,
             60,
         );
         let files =
             [LearnerFile { text: "32".into(), region: (1, 1) }, LearnerFile { text: "64".into(), region: (1, 1) }];
         let mut outcomes = vec![unprofiled(), unprofiled()];
         let mut checked: Vec<Checked<'_>> = files.iter().zip(outcomes.iter_mut()).collect();
-        no_counters.profile(&exercise, &mut checked, false);
+        no_counters.profile(&exercise, &mut checked);
         for outcome in &outcomes {
             assert_eq!(counters_of(outcome), (Err("ncu not found".into()), None), "nobody is blamed");
         }
@@ -1530,14 +1395,13 @@ mod tests {
     }
 
     #[test]
-    fn each_gpu_profiles_full_batches_beside_its_checks_which_never_wait_then_the_rest() {
+    fn each_gpu_profiles_its_correct_submissions_beside_its_checks_which_never_wait() {
         const GPUS: usize = 2;
         /// Two GPUs with two workers each: what each GPU checked correct, its profiles, and which
         /// threads checked and profiled.
         struct Profiles {
             correct: [AtomicUsize; GPUS],
-            /// Each call: its GPU, how many it profiled, whether another was to follow.
-            sizes: Mutex<Vec<(usize, usize, bool)>>,
+            sizes: Mutex<Vec<(usize, usize)>>,
             /// Checks started on each GPU when each profile began.
             started: [AtomicUsize; GPUS],
             profiled_while_checking: AtomicUsize,
@@ -1557,12 +1421,9 @@ mod tests {
                     }
                 }
             }
-            fn profile(&self, checked: &mut [Checked<'_>], gpu: usize, ahead: bool) {
+            fn profile(&self, checked: &mut [Checked<'_>], gpu: usize) {
                 self.profiling_threads.lock().unwrap().insert(std::thread::current().id());
-                self.sizes.lock().unwrap().push((gpu, checked.len(), ahead));
-                if checked.is_empty() {
-                    return;
-                }
+                self.sizes.lock().unwrap().push((gpu, checked.len()));
                 if self.started.iter().map(|n| n.load(Ordering::SeqCst)).sum::<usize>() < 43 {
                     self.profiled_while_checking.fetch_add(1, Ordering::SeqCst);
                 }
@@ -1602,16 +1463,11 @@ mod tests {
         );
         let sizes = profiles.sizes.into_inner().unwrap();
         for gpu in 0..GPUS {
-            let calls: Vec<(usize, bool)> = sizes.iter().filter(|(g, ..)| *g == gpu).map(|&(_, n, a)| (n, a)).collect();
-            assert_eq!(calls.first(), Some(&(0, true)), "the first profile starts before anything is checked");
-            assert_eq!(calls.last(), Some(&(0, false)), "one started ahead that no batch came to is ended");
-            let (profiled, ahead): (Vec<usize>, Vec<bool>) = calls.iter().filter(|(n, _)| *n > 0).copied().unzip();
-            assert!(ahead[..ahead.len() - 1].iter().all(|&a| a), "only the last may be told none follows: {calls:?}");
+            let profiled: Vec<usize> = sizes.iter().filter(|(g, _)| *g == gpu).map(|(_, n)| *n).collect();
             let correct = profiles.correct[gpu].load(Ordering::SeqCst);
             assert_eq!(profiled.iter().sum::<usize>(), correct, "GPU {gpu} profiles what it checked: {sizes:?}");
-            let (last, full) = profiled.split_last().expect("each GPU profiled");
-            assert!(full.iter().all(|&n| n == pace.profile_batch), "full batches while checking: {sizes:?}");
-            assert!((1..=pace.profile_batch).contains(last), "then the rest: {sizes:?}");
+            assert!(profiled.iter().all(|&n| n <= pace.profile_batch), "at most the cap to a profile: {sizes:?}");
+            assert!(profiled.iter().any(|&n| n > 1), "a profile holds what came while the last ran: {sizes:?}");
         }
         assert!(profiles.correct.iter().all(|n| n.load(Ordering::SeqCst) > 0), "both GPUs checked");
         assert!(profiles.profiled_while_checking.into_inner() > 0, "profiles go on beside the checks: {sizes:?}");
@@ -1638,7 +1494,7 @@ mod tests {
                     false => unprofiled(),
                 }
             }
-            fn profile(&self, checked: &mut [Checked<'_>], _: usize, _: bool) {
+            fn profile(&self, checked: &mut [Checked<'_>], _: usize) {
                 for (_, outcome) in checked.iter_mut() {
                     set_counters(outcome, measured(2, 1, 1.0).counters, None);
                 }
@@ -1663,8 +1519,8 @@ mod tests {
 
     #[test]
     fn a_report_that_cannot_be_written_stops_the_checks() {
-        /// Correct outcomes (their rows come from the profiler, here one at a time); the first
-        /// check makes the CSV report's path a folder, so that the first row cannot be written.
+        /// Correct outcomes (their rows come from the profiler); the first check makes the CSV
+        /// report's path a folder, so that the first row cannot be written.
         struct Blocks {
             calls: AtomicUsize,
             csv: PathBuf,
@@ -1678,7 +1534,7 @@ mod tests {
                 std::thread::sleep(Duration::from_millis(10));
                 unprofiled()
             }
-            fn profile(&self, checked: &mut [Checked<'_>], _: usize, _: bool) {
+            fn profile(&self, checked: &mut [Checked<'_>], _: usize) {
                 for (_, outcome) in checked.iter_mut() {
                     set_counters(outcome, measured(2, 1, 1.0).counters, None);
                 }
@@ -1694,8 +1550,7 @@ mod tests {
         let entries = scan(setup.submissions.path(), "exercise.cu").unwrap();
         let blocks = Blocks { calls: AtomicUsize::new(0), csv: setup.out.path().join(CSV_FILE) };
         let out = Destination { dir: setup.out.path(), shard: None, class: ClassPrint::of(&entries) };
-        let pace = Pace { workers: 1, profile_batch: 1 };
-        let run = grade(&setup.exercise, &setup.starter, &entries, out, &blocks, &|_, _, _| {}, pace);
+        let run = grade(&setup.exercise, &setup.starter, &entries, out, &blocks, &|_, _, _| {}, Pace::new(1));
         assert!(run.is_err(), "the report's error is the run's");
         let calls = blocks.calls.into_inner();
         assert!(calls < 20, "the checks stop soon after, not all 41: {calls}");

@@ -22,14 +22,38 @@ pub enum Role {
     /// [`RequestFiles`]. One process checks many: CUDA starts once, not once a submission. Their
     /// counters are measured apart, by [`Role::Profile`].
     Check,
-    /// `__profile-submissions`: one Nsight Compute session of the [`Role::ProfileTarget`], which
-    /// profiles the [`ProfileBatch`] the supervisor gives it (the reference beside the files);
-    /// writes [`crate::check::Profiled`] as JSON to `result`.
+    /// `__profile-submissions`: profile one or more checked files in one Nsight Compute session,
+    /// the reference beside them, and write [`crate::check::Profiled`] as JSON to `result`.
     Profile,
-    /// `__profile-target`: what Nsight Compute runs for [`Role::Profile`]. It starts ahead of its
-    /// batch (CUDA, the reference, the profiler's set-up), then waits for the batch in its folder
-    /// and launches its kernels once each.
+    /// `__profile-target`: what Nsight Compute runs for [`Role::Profile`]: the reference, then
+    /// every file, launched once each.
     ProfileTarget,
+}
+
+/// Which kernels the profile target launches (`--only=`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Launches {
+    /// The reference, then every file in order.
+    All,
+    /// `--only=reference`: whether a failed profile was the submissions' doing.
+    Reference,
+}
+
+impl Launches {
+    /// `--only=VALUE`, `None` for all.
+    fn arg(self) -> Option<OsString> {
+        match self {
+            Launches::All => None,
+            Launches::Reference => Some("--only=reference".into()),
+        }
+    }
+
+    /// `profile_with` (a profile target of every kernel) made to launch these.
+    pub fn of(self, profile_with: &SelfCommand) -> SelfCommand {
+        let mut command = profile_with.clone();
+        command.args.extend(self.arg());
+        command
+    }
 }
 
 impl Role {
@@ -47,11 +71,15 @@ impl Role {
 pub struct ChildCommand {
     pub role: Role,
     pub exercise: String,
-    /// The command's own folder (`--folder=`), where its sandbox lets it write: a check makes
-    /// each request's folder there, a profile finds its batch there.
-    pub folder: PathBuf,
+    /// The copies of the learners' files (`--file=` once per file) to profile, in the order their
+    /// counters are reported (none for a check, whose requests name them).
+    pub files: Vec<PathBuf>,
+    /// The check command's own folder (`--folder=`), where each request's folder is made.
+    pub folder: Option<PathBuf>,
     /// Where the profile command writes its outcome.
     pub result: Option<PathBuf>,
+    /// Which kernels to launch (the profile target only).
+    pub launches: Launches,
     /// A lock file to hold while the command uses the GPU (`--gpu-lock=PATH`): checks that run side
     /// by side compile at once and take the GPU in turn, their profiled launches too (which also
     /// hold [`profiler_lock`]).
@@ -71,7 +99,9 @@ pub fn profiler_lock(gpu_lock: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
-const KEYS: [&str; 4] = ["exercise", "folder", "result", "gpu-lock"];
+const KEYS: [&str; 6] = ["exercise", "file", "folder", "result", "only", "gpu-lock"];
+/// The key that may be given more than once.
+const REPEATED: &str = "file";
 
 impl ChildCommand {
     /// The arguments that start this command: its name, then one `--key=VALUE` per value.
@@ -81,14 +111,15 @@ impl ChildCommand {
             arg.push(value);
             arg
         };
-        let mut args = vec![
-            OsString::from(self.role.command()),
-            pair("exercise", OsStr::new(&self.exercise)),
-            pair("folder", self.folder.as_os_str()),
-        ];
+        let mut args = vec![OsString::from(self.role.command()), pair("exercise", OsStr::new(&self.exercise))];
+        args.extend(self.files.iter().map(|file| pair("file", file.as_os_str())));
+        if let Some(folder) = &self.folder {
+            args.push(pair("folder", folder.as_os_str()));
+        }
         if let Some(result) = &self.result {
             args.push(pair("result", result.as_os_str()));
         }
+        args.extend(self.launches.arg());
         if let Some(lock) = &self.gpu_lock {
             args.push(pair("gpu-lock", lock.as_os_str()));
         }
@@ -98,7 +129,8 @@ impl ChildCommand {
     /// Reads the values of `role`'s command back from `args` (what follows the command's name).
     pub fn parse(role: Role, args: &[OsString]) -> Result<ChildCommand, String> {
         let command = role.command();
-        let mut values: [Option<OsString>; 4] = Default::default();
+        let mut values: [Option<OsString>; 6] = Default::default();
+        let mut files = Vec::new();
         for arg in args {
             let bytes = arg.as_bytes();
             let (key, value) = bytes
@@ -109,80 +141,73 @@ impl ChildCommand {
                 .iter()
                 .position(|k| k.as_bytes() == key)
                 .ok_or_else(|| format!("{command}: unknown key in {arg:?} (known: {})", KEYS.join(", ")))?;
-            if values[slot].replace(OsString::from_vec(value.to_vec())).is_some() {
+            let value = OsString::from_vec(value.to_vec());
+            if KEYS[slot] == REPEATED {
+                files.push(PathBuf::from(value));
+            } else if values[slot].replace(value).is_some() {
                 return Err(format!("{command}: --{} given twice", KEYS[slot]));
             }
         }
-        let [exercise, folder, result, gpu_lock] = values;
-        let exercise = exercise
-            .ok_or_else(|| format!("{command}: --exercise=... is missing"))?
-            .into_string()
-            .map_err(|v| format!("{command}: --exercise is not UTF-8: {v:?}"))?;
-        let folder = PathBuf::from(folder.ok_or_else(|| format!("{command}: --folder=... is missing"))?);
-        let result = result.map(PathBuf::from);
+        let [exercise, _, folder, result, only, gpu_lock] = values;
+        let gpu_lock = gpu_lock.map(PathBuf::from);
+        let launches = match only.as_deref().map(OsStr::as_bytes) {
+            None => Launches::All,
+            Some(b"reference") if role == Role::ProfileTarget => Launches::Reference,
+            Some(other) => {
+                return Err(format!(
+                    "{command}: --only={} is not known (only the profile target takes it: --only=reference)",
+                    String::from_utf8_lossy(other)
+                ));
+            }
+        };
+        let text = |value: Option<OsString>, key: &str| {
+            value
+                .ok_or_else(|| format!("{command}: --{key}=... is missing"))?
+                .into_string()
+                .map_err(|v| format!("{command}: --{key} is not UTF-8: {v:?}"))
+        };
+        let exercise = text(exercise, "exercise")?;
+        let (folder, result) = (folder.map(PathBuf::from), result.map(PathBuf::from));
         match role {
+            Role::Check if folder.is_none() => return Err(format!("{command}: --folder=... is missing")),
+            Role::Check if !files.is_empty() || result.is_some() => {
+                return Err(format!("{command}: the files and results are its requests', not --file or --result"));
+            }
+            Role::Check => {}
+            _ if folder.is_some() => return Err(format!("{command}: --folder is the check command's")),
+            _ if files.is_empty() => return Err(format!("{command}: --file=... is missing")),
             Role::Profile if result.is_none() => {
                 return Err(format!("{command}: --result=... names where the outcome goes"));
             }
-            Role::Check | Role::ProfileTarget if result.is_some() => {
-                return Err(format!(
-                    "{command}: --result is the profile command's (a check answers in its requests' folders)"
-                ));
-            }
             _ => {}
         }
-        Ok(ChildCommand { role, exercise, folder, result, gpu_lock: gpu_lock.map(PathBuf::from) })
+        Ok(ChildCommand { role, exercise, files, folder, result, launches, gpu_lock })
     }
 
-    /// The target a profile command starts under Nsight Compute: the same folder and GPU lock
-    /// (its launches take a turn of their own).
-    pub fn profile_target(&self) -> ChildCommand {
-        ChildCommand { role: Role::ProfileTarget, result: None, ..self.clone() }
+    /// The target a profile command starts under Nsight Compute, launching `launches`: the same
+    /// files and GPU lock (its launches take a turn of their own).
+    pub fn profile_target(&self, launches: Launches) -> ChildCommand {
+        ChildCommand { role: Role::ProfileTarget, result: None, launches, ..self.clone() }
     }
 
     /// This command as a restart of the running program.
     pub fn self_command(&self) -> std::io::Result<SelfCommand> {
         SelfCommand::current(self.args())
     }
-}
 
-/// What a profile is given to profile, once it has started: written whole to [`BATCH_FILE`] in
-/// its folder, beside the copies of the files ([`ProfileBatch::copy`]), by the supervisor. The
-/// reference is launched first, then each file; a batch of no files launches the reference alone
-/// (whether a failed profile was the submissions' doing).
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
-pub struct ProfileBatch {
-    /// How many files: `submission-1.cu` to `submission-N.cu`.
-    pub files: usize,
-}
-
-/// The file in a profile's folder that gives it its [`ProfileBatch`].
-pub const BATCH_FILE: &str = "batch.json";
-
-impl ProfileBatch {
-    /// In the profile target: waits for its batch in its folder `work` (the supervisor writes it
-    /// whole, through a rename, after the copies of its files).
-    pub fn wait(work: &Path) -> Result<ProfileBatch, String> {
-        let path = work.join(BATCH_FILE);
-        loop {
-            match std::fs::read_to_string(&path) {
-                Ok(text) => return serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display())),
-                Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-                    std::thread::sleep(std::time::Duration::from_millis(2));
-                }
-                Err(error) => return Err(format!("cannot read {}: {error}", path.display())),
-            }
+    /// The command's own folder, where its sandbox lets it write: a check's `--folder`, else the
+    /// folder of the copies of the files.
+    pub fn work_folder(&self) -> Result<&Path, String> {
+        if let Some(folder) = &self.folder {
+            return Ok(folder);
         }
-    }
-
-    /// Where the copy of file `index` (from 0) is, in the profile's folder `work`.
-    pub fn copy(work: &Path, index: usize) -> PathBuf {
-        work.join(format!("submission-{}.cu", index + 1))
-    }
-
-    /// The copies of its files, in order.
-    pub fn copies(&self, work: &Path) -> Vec<PathBuf> {
-        (0..self.files).map(|index| ProfileBatch::copy(work, index)).collect()
+        let first = self.files.first().ok_or_else(|| format!("{}: no --file=...", self.role.command()))?;
+        let work =
+            first.parent().ok_or_else(|| format!("{}: {} is in no folder", self.role.command(), first.display()))?;
+        match self.files.iter().all(|f| f.parent() == Some(work)) {
+            true => Ok(work),
+            false => Err(format!("{}: the files' copies must share one folder", self.role.command())),
+        }
     }
 }
 
@@ -257,14 +282,17 @@ mod tests {
             let command = ChildCommand {
                 role: Role::Check,
                 exercise: "row-sums".into(),
-                folder: folder.into(),
+                files: Vec::new(),
+                folder: Some(folder.into()),
                 result: None,
+                launches: Launches::All,
                 gpu_lock: Some("/tmp/grades/.gpu-lock".into()),
             };
             let args = command.args();
             assert_eq!(args[0], "__check-submissions");
             assert!(args[1..].iter().all(|a| a.as_bytes().starts_with(b"--")), "{args:?}");
             assert_eq!(ChildCommand::parse(Role::Check, &args[1..]), Ok(command.clone()), "{folder:?}");
+            assert_eq!(command.work_folder(), Ok(Path::new(folder)));
         }
         for name in ["-resubmitted", "--help", "a \"quoted\" name", "two\nlines", "=1+1", "--name=x", "", "é è"] {
             let request = CheckRequest { number: 7, name: name.into() };
@@ -284,39 +312,29 @@ mod tests {
     }
 
     #[test]
-    fn a_profile_and_its_target_share_a_folder_where_the_batch_comes_after_they_start() {
-        let work = tempfile::tempdir().unwrap();
+    fn a_profile_names_every_file_in_order_and_its_target_the_same() {
+        let files: Vec<PathBuf> = ["b.cu", "-a.cu", "c d.cu"].iter().map(|f| Path::new("/tmp/batch").join(f)).collect();
         let profile = ChildCommand {
             role: Role::Profile,
             exercise: "transpose-swizzle".into(),
-            folder: work.path().to_owned(),
-            result: Some(work.path().join("profiled.json")),
+            files: files.clone(),
+            folder: None,
+            result: Some("/tmp/batch/profiled.json".into()),
+            launches: Launches::All,
             gpu_lock: Some("/tmp/grades/.gpu-1-lock".into()),
         };
         let args = profile.args();
         assert_eq!(args[0], "__profile-submissions");
         assert_eq!(ChildCommand::parse(Role::Profile, &args[1..]), Ok(profile.clone()));
-        let target = profile.profile_target();
-        assert_eq!(target.args()[0], "__profile-target");
-        assert_eq!(
-            (&target.folder, &target.gpu_lock, target.result.as_ref()),
-            (&profile.folder, &profile.gpu_lock, None)
-        );
-        assert_eq!(ChildCommand::parse(Role::ProfileTarget, &target.args()[1..]), Ok(target));
-
-        let folder = work.path().to_owned();
-        let waiting = std::thread::spawn(move || ProfileBatch::wait(&folder));
-        std::thread::sleep(std::time::Duration::from_millis(100));
-        assert!(!waiting.is_finished(), "no batch yet");
-        let batch = ProfileBatch { files: 3 };
-        std::fs::write(work.path().join(BATCH_FILE), serde_json::to_string(&batch).unwrap()).unwrap();
-        assert_eq!(waiting.join().unwrap(), Ok(batch));
-        let copies = batch.copies(work.path());
-        assert_eq!(copies.len(), 3);
-        assert!(copies.iter().all(|copy| copy.parent() == Some(work.path())));
-        assert!(copies[0].ends_with("submission-1.cu") && copies[2].ends_with("submission-3.cu"));
-        std::fs::write(work.path().join(BATCH_FILE), "{\"files\":").unwrap();
-        assert!(ProfileBatch::wait(work.path()).unwrap_err().contains("batch.json"), "a malformed batch is named");
+        for launches in [Launches::All, Launches::Reference] {
+            let target = profile.profile_target(launches);
+            assert_eq!(target.args()[0], "__profile-target");
+            assert_eq!((&target.files, &target.gpu_lock, target.result.as_ref()), (&files, &profile.gpu_lock, None));
+            assert_eq!(target.args().iter().any(|a| a == "--only=reference"), launches == Launches::Reference);
+            assert_eq!(ChildCommand::parse(Role::ProfileTarget, &target.args()[1..]), Ok(target));
+        }
+        let apart = ChildCommand { files: vec!["/tmp/a/1.cu".into(), "/tmp/b/2.cu".into()], ..profile };
+        assert!(apart.work_folder().unwrap_err().contains("must share one folder"));
     }
 
     #[test]
@@ -351,23 +369,33 @@ mod tests {
         let parse = |args: &[&str]| parse_as(Role::Check, args);
         assert_eq!(parse(&["--exercise", "x"]), "__check-submissions: expected --KEY=VALUE, got \"--exercise\"");
         assert_eq!(
-            parse(&["--file=x"]),
-            "__check-submissions: unknown key in \"--file=x\" (known: exercise, folder, result, gpu-lock)"
+            parse(&["--colour=x"]),
+            "__check-submissions: unknown key in \"--colour=x\" (known: exercise, file, folder, result, only, gpu-lock)"
         );
         assert_eq!(parse(&["--folder=a", "--folder=b"]), "__check-submissions: --folder given twice");
         assert_eq!(parse(&["--exercise=x"]), "__check-submissions: --folder=... is missing");
         assert_eq!(parse(&["--folder=f"]), "__check-submissions: --exercise=... is missing");
-        assert_eq!(
-            parse(&["--exercise=x", "--folder=w", "--result=r"]),
-            "__check-submissions: --result is the profile command's (a check answers in its requests' folders)"
+        for stray in ["--file=f", "--result=r"] {
+            assert_eq!(
+                parse(&["--exercise=x", "--folder=w", stray]),
+                "__check-submissions: the files and results are its requests', not --file or --result"
+            );
+        }
+        assert!(
+            parse(&["--only=reference"]).contains("--only=reference is not known"),
+            "a check launches no reference"
         );
         assert_eq!(
-            parse_as(Role::Profile, &["--exercise=x", "--folder=w"]),
+            parse_as(Role::Profile, &["--exercise=x", "--result=r"]),
+            "__profile-submissions: --file=... is missing"
+        );
+        assert_eq!(
+            parse_as(Role::Profile, &["--exercise=x", "--file=f"]),
             "__profile-submissions: --result=... names where the outcome goes"
         );
-        assert!(
-            parse_as(Role::ProfileTarget, &["--exercise=x", "--folder=w", "--result=r"])
-                .contains("--result is the profile command's")
+        assert_eq!(
+            parse_as(Role::Profile, &["--exercise=x", "--file=f", "--folder=w", "--result=r"]),
+            "__profile-submissions: --folder is the check command's"
         );
     }
 }

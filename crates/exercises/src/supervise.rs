@@ -88,42 +88,9 @@ pub struct Limits {
 /// Runs `command` in a new process group; kills the group at the time limit, or once its
 /// resident memory passes the memory limit. Output past `cap` bytes per stream is dropped.
 pub fn run(command: &mut Command, limits: &Limits, cap: usize) -> io::Result<Finished> {
-    Started::start(command, cap)?.finish(limits)
-}
-
-/// A process started ahead of its work, in a group of its own, watched only from
-/// [`Started::finish`] on: it may set itself up meanwhile (a profiler, for one), but must not take
-/// untrusted input before it is watched. Dropped unfinished, its group is killed.
-pub struct Started {
-    process: Process,
-}
-
-impl Started {
-    /// Starts `command` (its standard input empty), its output past `cap` bytes per stream dropped.
-    pub fn start(command: &mut Command, cap: usize) -> io::Result<Started> {
-        Ok(Started { process: Process::start(command.stdin(Stdio::null()), cap)? })
-    }
-
-    /// Whether it is still running.
-    pub fn running(&self) -> bool {
-        matches!(self.process.exited(), Ok(false))
-    }
-
-    /// Watches it under `limits`, counted from now, until it exits or passes one (then its group
-    /// is killed).
-    pub fn finish(mut self, limits: &Limits) -> io::Result<Finished> {
-        let ending = self.process.watch(limits, &|| false)?;
-        self.process.end(ending)
-    }
-}
-
-impl Drop for Started {
-    fn drop(&mut self) {
-        if !self.process.readers.is_empty() {
-            // Never watched to its end: nothing of it is reported.
-            let _ = self.process.end(Ending::Answered);
-        }
-    }
+    let mut process = Process::start(command.stdin(Stdio::null()), cap)?;
+    let ending = process.watch(limits, &|| false)?;
+    process.end(ending)
 }
 
 /// A process in a group of its own, its output captured.
