@@ -684,11 +684,8 @@ pub fn profile_submissions(args: &ChildArgs) -> anyhow::Result<ExitCode> {
 pub fn profile_target(args: &ChildArgs) -> anyhow::Result<ExitCode> {
     let command = ChildCommand::parse(Role::ProfileTarget, &args.args).map_err(anyhow::Error::msg)?;
     let (manifest, exercise, files) = child_files(&command)?;
-    let marker = command.work_folder().map_err(anyhow::Error::msg)?.join(protocol::GPU_TURN_MARKER);
-    let turns = check::ProfileTurns {
-        profiler: supervise::LockTurn::new(command.gpu_lock.as_deref().map(protocol::profiler_lock), marker.clone()),
-        gpu: supervise::LockTurn::new(command.gpu_lock.clone(), marker),
-    };
+    let work = command.work_folder().map_err(anyhow::Error::msg)?;
+    let turns = check::ProfileTurns::through(command.gpu_lock.as_deref(), work);
     check::profile_target(&manifest, &exercise, &files, command.launches, &turns).map_err(anyhow::Error::msg)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -26,8 +26,8 @@ use crate::{
     harness::{CheckSize, Expectation, HostInput, Run, TimedData, Verifier, compare},
     learner_file::LearnerFile,
     manifest::{Exercise, Harness, Input, Manifest},
-    protocol::Launches,
-    supervise::GpuTurn,
+    protocol::{GPU_TURN_MARKER, Launches, PROFILER_TURN_MARKER, profiler_lock},
+    supervise::{GpuTurn, LockTurn},
 };
 
 /// How a check ended.
@@ -522,6 +522,18 @@ pub struct ProfileTurns<T: GpuTurn> {
     pub gpu: T,
 }
 
+impl ProfileTurns<LockTurn> {
+    /// The turns of a profile whose folder is `work`, through the GPU's lock `gpu_lock` (none:
+    /// every moment is its turn). Only the GPU's turn starts its time limit
+    /// ([`GPU_TURN_MARKER`], not [`PROFILER_TURN_MARKER`]).
+    pub fn through(gpu_lock: Option<&Path>, work: &Path) -> ProfileTurns<LockTurn> {
+        ProfileTurns {
+            profiler: LockTurn::new(gpu_lock.map(profiler_lock), work.join(PROFILER_TURN_MARKER)),
+            gpu: LockTurn::new(gpu_lock.map(Path::to_owned), work.join(GPU_TURN_MARKER)),
+        }
+    }
+}
+
 /// The profiled side of [`profile_submissions`]: the reference, then each of `files`, launched
 /// once each (or the reference alone, as `launches` says). ncu's set-up takes the GPU's profiler
 /// in turn and leaves the GPU to the checks timing beside it; the launches take the GPU in turn too.
@@ -668,6 +680,28 @@ impl<'g> TimedRuns<'g> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_profiles_time_limit_runs_from_its_turn_on_the_gpu_not_from_its_turn_on_the_profiler() {
+        let dir = tempfile::tempdir().unwrap();
+        let lock = dir.path().join(".gpu-0-lock");
+        let (profiler_marker, gpu_marker) = (dir.path().join(PROFILER_TURN_MARKER), dir.path().join(GPU_TURN_MARKER));
+        // A check holds the GPU (one that never ends holds it up to the time limit).
+        let check = LockTurn::new(Some(lock.clone()), dir.path().join("check-turn"));
+        check.take().unwrap();
+        let turns = ProfileTurns::through(Some(&lock), dir.path());
+        turns.profiler.take().unwrap();
+        assert!(!gpu_marker.exists(), "holding the profiler, its time limit has not started");
+        assert!(profiler_marker.exists());
+        let launches = std::thread::spawn(move || turns.gpu.take().map(|()| turns));
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(!gpu_marker.exists(), "waiting behind the check, its time limit has not started");
+        check.end();
+        let turns = launches.join().unwrap().unwrap();
+        assert!(gpu_marker.exists(), "its launches' turn starts it");
+        turns.gpu.end();
+        turns.profiler.end();
+    }
 
     #[test]
     fn a_variable_the_compiled_code_writes_is_named_as_the_learner_wrote_it() {

@@ -86,9 +86,14 @@ pub struct ChildCommand {
     pub gpu_lock: Option<PathBuf>,
 }
 
-/// The file a check or a profile writes in its folder once it holds a GPU lock: its time limit
-/// runs from then.
+/// The file a check or a profile writes in its folder once it holds the GPU's lock (for a
+/// profile, its launches' turn): its time limit runs from then.
 pub const GPU_TURN_MARKER: &str = "gpu-turn";
+
+/// The file a profile writes in its folder once it holds [`profiler_lock`]. Its time limit does
+/// not run from then: it still waits for the GPU behind the checks, each of which may hold it up to
+/// the time limit (one that never ends, for one), which is not the profiled submissions' doing.
+pub const PROFILER_TURN_MARKER: &str = "profiler-turn";
 
 /// The lock beside `gpu_lock` that a profiled process holds from Nsight Compute's set-up to the
 /// end of its profiled launches: ncu profiles one process at a time on a GPU (a second one fails
