@@ -116,6 +116,20 @@ fn bench_reports_model_rates_and_why_gpu_figures_are_missing() {
 }
 
 #[test]
+fn named_gpu_tests_must_run() {
+    if cuda_kernels::Gpu::open().is_ok() {
+        return;
+    }
+    let named = xtask(&["test", "--only", "grading::"]);
+    assert!(!named.succeeded());
+    assert!(
+        named.error().starts_with("the GPU suite was required (--gpu or --only) but cannot run: "),
+        "{}",
+        named.error()
+    );
+}
+
+#[test]
 fn matrix_and_copy_ops_from_an_index() {
     // ldmatrix.x4 of rows 128 bytes apart: each matrix's 8 rows in banks 0-3, 8 wavefronts each.
     let rows = json(&["conflicts", "--op", "ldmatrix.x4", "--width", "16", "--index", "lane * 8", "--json"]);

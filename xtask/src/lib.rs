@@ -63,6 +63,10 @@ pub enum Command {
         /// Fail if the GPU suite cannot run (no GPU, driver or counters).
         #[arg(long)]
         gpu: bool,
+        /// Run only the GPU suite's tests whose names contain NAME (`grading::`,
+        /// `every_lesson_on_the_gpu`), and nothing else; they must run.
+        #[arg(long, value_name = "NAME", conflicts_with = "no_gpu")]
+        only: Option<String>,
     },
     /// Measure every lesson's headline figures on this GPU and write them, with the GPU, driver,
     /// CUDA version and date, to the book's results file (regenerate it on your own GPU).
@@ -137,7 +141,7 @@ pub fn run(cli: Cli, out: &mut dyn Write, color: bool) -> anyhow::Result<ExitCod
         }
         Command::Conflicts(args) => conflicts::run(&args, out, color),
         Command::Book => book::build().map(|_| ExitCode::SUCCESS),
-        Command::Test { no_gpu, gpu } => test::run(test::GpuSuite::from_flags(no_gpu, gpu)),
+        Command::Test { no_gpu, gpu, only } => test::run(test::GpuSuite::from_flags(no_gpu, gpu), only.as_deref()),
         Command::Dist { out: folder } => dist::run(&folder, out),
         Command::Results { out: file } => lessons::write_results(&file, out),
         Command::Probe { batch, out: table } => probe::run(&batch, table.as_deref(), out),
