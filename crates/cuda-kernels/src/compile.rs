@@ -22,7 +22,7 @@ pub fn ptx(compute_capability: (i32, i32), file: &str, name: &str, text: &str) -
     let ptx = compile_ptx_with_opts(text, options.clone())
         .map_err(|e| GpuError::Compile {
             file: file.to_owned(),
-            arch: format!("sm_{major}{minor}"),
+            arch: sm_name(compute_capability),
             log: match e {
                 CompileError::CompileError { log, .. } => log.to_string_lossy().into_owned(),
                 other => other.to_string(),
@@ -31,6 +31,11 @@ pub fn ptx(compute_capability: (i32, i32), file: &str, name: &str, text: &str) -
         .to_src();
     keep(options, text, &ptx);
     Ok(ptx)
+}
+
+/// The name of GPUs of `compute_capability` in NVIDIA's tools: `sm_90`.
+pub fn sm_name((major, minor): (i32, i32)) -> String {
+    format!("sm_{major}{minor}")
 }
 
 /// The last [`KEPT`] texts compiled in this process, the most recently used last: a process that

@@ -98,7 +98,7 @@ impl GpuInfo {
 
     /// `sm_90` style name of the architecture.
     pub fn arch(&self) -> String {
-        format!("sm_{}{}", self.compute_capability.0, self.compute_capability.1)
+        compile::sm_name(self.compute_capability)
     }
 
     /// Bytes per second all SMs' shared memory can deliver: 32 banks x 4 bytes per clock.

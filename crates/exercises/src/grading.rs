@@ -1260,6 +1260,13 @@ mod tests {
         CheckOutcome::Correct(Box::new(measured))
     }
 
+    /// What a stand-in profile gives each of `checked`: 2 load wavefronts per request, 1 store.
+    fn profiled(checked: &mut [Checked<'_>]) {
+        for (_, outcome) in checked.iter_mut() {
+            set_counters(outcome, measured(2, 1, 1.0).counters, None);
+        }
+    }
+
     /// A checker whose profile process writes each file's text (a number) as its load wavefronts,
     /// fails where a file says `trap` (the reference alone still profiling) or `hang`, and logs
     /// how many files each profile was given to `log`.
@@ -1429,10 +1436,9 @@ mod tests {
                 }
                 // A profile takes as long as several checks.
                 std::thread::sleep(Duration::from_millis(20));
-                for (_, outcome) in checked.iter_mut() {
-                    assert!(matches!(outcome, CheckOutcome::Correct(_)), "only correct outcomes wait for a profile");
-                    set_counters(outcome, measured(2, 1, 1.0).counters, None);
-                }
+                let correct = checked.iter().all(|(_, outcome)| matches!(outcome, CheckOutcome::Correct(_)));
+                assert!(correct, "only correct outcomes wait for a profile");
+                profiled(checked);
             }
             fn gpu_of(&self, worker: usize) -> usize {
                 worker % GPUS
@@ -1495,9 +1501,7 @@ mod tests {
                 }
             }
             fn profile(&self, checked: &mut [Checked<'_>], _: usize) {
-                for (_, outcome) in checked.iter_mut() {
-                    set_counters(outcome, measured(2, 1, 1.0).counters, None);
-                }
+                profiled(checked);
             }
             fn gpu_of(&self, _: usize) -> usize {
                 0
@@ -1535,9 +1539,7 @@ mod tests {
                 unprofiled()
             }
             fn profile(&self, checked: &mut [Checked<'_>], _: usize) {
-                for (_, outcome) in checked.iter_mut() {
-                    set_counters(outcome, measured(2, 1, 1.0).counters, None);
-                }
+                profiled(checked);
             }
             fn gpu_of(&self, _: usize) -> usize {
                 0
