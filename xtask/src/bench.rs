@@ -255,8 +255,9 @@ fn render_grading(report: &mut Report, grading: &GradingBench, on_gpu: &str) {
          submission by submission. Each spread of checks side by side grades the first half of the \
          class too: the difference is what each submission adds once grading is under way, and the \
          rest of the run's time is paid once whatever the class's size (starting the first checks, \
-         the last profile). Each GPU profiles beside its checks what was checked while its last \
-         profile ran, up to {} at a time. Sandbox: {}.",
+         the last profile). Each GPU keeps one Nsight Compute session beside its checks, which \
+         launches what was checked while its last batch launched, up to {} at a time, and reads \
+         their counters at its end. Sandbox: {}.",
         grading.class_size,
         grading.exercise,
         grading.runs.first().map_or(0, |run| run.submissions),

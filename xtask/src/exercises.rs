@@ -7,7 +7,10 @@ use std::{
     io::Write,
     path::{Path, PathBuf},
     process::ExitCode,
-    sync::atomic::{AtomicUsize, Ordering},
+    sync::{
+        Mutex,
+        atomic::{AtomicUsize, Ordering},
+    },
     time::{Duration, Instant},
 };
 
@@ -105,9 +108,10 @@ pub struct GradeArgs {
     /// The GPUs to grade on, e.g. `0,1,2,3`: `--jobs` workers on each (default: the first GPU).
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub gpus: Vec<u32>,
-    /// The most correct submissions one profile holds. Each GPU profiles beside its checks what
-    /// was checked while its last profile ran (one start of Nsight Compute for them all), up to
-    /// this many at a time.
+    /// The most correct submissions one batch of a profile holds. Each GPU's Nsight Compute session
+    /// launches beside its checks what was checked while its last batch launched, up to this many
+    /// at a time (and a session that ended early has its batches profiled apart, each in one
+    /// start of Nsight Compute).
     #[arg(long, default_value_t = grading::PROFILE_BATCH as u16, value_name = "N",
           value_parser = clap::value_parser!(u16).range(1..=256))]
     pub profile_batch: u16,
@@ -409,7 +413,13 @@ pub fn grade(args: &GradeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> 
         checker.gpu_lock = Some((lock, Duration::from_secs(args.time_limit * holders)));
         checkers.push(checker);
     }
-    let checks = ClassChecks { exercise, checkers, gpu: gpu.clone().map(drop), checked: AtomicUsize::new(0) };
+    let checks = ClassChecks {
+        exercise,
+        checkers,
+        gpu: gpu.clone().map(drop),
+        checked: AtomicUsize::new(0),
+        sessions_ended: Mutex::default(),
+    };
     let start = Instant::now();
     let bar = ProgressBar::new(entries.len() as u64)
         .with_style(ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}").expect("valid progress template"));
@@ -450,6 +460,13 @@ pub fn grade(args: &GradeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> 
             60.0 * checked as f64 / seconds
         )?;
     }
+    let ended = checks.sessions_ended.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if !ended.is_empty() {
+        writeln!(out, "\nNsight Compute sessions that ended early (their submissions were profiled apart):")?;
+        for why in ended {
+            writeln!(out, "- {why}")?;
+        }
+    }
     let written =
         [grading::CSV_FILE, grading::JSON_FILE, grading::MARKDOWN_FILE].map(|f| out_dir.join(f).display().to_string());
     writeln!(out, "\nWritten: {}", written.join(", "))?;
@@ -481,6 +498,8 @@ struct ClassChecks<'a> {
     gpu: Result<(), String>,
     /// How many files were checked on a GPU.
     checked: AtomicUsize,
+    /// Why profile sessions ended before the run did (their batches were profiled apart).
+    sessions_ended: Mutex<Vec<String>>,
 }
 
 impl grading::Checks for ClassChecks<'_> {
@@ -500,6 +519,39 @@ impl grading::Checks for ClassChecks<'_> {
 
     fn gpu_of(&self, worker: usize) -> usize {
         worker % self.checkers.len()
+    }
+
+    fn profile_session(&self, gpu: usize) -> Option<Box<dyn grading::ProfileSession + '_>> {
+        let session = self.checkers[gpu].profile_session(self.exercise)?;
+        Some(Box::new(ToldSession { session, gpu, ended: &self.sessions_ended }))
+    }
+}
+
+/// A GPU's profile session whose early ends are told after the run.
+struct ToldSession<'a> {
+    session: grading::CheckerSession<'a>,
+    gpu: usize,
+    ended: &'a Mutex<Vec<String>>,
+}
+
+impl ToldSession<'_> {
+    fn told<T>(&self, result: Result<T, String>) -> Result<T, String> {
+        result.inspect_err(|why| {
+            let told = format!("GPU {}: {why}", self.gpu);
+            self.ended.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(told);
+        })
+    }
+}
+
+impl grading::ProfileSession for ToldSession<'_> {
+    fn launch(&mut self, files: &[&LearnerFile]) -> Result<(), String> {
+        let launched = self.session.launch(files);
+        self.told(launched)
+    }
+
+    fn end(&mut self) -> Result<Vec<Vec<Result<check::CounterPair, String>>>, String> {
+        let counted = self.session.end();
+        self.told(counted)
     }
 }
 
@@ -675,9 +727,45 @@ pub fn profile_submissions(args: &ChildArgs) -> anyhow::Result<ExitCode> {
     let exercise = manifest()?.exercise(&command.exercise)?.clone();
     let target =
         command.profile_target(Launches::All).self_command().context("cannot find this program to profile it")?;
+    if command.is_session() {
+        let work = command.work_folder().map_err(anyhow::Error::msg)?.to_owned();
+        // The requests go on to the target as files: its standard input is Nsight Compute's.
+        let forwarding = work.clone();
+        std::thread::spawn(move || {
+            if let Err(error) = forward_requests(&forwarding, &mut std::io::stdin().lock()) {
+                eprintln!("{error:#}");
+            }
+        });
+        let profiled = check::profile_session(&exercise, &target);
+        // (Returning ends the process, the thread reading its requests with it.)
+        write_result(&protocol::session_result(&work), &profiled)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let profiled = check::profile_submissions(&exercise, command.files.len(), &target);
     write_result(command.result.as_ref().expect("parse requires it of a profile"), &profiled)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A profile session's requests ([`protocol::SessionRequest`], lines of `requests`), each written
+/// for its target in the session folder `work`: a batch as its `ready` file, the end (or the end of
+/// `requests`: the grader is gone) as the session's end.
+fn forward_requests(work: &Path, requests: &mut dyn std::io::BufRead) -> anyhow::Result<()> {
+    let mut line = String::new();
+    let ended = loop {
+        line.clear();
+        if requests.read_line(&mut line)? == 0 {
+            break Ok(());
+        }
+        match serde_json::from_str(&line) {
+            Ok(protocol::SessionRequest::Batch { number, files }) => {
+                write_whole(&protocol::BatchFiles::of(work, number).ready, &files.to_string())?;
+            }
+            Ok(protocol::SessionRequest::End) => break Ok(()),
+            Err(_) => break Err(anyhow::anyhow!("not a profile session's request: {line:?}")),
+        }
+    };
+    write_whole(&protocol::session_end(work), "")?;
+    ended
 }
 
 /// What Nsight Compute profiles: the reference, then each file, once each.
@@ -685,7 +773,43 @@ pub fn profile_target(args: &ChildArgs) -> anyhow::Result<ExitCode> {
     let command = ChildCommand::parse(Role::ProfileTarget, &args.args).map_err(anyhow::Error::msg)?;
     let (manifest, exercise, files) = child_files(&command)?;
     let work = command.work_folder().map_err(anyhow::Error::msg)?;
+    if command.is_session() {
+        let starter = starter_text(&manifest, &exercise)?;
+        let read = |path: &Path| read_copy(&exercise, &starter, path).map_err(|e| format!("{e:#}"));
+        let served = check::serve_profile_session(&manifest, &exercise, work, command.gpu_lock.as_deref(), &read);
+        if let Err(why) = served {
+            // Told to the grader through the session's folder: Nsight Compute prints only its own lines.
+            write_whole(&protocol::session_stopped(work), &why)?;
+            anyhow::bail!(why);
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let turns = check::ProfileTurns::through(command.gpu_lock.as_deref(), work);
     check::profile_target(&manifest, &exercise, &files, command.launches, &turns).map_err(anyhow::Error::msg)?;
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sessions_requests_reach_its_target_as_files_and_the_end_as_its_end() {
+        let work = tempfile::tempdir().unwrap();
+        let (batch, end) = (protocol::BatchFiles::of(work.path(), 2), protocol::session_end(work.path()));
+        std::fs::create_dir(&batch.folder).unwrap();
+        let lines = "{\"batch\":{\"number\":2,\"files\":17}}\n\"end\"\n{\"batch\":{\"number\":3,\"files\":1}}\n";
+        forward_requests(work.path(), &mut lines.as_bytes()).unwrap();
+        assert_eq!(fs::read_to_string(&batch.ready).unwrap(), "17");
+        assert!(end.exists(), "the end request ends it");
+        assert!(!work.path().join("batch-3").exists(), "nothing after the end is read");
+
+        // The grader gone (its requests end), or a line that is no request: the session ends too.
+        for lines in ["", "--resubmitted\n"] {
+            let work = tempfile::tempdir().unwrap();
+            let forwarded = forward_requests(work.path(), &mut lines.as_bytes());
+            assert_eq!(forwarded.is_ok(), lines.is_empty(), "{forwarded:?}");
+            assert!(protocol::session_end(work.path()).exists());
+        }
+    }
 }

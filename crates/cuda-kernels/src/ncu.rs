@@ -18,7 +18,7 @@ use std::{
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use crate::{Gpu, GpuError, LaunchConfig};
+use crate::{CudaFunction, Gpu, GpuError, LaunchConfig};
 
 pub const LOAD_WAVEFRONTS: &str = "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld.sum";
 pub const STORE_WAVEFRONTS: &str = "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st.sum";
@@ -41,14 +41,18 @@ pub const SET_UP_KERNEL: &str = "ncu_set_up";
 /// another GPU does the same. A process that takes turns on a shared GPU launches this empty
 /// kernel first, before its turn, so that its turn holds only the launches it profiles. Two
 /// processes must not set up on one GPU at once: the second fails ("a driver resource was
-/// unavailable"). Outside Nsight Compute it costs one empty launch.
-pub fn set_up_profiler(gpu: &Gpu) -> Result<(), GpuError> {
+/// unavailable"). Outside Nsight Compute it costs one empty launch. The kernel is returned, its
+/// module loaded while it is kept: a process that loads modules after its set-up keeps every
+/// module Nsight Compute has seen (measured on the H100 with ncu 2025.3: a profile session that
+/// unloaded its modules died of signal 11 profiling a later one, as their handles came again).
+pub fn set_up_profiler(gpu: &Gpu) -> Result<CudaFunction, GpuError> {
     let text = format!("extern \"C\" __global__ void {SET_UP_KERNEL}() {{}}");
     let function = gpu.function_from_text("ncu_set_up.cu", &text, SET_UP_KERNEL)?;
     let config = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1, 1, 1), shared_mem_bytes: 0 };
     // SAFETY: the kernel takes no parameters and touches no memory.
     unsafe { gpu.stream().launch_builder(&function).launch(config) }?;
-    gpu.synchronize()
+    gpu.synchronize()?;
+    Ok(function)
 }
 
 /// The kinds of shared-memory machine instruction ncu counts apart, each with its own kernel

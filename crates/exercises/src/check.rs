@@ -23,10 +23,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::{
     diagnostics,
-    harness::{CheckSize, Expectation, HostInput, Run, TimedData, Verifier, compare},
+    harness::{CheckSize, Expectation, Expected, HostInput, Run, TimedData, Verifier, compare},
     learner_file::LearnerFile,
     manifest::{Exercise, Harness, Input, Manifest},
-    protocol::{GPU_TURN_MARKER, Launches, PROFILER_TURN_MARKER, profiler_lock},
+    protocol::{BatchFiles, GPU_TURN_MARKER, Launches, PROFILER_TURN_MARKER, profiler_lock, session_end},
     supervise::{GpuTurn, LockTurn},
 };
 
@@ -559,24 +559,12 @@ pub fn profile_target<T: GpuTurn>(
             );
         }
     }
-    let data = exercise.harness.input(Input::Random, CheckSize::Check);
-    let expected = exercise.harness.expected(&data, CheckSize::Check);
+    let launches = ProfiledLaunches::new(exercise);
     turns.profiler.take().map_err(|why| format!("cannot take the GPU's profiler in turn: {why}"))?;
     ncu::set_up_profiler(&gpu).map_err(|e| format!("setting Nsight Compute up: {e}"))?;
     turns.gpu.take().map_err(|why| format!("cannot take the GPU in turn: {why}"))?;
-    // Each kernel's buffers exist only around its own launch, and its guard and its output are
-    // checked after it: no kernel reaches another's input, and the counters come from a launch
-    // that did the work (a kernel that acts otherwise when profiled fails here).
     for (index, function) in functions.iter().enumerate() {
-        let mut run =
-            Run::new(&gpu, function, &exercise.harness, CheckSize::Check, &data).map_err(|e| e.to_string())?;
-        run.launch().map_err(|e| e.to_string())?;
-        gpu.synchronize().map_err(|e| e.to_string())?;
-        let checked = run
-            .checked_output()
-            .map_err(|e| e.to_string())?
-            .and_then(|output| compare(&output, &expected, exercise.tolerance));
-        if let Err(detail) = checked {
+        if let Err(detail) = launches.launch(&gpu, function)? {
             return Err(format!("launch {} of {} under Nsight Compute: {detail}", index + 1, functions.len()));
         }
     }
@@ -584,6 +572,142 @@ pub fn profile_target<T: GpuTurn>(
     turns.gpu.end();
     turns.profiler.end();
     Ok(())
+}
+
+/// The input and answer every profiled launch of an exercise is given and checked against.
+struct ProfiledLaunches<'e> {
+    exercise: &'e Exercise,
+    data: HostInput,
+    expected: Expected,
+}
+
+impl<'e> ProfiledLaunches<'e> {
+    fn new(exercise: &'e Exercise) -> ProfiledLaunches<'e> {
+        let data = exercise.harness.input(Input::Random, CheckSize::Check);
+        let expected = exercise.harness.expected(&data, CheckSize::Check);
+        ProfiledLaunches { exercise, data, expected }
+    }
+
+    /// Launches `function` once on buffers of its own, made for it and gone after it, and checks
+    /// its guard and its output: no kernel reaches another's input, and the counters come from a
+    /// launch that did the work (a kernel that acts otherwise when profiled fails here). The
+    /// inner `Err` says what its output was; the outer, a CUDA error (the GPU is not clean after it).
+    fn launch(&self, gpu: &Gpu, function: &CudaFunction) -> Result<Result<(), String>, String> {
+        let harness = &self.exercise.harness;
+        let mut run = Run::new(gpu, function, harness, CheckSize::Check, &self.data).map_err(|e| e.to_string())?;
+        run.launch().map_err(|e| e.to_string())?;
+        gpu.synchronize().map_err(|e| e.to_string())?;
+        Ok(run
+            .checked_output()
+            .map_err(|e| e.to_string())?
+            .and_then(|output| compare(&output, &self.expected, self.exercise.tolerance)))
+    }
+}
+
+/// What a profile session's target did with one file of a batch.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(tag = "launch", rename_all = "kebab-case")]
+pub enum Launched {
+    /// Launched, its output right: its counters are the next launch's in Nsight Compute's report.
+    Checked,
+    /// Launched, its output wrong under Nsight Compute (`detail`): its launch is in the report, its
+    /// counters are not the work's.
+    Wrong { detail: String },
+    /// Not launched (it did not build here): no launch of it is in the report.
+    NotLaunched { detail: String },
+}
+
+/// The target of a profile session ([`crate::protocol::Role::Profile`] with a folder): sets
+/// Nsight Compute up once, then for each batch its folder `work` is given ([`BatchFiles`]), the
+/// reference then each file, launched once each in one turn on the GPU (through `gpu_lock`), and
+/// what each launch did written to the batch's `launched`; until the session's end is written.
+/// `read` reads a copy of a learner's file. A CUDA error ends it (the GPU is not clean after it):
+/// the grader profiles its batches apart.
+pub fn serve_profile_session(
+    manifest: &Manifest,
+    exercise: &Exercise,
+    work: &Path,
+    gpu_lock: Option<&Path>,
+    read: &dyn Fn(&Path) -> Result<LearnerFile, String>,
+) -> Result<(), String> {
+    let gpu = Gpu::open().map_err(|e| e.to_string())?;
+    let reference = compile_file(&gpu, manifest, &exercise.solution, &exercise.entry).map_err(|e| e.to_string())?;
+    let launches = ProfiledLaunches::new(exercise);
+    let profiler = LockTurn::new(gpu_lock.map(profiler_lock), work.join(PROFILER_TURN_MARKER));
+    profiler.take().map_err(|why| format!("cannot take the GPU's profiler in turn: {why}"))?;
+    // Every module stays loaded to the session's end (see `set_up_profiler`).
+    let mut loaded = vec![ncu::set_up_profiler(&gpu).map_err(|e| format!("setting Nsight Compute up: {e}"))?];
+    let capability = gpu.info().compute_capability;
+    for number in 1.. {
+        let batch = BatchFiles::of(work, number);
+        let Some(count) = next_batch(&batch, &session_end(work))? else { break };
+        let files = (0..count).map(|index| read(&batch.submission(index))).collect::<Result<Vec<_>, _>>()?;
+        let compiled: Vec<Result<CudaFunction, String>> = files
+            .par_iter()
+            .map(|file| submission_ptx(capability, exercise, file, false).map_err(|e| e.to_string()))
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|ptx| {
+                ptx.and_then(|ptx| {
+                    gpu.module_from_ptx(PROGRAM_NAME, ptx)
+                        .and_then(|module| module.function(&exercise.entry))
+                        .map_err(|e| e.to_string())
+                })
+            })
+            .collect();
+        let turn = LockTurn::new(gpu_lock.map(Path::to_owned), batch.turn_marker.clone());
+        turn.take().map_err(|why| format!("cannot take the GPU in turn: {why}"))?;
+        if let Err(detail) = launches.launch(&gpu, &reference)? {
+            return Err(format!("the reference solution's launch under Nsight Compute: {detail}"));
+        }
+        let mut launched = Vec::with_capacity(count);
+        for function in compiled {
+            launched.push(match function {
+                Err(detail) => Launched::NotLaunched { detail },
+                Ok(function) => {
+                    let checked = launches.launch(&gpu, &function)?;
+                    loaded.push(function);
+                    match checked {
+                        Ok(()) => Launched::Checked,
+                        Err(detail) => Launched::Wrong { detail },
+                    }
+                }
+            });
+        }
+        turn.end();
+        let text = serde_json::to_string(&launched).map_err(|e| e.to_string())?;
+        let partial = batch.launched.with_extension("partial");
+        fs::write(&partial, text)
+            .and_then(|()| fs::rename(&partial, &batch.launched))
+            .map_err(|e| format!("cannot write {}: {e}", batch.launched.display()))?;
+    }
+    profiler.end();
+    Ok(())
+}
+
+/// How often a session's target looks for its next batch.
+const BATCH_POLL: Duration = Duration::from_millis(2);
+
+/// Waits for `batch` to be ready: the number of its files, or `None` once `end` is written.
+fn next_batch(batch: &BatchFiles, end: &Path) -> Result<Option<usize>, String> {
+    loop {
+        if let Ok(text) = fs::read_to_string(&batch.ready) {
+            return text.trim().parse().map(Some).map_err(|_| format!("{} says {text:?}", batch.ready.display()));
+        }
+        if end.exists() {
+            return Ok(None);
+        }
+        std::thread::sleep(BATCH_POLL);
+    }
+}
+
+/// A profile session under Nsight Compute: `target` ([`serve_profile_session`]) runs until the
+/// session's end; then the counters of every launch of the exercise's kernel, in order (each
+/// batch's reference, then its files launched).
+pub fn profile_session(exercise: &Exercise, target: &SelfCommand) -> Result<Vec<SharedCounters>, String> {
+    let ncu = Ncu::find().map_err(|e| e.to_string())?;
+    let profiled = ncu.profile_totals(target, &families(exercise)).map_err(|e| diagnostics::scrub(&e.to_string()))?;
+    Ok(profiled.iter().filter(|l| l.kernel == exercise.entry).filter_map(|l| l.shared()).collect())
 }
 
 /// Rounds of timing, each timing the three kernels one after the other, so that a drift of the

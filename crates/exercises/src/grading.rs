@@ -15,13 +15,18 @@ use std::{
 
 use serde::{Deserialize, Serialize};
 
+use cuda_kernels::ncu::SharedCounters;
+
 use crate::{
     check::{self, CheckOutcome, CounterPair, Profiled},
+    diagnostics,
     learner_file::{self, LearnerFile},
     manifest::{Exercise, MAX_SCORE, Measure},
-    protocol::{After, CheckRequest, ChildCommand, Launches, Role},
+    protocol::{
+        After, BatchFiles, CheckRequest, ChildCommand, Launches, Role, SessionRequest, session_result, session_stopped,
+    },
     submissions::Entry,
-    supervise::{self, Served},
+    supervise::{self, Finished, Served},
     verdict::{Verdict, judge},
 };
 
@@ -373,6 +378,12 @@ impl Checker {
         self.run_child(&child, work.path(), &result)
     }
 
+    /// A profile session on this checker's GPU for `exercise`'s correct submissions, `None` where no
+    /// requirement reads counters. Its process starts at its first batch.
+    pub fn profile_session<'c>(&'c self, exercise: &'c Exercise) -> Option<CheckerSession<'c>> {
+        check::needs_counters(exercise).then(|| CheckerSession { checker: self, exercise, running: None })
+    }
+
     /// Runs `child` in `work` under the time, memory and output limits; what it wrote to `result`.
     fn run_child<T: serde::de::DeserializeOwned>(
         &self,
@@ -411,6 +422,172 @@ impl Checker {
         };
         supervise::Limits { time: self.time_limit, memory: self.memory_limit, turn }
     }
+}
+
+/// Nsight Compute kept running on one GPU for a whole run: batch after batch of checked files is
+/// launched under it as they come, and their counters are read once, at its end. A profile of its
+/// own costs each batch seconds (the profiled process's start and compiles, Nsight Compute's
+/// set-up), several at once on a host of several GPUs, where each batch's launches take tens of
+/// milliseconds.
+pub trait ProfileSession {
+    /// Launches `files` (after the reference) in the session. `Err` if the session ended first (a
+    /// launch crashed, or passed the time limit): every batch launched in it is lost, to be profiled
+    /// apart ([`Checks::profile`]), and the next batch starts a session anew.
+    fn launch(&mut self, files: &[&LearnerFile]) -> Result<(), String>;
+    /// Ends the session: for each batch launched since it started, each file's counters beside its
+    /// batch's reference's, or why its own profiled launch failed.
+    fn end(&mut self) -> Result<Vec<Vec<Result<CounterPair, String>>>, String>;
+}
+
+/// A [`Checker`]'s [`ProfileSession`]: a `__profile-submissions --folder=` process, served batch by
+/// batch like a check process.
+pub struct CheckerSession<'c> {
+    checker: &'c Checker,
+    exercise: &'c Exercise,
+    /// The process, its folder, and what each batch launched in it did, batch by batch.
+    running: Option<(supervise::Server, tempfile::TempDir, Vec<Vec<check::Launched>>)>,
+}
+
+impl CheckerSession<'_> {
+    fn start(&self) -> io::Result<(supervise::Server, tempfile::TempDir, Vec<Vec<check::Launched>>)> {
+        let folder = tempfile::tempdir()?;
+        let child = ChildCommand {
+            role: Role::Profile,
+            exercise: self.exercise.id.clone(),
+            files: Vec::new(),
+            folder: Some(folder.path().to_owned()),
+            result: None,
+            launches: Launches::All,
+            gpu_lock: self.checker.gpu_lock.as_ref().map(|(lock, _)| lock.clone()),
+        };
+        let server = supervise::Server::start(&mut self.checker.command(&child, folder.path()), OUTPUT_CAP)?;
+        Ok((server, folder, Vec::new()))
+    }
+}
+
+impl ProfileSession for CheckerSession<'_> {
+    fn launch(&mut self, files: &[&LearnerFile]) -> Result<(), String> {
+        if self.running.is_none() {
+            self.running = Some(self.start().map_err(|e| format!("cannot start the profile session: {e}"))?);
+        }
+        let (server, folder, batches) = self.running.as_mut().expect("started");
+        let number = batches.len() as u64 + 1;
+        let batch = BatchFiles::of(folder.path(), number);
+        let copied = fs::create_dir(&batch.folder).and_then(|()| {
+            files
+                .iter()
+                .enumerate()
+                .try_for_each(|(index, file)| read_only_copy(&batch.submission(index), file).map(drop))
+        });
+        let request = serde_json::to_string(&SessionRequest::Batch { number, files: files.len() }).expect("JSON");
+        let limits = self.checker.limits(Some(batch.turn_marker.clone()));
+        let served = copied.and_then(|()| server.serve(&request, &limits, &|| batch.launched.exists()));
+        let launched = match served {
+            Ok(Served::Answered { .. }) => read_result::<Vec<check::Launched>>(&batch.launched)
+                .ok()
+                .flatten()
+                .filter(|launched| launched.len() == files.len())
+                .ok_or_else(|| "the profile session answered without saying what each launch did".to_owned()),
+            Ok(Served::Ended(finished)) => Err(match (finished.memory_exceeded, finished.status) {
+                (Some(bytes), _) => format!(
+                    "the profile session used {} MiB of memory, more than the limit of {} MiB, and was stopped",
+                    bytes >> 20,
+                    self.checker.memory_limit >> 20
+                ),
+                (None, None) => {
+                    format!(
+                        "a batch passed the time limit ({} s) and the session was stopped",
+                        self.checker.time_limit.as_secs()
+                    )
+                }
+                (None, Some(status)) => {
+                    let counted = read_result::<Result<Vec<SharedCounters>, String>>(&session_result(folder.path()));
+                    match (fs::read_to_string(session_stopped(folder.path())), counted) {
+                        (Ok(why), _) => format!("the profile session stopped: {}", diagnostics::scrub(&why)),
+                        (_, Ok(Some(Err(why)))) => format!("the profile session's Nsight Compute failed: {why}"),
+                        _ => format!("the profile session ended ({status}):\n{}", tail(&finished.stderr)),
+                    }
+                }
+            }),
+            Err(error) => Err(format!("cannot serve the profile session: {error}")),
+        };
+        match launched {
+            Ok(launched) => {
+                batches.push(launched);
+                Ok(())
+            }
+            Err(why) => {
+                self.running = None;
+                Err(why)
+            }
+        }
+    }
+
+    fn end(&mut self) -> Result<Vec<Vec<Result<CounterPair, String>>>, String> {
+        let Some((mut server, folder, batches)) = self.running.take() else { return Ok(Vec::new()) };
+        let result = session_result(folder.path());
+        let request = serde_json::to_string(&SessionRequest::End).expect("JSON");
+        // Its time limit runs from now: no turn on the GPU is left to wait for.
+        let limits = supervise::Limits { turn: supervise::Turn::default(), ..self.checker.limits(None) };
+        let served = server.serve(&request, &limits, &|| result.exists());
+        let counters = match read_result::<Result<Vec<SharedCounters>, String>>(&result) {
+            Ok(Some(counters)) => counters,
+            _ => Err(match served {
+                Ok(Served::Ended(Finished { status: None, .. })) => {
+                    "the profile session's end passed a limit".to_owned()
+                }
+                Ok(Served::Ended(finished)) => {
+                    format!("the profile session ended without its counters:\n{}", tail(&finished.stderr))
+                }
+                Ok(Served::Answered { .. }) => "the profile session's counters could not be read".to_owned(),
+                Err(error) => format!("cannot end the profile session: {error}"),
+            }),
+        };
+        pair_up(&batches, &counters?)
+    }
+}
+
+/// Each batch's launches ([`check::Launched`]) matched with the counters of every launch of the
+/// session in order: each batch's reference, then its files launched. `Err` if they do not add up.
+fn pair_up(
+    batches: &[Vec<check::Launched>],
+    counters: &[SharedCounters],
+) -> Result<Vec<Vec<Result<CounterPair, String>>>, String> {
+    use check::Launched;
+    let expected: usize =
+        batches.iter().map(|b| 1 + b.iter().filter(|l| !matches!(l, Launched::NotLaunched { .. })).count()).sum();
+    if counters.len() != expected {
+        return Err(format!(
+            "the profile session reported {} launches where its {} batches made {expected}",
+            counters.len(),
+            batches.len()
+        ));
+    }
+    let mut next = counters.iter().copied();
+    Ok(batches
+        .iter()
+        .map(|batch| {
+            let reference = next.next().expect("counted");
+            let launches = batch.len();
+            batch
+                .iter()
+                .enumerate()
+                .map(|(index, launched)| {
+                    let failed = |detail: &str| {
+                        format!("launch {} of {} under Nsight Compute: {detail}", index + 2, launches + 1)
+                    };
+                    match launched {
+                        Launched::Checked => Ok(CounterPair { submission: next.next().expect("counted"), reference }),
+                        Launched::Wrong { detail } => {
+                            next.next();
+                            Err(failed(detail))
+                        }
+                        Launched::NotLaunched { detail } => Err(failed(detail)),
+                    }
+                })
+                .collect()
+        })
+        .collect())
 }
 
 /// What a child wrote to `result`, if that reads whole.
@@ -702,11 +879,17 @@ pub trait Checks: Sync {
     fn profile(&self, checked: &mut [Checked<'_>], gpu: usize);
     /// The GPU (0, 1, ...) that `worker` checks on; its correct outcomes are profiled there.
     fn gpu_of(&self, worker: usize) -> usize;
+    /// A session on `gpu` that profiles its batches for the whole run ([`ProfileSession`]); `None`:
+    /// each batch is profiled by [`Checks::profile`].
+    fn profile_session(&self, _gpu: usize) -> Option<Box<dyn ProfileSession + '_>> {
+        None
+    }
 }
 
-/// The most correct outcomes one profile holds by default. A profile costs about the same for 1
-/// as for 64 (Nsight Compute's start and set-up), and holds what was checked while the one before
-/// ran: a cap bounds what waits for it, and what a failing profile redoes in halves.
+/// The most correct outcomes one batch of a profile holds by default. A profile of its own costs
+/// about the same for 1 as for 64 (Nsight Compute's start and set-up); a batch in a session holds
+/// what was checked while the one before launched: a cap bounds what waits for it, and what a
+/// failing profile redoes in halves.
 pub const PROFILE_BATCH: usize = 64;
 
 /// How many checks [`grade`] runs at once, and how many correct outcomes a profile holds at most.
@@ -714,7 +897,7 @@ pub const PROFILE_BATCH: usize = 64;
 pub struct Pace {
     /// Workers checking side by side, over all GPUs.
     pub workers: usize,
-    /// The most correct outcomes one profile holds (at least 1).
+    /// The most correct outcomes one batch of a profile holds (at least 1).
     pub profile_batch: usize,
 }
 
@@ -729,11 +912,12 @@ impl Pace {
 type Outcome = (Pending, CheckOutcome);
 
 /// Each GPU's correct outcomes waiting for a profile. Each GPU has a profiler of its own beside
-/// its checking workers, which profiles whatever is waiting as soon as it is free: the checks
-/// never wait for a profile, and when they end, what is left is at most what was checked during
-/// the last profile. A GPU's profiles run one after another, each from its start to its end:
-/// started while the last one was ending on the same GPU (measured on 4 x H100, Nsight Compute
-/// 2025.3), profiled processes died of signal 11 and their submissions were blamed.
+/// its checking workers (a [`ProfileSession`] for the whole run, where the checks give one), which
+/// launches whatever is waiting as soon as it is free: the checks never wait for a profile, and
+/// when they end, what is left is at most what was checked during the last batch. A GPU's
+/// profiles run one after another, each from its start to its end: started while the last one was
+/// ending on the same GPU (measured on 4 x H100, Nsight Compute 2025.3), profiled processes died
+/// of signal 11 and their submissions were blamed.
 struct ProfileQueues {
     gpus: Vec<(Mutex<ProfileQueue>, Condvar)>,
     batch: usize,
@@ -820,7 +1004,8 @@ pub struct Destination<'a> {
 /// the reports are rewritten after every row, so an interrupted run keeps what it finished.
 /// `pace.workers` check at once (each takes its GPU in turn, see [`Checker::gpu_lock`]); the
 /// correct submissions of a GPU are profiled beside its checks, up to `pace.profile_batch` at a
-/// time (see `ProfileQueues`), and a row is written once its counters are in. The rows come out in the
+/// time (see `ProfileQueues`), and a row is written once its counters are in (a session's, at its
+/// end). The rows come out in the
 /// entries' order whatever order the checks end in.
 /// `progress(name, index, total)` is told before each check.
 pub fn grade(
@@ -879,19 +1064,58 @@ pub fn grade(
         for gpu in 0..profiles.len() {
             let (send, profiles) = (send.clone(), &profiles);
             scope.spawn(move || {
-                loop {
-                    let mut batch = profiles.next(gpu);
-                    if batch.is_empty() {
-                        return;
-                    }
+                // Sends a batch's rows; `false` once nobody reads them (the run is ending).
+                let done = |batch: Vec<Outcome>| {
+                    batch.into_iter().all(|(pending, outcome)| send.send((pending.index, pending.row, outcome)).is_ok())
+                };
+                let apart = |mut batch: Vec<Outcome>| {
                     let mut checked: Vec<Checked<'_>> =
                         batch.iter_mut().map(|(pending, outcome)| (&pending.file, outcome)).collect();
                     checks.profile(&mut checked, gpu);
-                    for (pending, outcome) in batch {
-                        // Nobody reads the rows any more: the run is ending.
-                        if send.send((pending.index, pending.row, outcome)).is_err() {
+                    done(batch)
+                };
+                let mut session = checks.profile_session(gpu);
+                // The batches launched in the session, whose counters come at its end.
+                let mut held: Vec<Vec<Outcome>> = Vec::new();
+                loop {
+                    let batch = profiles.next(gpu);
+                    if batch.is_empty() {
+                        break;
+                    }
+                    let Some(session) = session.as_mut() else {
+                        if !apart(batch) {
                             return;
                         }
+                        continue;
+                    };
+                    let files: Vec<&LearnerFile> = batch.iter().map(|(pending, _)| &pending.file).collect();
+                    let launched = session.launch(&files);
+                    drop(files);
+                    match launched {
+                        Ok(()) => held.push(batch),
+                        // The session ended: what it held is profiled apart, this batch too.
+                        Err(_) => {
+                            if !held.drain(..).chain([batch]).all(apart) {
+                                return;
+                            }
+                        }
+                    }
+                }
+                let Some(mut session) = session else { return };
+                match session.end() {
+                    Ok(counted) if counted.len() == held.len() => {
+                        for (mut batch, counters) in held.into_iter().zip(counted) {
+                            for ((_, outcome), counters) in batch.iter_mut().zip(counters) {
+                                let blamed = counters.as_ref().err().cloned();
+                                set_counters(outcome, counters, blamed);
+                            }
+                            if !done(batch) {
+                                return;
+                            }
+                        }
+                    }
+                    _ => {
+                        held.into_iter().all(apart);
                     }
                 }
             });
@@ -1276,10 +1500,33 @@ mod tests {
                 r#"{{"load_wavefronts":{load},"load_instructions":32,"store_wavefronts":32,"store_instructions":32}}"#
             )
         };
+        // A session (`--folder=`) serves its batches as its requests come: each file's text its
+        // counters, `wrong` an output wrong under the profiler, `trap` a crash that ends it.
         let script = format!(
-            r#"role=$1; files=""; n=0
-            while [ $# -gt 0 ]; do case $1 in --result=*) r=${{1#--result=}};; --file=*) files="$files ${{1#--file=}}"; n=$((n+1));; esac; shift; done
+            r#"role=$1; files=""; n=0; w=""
+            while [ $# -gt 0 ]; do case $1 in --result=*) r=${{1#--result=}};; --folder=*) w=${{1#--folder=}};; --file=*) files="$files ${{1#--file=}}"; n=$((n+1));; esac; shift; done
             [ $role = __profile-submissions ] || exit 3
+            if [ -n "$w" ]; then
+                all=""
+                while read -r line; do
+                    if [ "$line" = '"end"' ]; then echo "{{\"Ok\":[$all]}}" > "$w/p"; mv "$w/p" "$w/profiled.json"; exit 0; fi
+                    b="$w/batch-$(echo "$line" | sed 's/.*"number":\([0-9]*\).*/\1/')"
+                    k=$(echo "$line" | sed 's/.*"files":\([0-9]*\).*/\1/')
+                    echo "session $k" >> '{log}'
+                    all="$all${{all:+,}}$(echo '{one}' | sed s/LOAD/32/)"; launched=""; i=1
+                    while [ $i -le $k ]; do
+                        text=$(cat "$b/submission-$i.cu"); i=$((i+1))
+                        [ "$text" = trap ] && exit 1
+                        case $text in
+                            wrong) launched="$launched${{launched:+,}}{{\"launch\":\"wrong\",\"detail\":\"out[0] is 1\"}}"; text=1;;
+                            *) launched="$launched${{launched:+,}}{{\"launch\":\"checked\"}}";;
+                        esac
+                        all="$all,$(echo '{one}' | sed "s/LOAD/$text/")"
+                    done
+                    echo "[$launched]" > "$b/l"; mv "$b/l" "$b/launched.json"
+                done
+                exit 0
+            fi
             echo $n >> '{log}'
             subs=""
             for f in $files; do
@@ -1294,6 +1541,11 @@ mod tests {
             reference = counters("32").replace('"', "\\\""),
         );
         shell_checker(&script, seconds)
+    }
+
+    /// Stand-in learner files, one for each text.
+    fn learner_files(texts: &[&str]) -> Vec<LearnerFile> {
+        texts.iter().map(|t| LearnerFile { text: (*t).into(), region: (1, 1) }).collect()
     }
 
     fn counters_of(outcome: &CheckOutcome) -> (Result<u64, String>, Option<String>) {
@@ -1311,9 +1563,7 @@ mod tests {
         let exercise = transpose();
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("profiles");
-        let files = |texts: &[&str]| -> Vec<LearnerFile> {
-            texts.iter().map(|t| LearnerFile { text: (*t).into(), region: (1, 1) }).collect()
-        };
+        let files = learner_files;
         let profile = |checker: &Checker, files: &[LearnerFile], outcomes: &mut Vec<CheckOutcome>| {
             let mut checked: Vec<Checked<'_>> = files.iter().zip(outcomes.iter_mut()).collect();
             checker.profile(&exercise, &mut checked);
@@ -1360,6 +1610,139 @@ mod tests {
         assert_eq!(counters_of(&outcomes[0]), (Ok(32), None));
         let stopped = "the profile stopped at the time limit (1 s)".to_owned();
         assert_eq!(counters_of(&outcomes[1]), (Err(stopped.clone()), Some(stopped)));
+    }
+
+    #[test]
+    fn a_session_launches_batch_after_batch_and_counts_them_at_its_end() {
+        let exercise = transpose();
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("profiles");
+        let files = learner_files;
+        let checker = profiling_checker(&log, 60);
+        let mut session = checker.profile_session(&exercise).unwrap();
+        let loads = |batch: &[Result<CounterPair, String>]| -> Vec<Result<u64, String>> {
+            batch.iter().map(|c| c.as_ref().map(|pair| pair.submission.load_wavefronts).map_err(Clone::clone)).collect()
+        };
+        let (first, second) = (files(&["32", "64"]), files(&["wrong", "96"]));
+        session.launch(&first.iter().collect::<Vec<_>>()).unwrap();
+        session.launch(&second.iter().collect::<Vec<_>>()).unwrap();
+        assert!(!dir.path().join("profiled.json").exists());
+        let counted = session.end().unwrap();
+        assert_eq!(fs::read_to_string(&log).unwrap(), "session 2\nsession 2\n", "one process, two batches");
+        assert_eq!(loads(&counted[0]), [Ok(32), Ok(64)], "each its own, in order");
+        assert_eq!(
+            loads(&counted[1]),
+            [Err("launch 2 of 3 under Nsight Compute: out[0] is 1".into()), Ok(96)],
+            "a wrong output under the profiler is the submission's own failure"
+        );
+        assert!(counted.iter().flatten().flatten().all(|pair| pair.reference.load_wavefronts == 32));
+
+        // A crash ends the session: what it held is lost (the grader profiles it apart), and the
+        // next batch starts another.
+        let (before, crash, after) = (files(&["32"]), files(&["trap"]), files(&["48"]));
+        session.launch(&before.iter().collect::<Vec<_>>()).unwrap();
+        let ended = session.launch(&crash.iter().collect::<Vec<_>>()).unwrap_err();
+        assert!(ended.starts_with("the profile session ended (exit status: 1)"), "{ended}");
+        session.launch(&after.iter().collect::<Vec<_>>()).unwrap();
+        let counted = session.end().unwrap();
+        assert_eq!(counted.len(), 1);
+        assert_eq!(loads(&counted[0]), [Ok(48)]);
+        assert_eq!(session.end(), Ok(Vec::new()), "nothing launched since: no session to end");
+    }
+
+    #[test]
+    fn launches_and_counters_that_do_not_add_up_are_refused() {
+        use check::Launched;
+        let counters = |load| SharedCounters { load_wavefronts: load, ..SharedCounters::default() };
+        let wrong = Launched::Wrong { detail: "out[1] is 0".into() };
+        let unbuilt = Launched::NotLaunched { detail: "no module".into() };
+        let batches = vec![vec![Launched::Checked, wrong, unbuilt], vec![Launched::Checked]];
+        // Batch one: the reference, two launches (the third never launched); batch two: two.
+        let paired = pair_up(&batches, &[1, 2, 3, 4, 5].map(counters)).unwrap();
+        assert_eq!(paired[0][0], Ok(CounterPair { submission: counters(2), reference: counters(1) }));
+        assert_eq!(paired[0][1], Err("launch 3 of 4 under Nsight Compute: out[1] is 0".into()));
+        assert_eq!(paired[0][2], Err("launch 4 of 4 under Nsight Compute: no module".into()));
+        assert_eq!(paired[1][0], Ok(CounterPair { submission: counters(5), reference: counters(4) }));
+        assert_eq!(
+            pair_up(&batches, &[1, 2, 3, 4].map(counters)).unwrap_err(),
+            "the profile session reported 4 launches where its 2 batches made 5"
+        );
+    }
+
+    #[test]
+    fn a_session_holds_its_batches_to_its_end_and_what_a_failed_one_held_is_profiled_apart() {
+        /// Files are told apart by their text; a file whose text has `crash` ends its session.
+        struct Sessions {
+            apart: Mutex<Vec<String>>,
+            lost: Mutex<Vec<String>>,
+        }
+        struct Session<'s> {
+            sessions: &'s Sessions,
+            held: Vec<Vec<String>>,
+        }
+        impl ProfileSession for Session<'_> {
+            fn launch(&mut self, files: &[&LearnerFile]) -> Result<(), String> {
+                std::thread::sleep(Duration::from_millis(3));
+                self.held.push(files.iter().map(|f| f.text.clone()).collect());
+                if files.iter().any(|f| f.text.contains("crash")) {
+                    self.sessions.lost.lock().unwrap().extend(self.held.drain(..).flatten());
+                    return Err("crashed".into());
+                }
+                Ok(())
+            }
+            fn end(&mut self) -> Result<Vec<Vec<Result<CounterPair, String>>>, String> {
+                let one = measured(1, 1, 1.0).counters;
+                Ok(self.held.drain(..).map(|batch| batch.iter().map(|_| one.clone()).collect()).collect())
+            }
+        }
+        impl Checks for Sessions {
+            fn check(&self, _: &LearnerFile, _: &str, _: usize) -> CheckOutcome {
+                std::thread::sleep(Duration::from_millis(2));
+                unprofiled()
+            }
+            fn profile(&self, checked: &mut [Checked<'_>], _: usize) {
+                self.apart.lock().unwrap().extend(checked.iter().map(|(file, _)| file.text.clone()));
+                profiled(checked);
+            }
+            fn gpu_of(&self, _: usize) -> usize {
+                0
+            }
+            fn profile_session(&self, _: usize) -> Option<Box<dyn ProfileSession + '_>> {
+                Some(Box::new(Session { sessions: self, held: Vec::new() }))
+            }
+        }
+        let setup = Setup::new();
+        let correct = fs::read_to_string(setup.submissions.path().join("correct.cu")).unwrap();
+        let marked = |mark: &str| {
+            correct.replacen("// ---- EDIT BELOW ----\n", &format!("// ---- EDIT BELOW ----\n// {mark}\n"), 1)
+        };
+        assert_ne!(marked("x"), correct);
+        for i in 0..24 {
+            let mark = if i == 13 { format!("crash {i}") } else { format!("s{i}") };
+            fs::write(setup.submissions.path().join(format!("s{i:02}.cu")), marked(&mark)).unwrap();
+        }
+        let entries = scan(setup.submissions.path(), "exercise.cu").unwrap();
+        let sessions = Sessions { apart: Mutex::default(), lost: Mutex::default() };
+        let graded = setup.grade_into(
+            &entries,
+            Destination { dir: setup.out.path(), shard: None, class: ClassPrint::of(&entries) },
+            &sessions,
+            Pace { workers: 2, profile_batch: 4 },
+        );
+        let (mut apart, mut lost) = (sessions.apart.into_inner().unwrap(), sessions.lost.into_inner().unwrap());
+        apart.sort();
+        lost.sort();
+        assert!(lost.iter().any(|text| text.contains("crash")));
+        assert_eq!(apart, lost, "what the failed session held, and only that, is profiled apart");
+        for row in graded.rows.iter().filter(|row| row.graded()) {
+            let text = fs::read_to_string(setup.submissions.path().join(&row.submission)).unwrap();
+            let score = match lost.contains(&text) {
+                true => 70,
+                false => 100,
+            };
+            assert_eq!(row.score(), Some(score), "{}: profiled apart {}", row.submission, lost.contains(&text));
+        }
+        assert_eq!(graded.rows.iter().filter(|row| row.graded()).count(), 25);
     }
 
     #[test]

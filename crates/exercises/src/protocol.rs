@@ -23,10 +23,12 @@ pub enum Role {
     /// counters are measured apart, by [`Role::Profile`].
     Check,
     /// `__profile-submissions`: profile one or more checked files in one Nsight Compute session,
-    /// the reference beside them, and write [`crate::check::Profiled`] as JSON to `result`.
+    /// the reference beside them, and write [`crate::check::Profiled`] as JSON to `result`. With
+    /// `--folder=` instead of files, a session for a whole run: batch after batch of files, each a
+    /// [`SessionRequest`] on its standard input, their counters read at its end ([`session_result`]).
     Profile,
     /// `__profile-target`: what Nsight Compute runs for [`Role::Profile`]: the reference, then
-    /// every file, launched once each.
+    /// every file, launched once each; in a session, the same for each batch as it comes.
     ProfileTarget,
 }
 
@@ -154,6 +156,7 @@ impl ChildCommand {
             }
         }
         let [exercise, _, folder, result, only, gpu_lock] = values;
+        let session = role != Role::Check && folder.is_some();
         let gpu_lock = gpu_lock.map(PathBuf::from);
         let launches = match only.as_deref().map(OsStr::as_bytes) {
             None => Launches::All,
@@ -179,8 +182,16 @@ impl ChildCommand {
                 return Err(format!("{command}: the files and results are its requests', not --file or --result"));
             }
             Role::Check => {}
-            _ if folder.is_some() => return Err(format!("{command}: --folder is the check command's")),
-            _ if files.is_empty() => return Err(format!("{command}: --file=... is missing")),
+            _ if session && (!files.is_empty() || result.is_some() || launches != Launches::All) => {
+                return Err(format!(
+                    "{command}: a session (--folder=) is given its files batch by batch and writes its result \
+                     in its folder: not --file, --result or --only"
+                ));
+            }
+            _ if session => {}
+            _ if files.is_empty() => {
+                return Err(format!("{command}: --file=... (or --folder=..., a session) is missing"));
+            }
             Role::Profile if result.is_none() => {
                 return Err(format!("{command}: --result=... names where the outcome goes"));
             }
@@ -200,8 +211,13 @@ impl ChildCommand {
         SelfCommand::current(self.args())
     }
 
-    /// The command's own folder, where its sandbox lets it write: a check's `--folder`, else the
-    /// folder of the copies of the files.
+    /// Whether this is a profile session's command (see [`Role::Profile`]).
+    pub fn is_session(&self) -> bool {
+        self.role != Role::Check && self.folder.is_some()
+    }
+
+    /// The command's own folder, where its sandbox lets it write: a check's or a session's
+    /// `--folder`, else the folder of the copies of the files.
     pub fn work_folder(&self) -> Result<&Path, String> {
         if let Some(folder) = &self.folder {
             return Ok(folder);
@@ -277,6 +293,62 @@ impl After {
     }
 }
 
+/// A request to a profile session, a line of JSON on the profile command's standard input, which
+/// passes it on to its target under Nsight Compute as the batch's `ready` file ([`BatchFiles`]).
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum SessionRequest {
+    /// Launch batch `number`: its `files` copies are in its folder.
+    Batch { number: u64, files: usize },
+    /// Launch no more: the target ends, and Nsight Compute's counters are read.
+    End,
+}
+
+/// The files of a session's batch, in its folder inside the session's: the supervisor writes the
+/// copies, the profile command `ready` (the number of copies), the target `launched` (what each
+/// launch did, [`crate::check::Launched`]) once it has launched them all.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BatchFiles {
+    pub folder: PathBuf,
+    pub ready: PathBuf,
+    /// Written once the batch's launches hold the GPU: its time limit runs from then.
+    pub turn_marker: PathBuf,
+    pub launched: PathBuf,
+}
+
+impl BatchFiles {
+    /// Batch `number`'s files in the session folder `work`.
+    pub fn of(work: &Path, number: u64) -> BatchFiles {
+        let folder = work.join(format!("batch-{number}"));
+        BatchFiles {
+            ready: folder.join("ready"),
+            turn_marker: folder.join(GPU_TURN_MARKER),
+            launched: folder.join("launched.json"),
+            folder,
+        }
+    }
+
+    /// The copy of the batch's file `index` (from 0).
+    pub fn submission(&self, index: usize) -> PathBuf {
+        self.folder.join(format!("submission-{}.cu", index + 1))
+    }
+}
+
+/// Written in a session's folder when it is to launch no more.
+pub fn session_end(work: &Path) -> PathBuf {
+    work.join("end")
+}
+
+/// Where a session's target writes why it stopped, if it stopped before the session's end.
+pub fn session_stopped(work: &Path) -> PathBuf {
+    work.join("stopped")
+}
+
+/// Where a session writes the counters of every launch it profiled, once its target has ended.
+pub fn session_result(work: &Path) -> PathBuf {
+    work.join("profiled.json")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -338,8 +410,24 @@ mod tests {
             assert_eq!(target.args().iter().any(|a| a == "--only=reference"), launches == Launches::Reference);
             assert_eq!(ChildCommand::parse(Role::ProfileTarget, &target.args()[1..]), Ok(target));
         }
-        let apart = ChildCommand { files: vec!["/tmp/a/1.cu".into(), "/tmp/b/2.cu".into()], ..profile };
+        let apart = ChildCommand { files: vec!["/tmp/a/1.cu".into(), "/tmp/b/2.cu".into()], ..profile.clone() };
         assert!(apart.work_folder().unwrap_err().contains("must share one folder"));
+        // A session: its folder, no files; its target the same.
+        let session = ChildCommand { files: Vec::new(), result: None, folder: Some("/tmp/-s \"1\"".into()), ..profile };
+        assert!(session.is_session());
+        assert_eq!(ChildCommand::parse(Role::Profile, &session.args()[1..]), Ok(session.clone()));
+        let target = session.profile_target(Launches::All);
+        assert!(target.is_session() && target.work_folder() == Ok(Path::new("/tmp/-s \"1\"")));
+        assert_eq!(ChildCommand::parse(Role::ProfileTarget, &target.args()[1..]), Ok(target));
+        for request in [SessionRequest::Batch { number: 3, files: 64 }, SessionRequest::End] {
+            let line = serde_json::to_string(&request).unwrap();
+            assert_eq!(serde_json::from_str::<SessionRequest>(&line).unwrap(), request);
+        }
+        let batch = BatchFiles::of(Path::new("/tmp/s"), 3);
+        for file in [&batch.ready, &batch.turn_marker, &batch.launched, &batch.submission(0)] {
+            assert_eq!(file.parent(), Some(Path::new("/tmp/s/batch-3")));
+        }
+        assert_ne!(batch.submission(0), batch.submission(1));
     }
 
     #[test]
@@ -392,15 +480,15 @@ mod tests {
         );
         assert_eq!(
             parse_as(Role::Profile, &["--exercise=x", "--result=r"]),
-            "__profile-submissions: --file=... is missing"
+            "__profile-submissions: --file=... (or --folder=..., a session) is missing"
         );
         assert_eq!(
             parse_as(Role::Profile, &["--exercise=x", "--file=f"]),
             "__profile-submissions: --result=... names where the outcome goes"
         );
-        assert_eq!(
-            parse_as(Role::Profile, &["--exercise=x", "--file=f", "--folder=w", "--result=r"]),
-            "__profile-submissions: --folder is the check command's"
+        assert!(
+            parse_as(Role::Profile, &["--exercise=x", "--file=f", "--folder=w", "--result=r"])
+                .starts_with("__profile-submissions: a session (--folder=) is given its files batch by batch"),
         );
     }
 }
