@@ -141,10 +141,8 @@ fn a_launch_that_writes_lasting_memory_is_caught_however_the_address_was_made() 
         return;
     }
     let _gpu = ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    let manifest = Manifest::load(&root().join("exercises")).unwrap();
+    let (manifest, starter) = row_sums_starter();
     let exercise = manifest.exercise("row-sums").unwrap();
-    let starter_text = std::fs::read_to_string(manifest.path(&exercise.starter)).unwrap();
-    let starter = exercises::learner_file::validate(exercise, &starter_text, starter_text.as_bytes()).unwrap();
     let part = "__device__ __forceinline__ unsigned column_at(unsigned row, unsigned k) {\n    return k;\n}";
     let rebuilt = "unsigned long long b = (unsigned long long)calls, a = 0;
     for (unsigned i = 0; i < 64; ++i) { if ((b >> i) & 1) { a |= 1ull << i; __syncwarp(); } }
@@ -165,5 +163,46 @@ fn a_launch_that_writes_lasting_memory_is_caught_however_the_address_was_made() 
         let outcome = exercises::check::check(&manifest, exercise, &file, "bits.cu", &|_| {}, &turn);
         let expected = format!("the launch on the index-encoded input wrote {written}");
         assert_eq!(outcome, exercises::check::CheckOutcome::KeptMemory { detail: expected }, "{attack}");
+    }
+}
+
+/// The manifest, and row-sums' starter as a learner's file.
+fn row_sums_starter() -> (Manifest, exercises::learner_file::LearnerFile) {
+    let manifest = Manifest::load(&root().join("exercises")).unwrap();
+    let exercise = manifest.exercise("row-sums").unwrap();
+    let text = std::fs::read_to_string(manifest.path(&exercise.starter)).unwrap();
+    let starter = exercises::learner_file::validate(exercise, &text, text.as_bytes()).unwrap();
+    (manifest, starter)
+}
+
+/// A launch that changes its input, where the next launch would read it, is caught at that launch,
+/// its output right or not: inside the input, or past its end (its guard). These kernels cast
+/// `const` away, which the check of the source refuses: they are handed to the check directly.
+#[test]
+fn a_launch_that_changes_its_input_is_caught_inside_it_or_past_its_end() {
+    if !gpu_suite_runs("grading") {
+        return;
+    }
+    let _gpu = ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let (manifest, starter) = row_sums_starter();
+    let exercise = manifest.exercise("row-sums").unwrap();
+    let last = "    out[blockIdx.x * ROWS + row] = sum;";
+    let turn = exercises::supervise::LockTurn::new(None, tempfile::tempdir().unwrap().path().join("turn"));
+    for (write, detail) in [
+        (
+            "__syncthreads();\n    if (row == 0) ((unsigned*)words)[blockIdx.x * ROWS * ROW_WORDS] += 1u;",
+            "the launch wrote into its input (word 0 of 16384), which every launch is given unchanged",
+        ),
+        (
+            "((unsigned*)words)[gridDim.x * ROWS * ROW_WORDS + blockIdx.x * ROWS + row] = sum;",
+            "the launch wrote past the end of its input (16384 words long): word 1 after it",
+        ),
+    ] {
+        let text = starter.text.replace(last, &format!("{last}\n    {write}"));
+        assert_ne!(text, starter.text);
+        let file = exercises::learner_file::LearnerFile { text, region: starter.region };
+        let outcome = exercises::check::check(&manifest, exercise, &file, "input.cu", &|_| {}, &turn);
+        let input = exercises::manifest::Input::Index;
+        assert_eq!(outcome, exercises::check::CheckOutcome::Incorrect { input, detail: detail.into() }, "{write}");
     }
 }

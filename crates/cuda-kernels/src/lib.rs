@@ -35,6 +35,6 @@ pub mod written_globals;
 pub use half;
 
 pub use cudarc::driver::{
-    CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits,
+    CudaFunction, CudaSlice, CudaStream, CudaView, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits,
 };
 pub use gpu::{Gpu, GpuError, GpuInfo, Occupancy, TextModule, Unavailable, driver_version};

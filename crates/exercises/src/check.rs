@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::{
     diagnostics,
-    harness::{CheckSize, Expectation, Expected, HostInput, Run, TimedData, Verifier, compare},
+    harness::{CheckSize, Expectation, Expected, HostInput, InputWatch, Run, TimedData, Verifier, compare},
     learner_file::LearnerFile,
     manifest::{Exercise, Harness, Input, Manifest},
     protocol::{BatchFiles, GPU_TURN_MARKER, Launches, PROFILER_TURN_MARKER, profiler_lock, session_end},
@@ -373,8 +373,8 @@ pub fn check(
     let mut correctness_runs = Vec::with_capacity(exercise.inputs.len());
     for &input in &exercise.inputs {
         let data = harness.input(input, CheckSize::Check);
-        match Run::new(&gpu, checked, harness, CheckSize::Check, &data) {
-            Ok(run) => correctness_runs.push((input, data, run)),
+        match Run::new(&gpu, checked, harness, CheckSize::Check, &data).and_then(|run| Ok((run.watch_input()?, run))) {
+            Ok((watch, run)) => correctness_runs.push((input, data, run, watch)),
             Err(error) => return CheckOutcome::Crashed { detail: format!("on the {input} input: {error}") },
         }
     }
@@ -390,8 +390,14 @@ pub fn check(
     if let Err(why) = turn.take() {
         return CheckOutcome::CouldNotCheck { reason: format!("cannot take the GPU in turn: {why}") };
     }
-    for (input, data, mut run) in correctness_runs {
-        let result = run.launch().and_then(|()| run.checked_output());
+    for (input, data, mut run, mut watch) in correctness_runs {
+        let result = run.launch().and_then(|()| run.checked_output()).and_then(|output| {
+            // (A launch that changed its input: its output may be right, the next launch's not.)
+            Ok(match run.changed_input(&mut watch)? {
+                Some(what) => Err(what),
+                None => output,
+            })
+        });
         let outside = match (&exercise.within, &kernels.recorded, &result) {
             (Some(within), Some((recorder, _)), Ok(_)) => within.outside(&gpu, recorder),
             _ => Ok(None),
@@ -738,6 +744,8 @@ impl From<GpuError> for TimingError {
 /// the same input, ready to be timed side by side.
 struct TimedRuns<'g> {
     runs: [Run<'g>; 3],
+    /// The submission's input as it was before its first launch.
+    input: InputWatch,
 }
 
 impl<'g> TimedRuns<'g> {
@@ -750,7 +758,8 @@ impl<'g> TimedRuns<'g> {
         // The input crosses from the host once; the others' copies are made on the GPU.
         let submission = Run::new(gpu, submission, harness, CheckSize::Timed, data)?;
         let (reference, starter) = (submission.alongside(reference)?, submission.alongside(starter)?);
-        Ok(TimedRuns { runs: [submission, reference, starter] })
+        let input = submission.watch_input()?;
+        Ok(TimedRuns { runs: [submission, reference, starter], input })
     }
 
     /// (submission, reference, starter) median ms. Every launch starts from a zeroed output;
@@ -769,6 +778,7 @@ impl<'g> TimedRuns<'g> {
         let one_launch = Plan { warmup: 0, reps: 1 };
         let mut medians = [(); 3].map(|()| Vec::with_capacity(ROUNDS));
         for round in 0..ROUNDS {
+            let input = &mut self.input;
             for (kernel, (run, samples)) in self.runs.iter_mut().zip(&mut medians).enumerate() {
                 let mut times = Vec::with_capacity(PLAN.reps);
                 for launch in 0..PLAN.warmup + PLAN.reps {
@@ -784,6 +794,11 @@ impl<'g> TimedRuns<'g> {
                     // submission's own launches can change it.)
                     if let Some(what) = lasting.changed(gpu)? {
                         return Err(TimingError::Kept(at(&format!(" wrote {what}"))));
+                    }
+                    if kernel == 0
+                        && let Some(what) = run.changed_input(input)?
+                    {
+                        return Err(TimingError::Incorrect(at(&format!(": {what}"))));
                     }
                     if let Err(detail) = verifier.verify(run)? {
                         let at = at(&format!(": {detail}"));

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use cuda_kernels::{
-    CudaFunction, CudaSlice, DeviceRepr, Gpu, GpuError, LaunchConfig, PushKernelArg, ValidAsZeroBits,
+    CudaFunction, CudaSlice, CudaView, DeviceRepr, Gpu, GpuError, LaunchConfig, PushKernelArg, ValidAsZeroBits,
     tensor_map::{Box2d, SwizzleMaps, TmaSwizzle},
 };
 use lesson_04_gemm::cpu_product;
@@ -263,7 +263,8 @@ pub fn compare(output: &Output, expected: &Expected, tolerance: f64) -> Result<(
 }
 
 /// Words of canary after every output buffer (4 MiB): a kernel that writes past `out` overwrites
-/// them, which [`Run::checked_output`] reports.
+/// them, which [`Run::checked_output`] reports. Every input has as many after it
+/// ([`Run::changed_input`]).
 pub const GUARD_WORDS: usize = 1 << 20;
 /// The canary word (as bits, for float outputs too).
 pub const CANARY: u32 = 0xa5c3_5a3c;
@@ -416,6 +417,16 @@ impl<'g> Verifier<'g> {
     }
 }
 
+/// What a launch changed in an input `len` words long (`name`), the first word at `word`.
+fn input_changed(name: &str, len: usize, word: usize) -> String {
+    match word.checked_sub(len) {
+        None => format!("the launch wrote into {name} (word {word} of {len}), which every launch is given unchanged"),
+        Some(after) => {
+            format!("the launch wrote past the end of {name} ({len} words long): word {} after it", after + 1)
+        }
+    }
+}
+
 fn past_the_end(out_len: usize, word: usize) -> String {
     format!("the kernel wrote past the end of `out` ({out_len} words long): word {} after it was changed", word + 1)
 }
@@ -458,7 +469,7 @@ enum WordsInput {
 
 impl WordsInput {
     fn words(gpu: &Gpu, words: &[u32]) -> Result<WordsInput, GpuError> {
-        Ok(WordsInput::Words(gpu.upload(words)?))
+        Ok(WordsInput::Words(guarded_input(gpu, words, CANARY)?))
     }
 
     /// The maps of `rows` rows of `row_halves` halves (the words' 16-bit halves, in memory
@@ -473,7 +484,7 @@ impl WordsInput {
             box_rows: LDMATRIX_TILE_ROWS as u32,
             swizzle: TmaSwizzle::None,
         };
-        WordsInput::maps_over(gpu, gpu.upload(&halves)?, shape)
+        WordsInput::maps_over(gpu, guarded_input(gpu, &halves, CANARY as u16)?, shape)
     }
 
     fn maps_over(gpu: &Gpu, halves: CudaSlice<u16>, shape: Box2d) -> Result<WordsInput, GpuError> {
@@ -487,6 +498,27 @@ impl WordsInput {
             WordsInput::TensorMaps { halves, shape, .. } => WordsInput::maps_over(gpu, gpu.copy(halves)?, *shape),
         }
     }
+}
+
+/// `data` on the GPU followed by [`GUARD_WORDS`] words of `canary`s, which no kernel reads.
+fn guarded_input<T: DeviceRepr + ValidAsZeroBits + Copy>(
+    gpu: &Gpu,
+    data: &[T],
+    canary: T,
+) -> Result<CudaSlice<T>, GpuError> {
+    let guard = GUARD_WORDS * size_of::<u32>() / size_of::<T>();
+    let mut buffer = gpu.zeros(data.len() + guard)?;
+    gpu.stream().memcpy_htod(data, &mut buffer.slice_mut(..data.len()))?;
+    gpu.stream().memcpy_htod(&vec![canary; guard], &mut buffer.slice_mut(data.len()..))?;
+    Ok(buffer)
+}
+
+/// A run's inputs (each with its guard) as they were when it was made, kept on the GPU, and the
+/// comparison that finds what a launch changed in them ([`Run::changed_input`]).
+pub struct InputWatch {
+    compare: CudaFunction,
+    before: Vec<CudaSlice<u32>>,
+    first: CudaSlice<u64>,
 }
 
 /// An output buffer of `len` zeros followed by the guard's canaries, made on the GPU: only the
@@ -527,8 +559,8 @@ impl<'g> Run<'g> {
                 Buffers::Words { input: WordsInput::words(gpu, words)?, out: words_out()?, scalar: words.len() as u32 }
             }
             (Harness::Gemm { .. }, HostInput::Matrices(a, b)) => Buffers::Gemm {
-                a: gpu.upload(a)?,
-                b: gpu.upload(b)?,
+                a: guarded_input(gpu, a, f32::from_bits(CANARY))?,
+                b: guarded_input(gpu, b, f32::from_bits(CANARY))?,
                 c: guarded(gpu, out_len, f32::from_bits(CANARY))?,
                 n: harness.extent(size),
             },
@@ -553,6 +585,52 @@ impl<'g> Run<'g> {
             },
         };
         Ok(Run { gpu, function: function.clone(), config: self.config, buffers, out_len: self.out_len })
+    }
+
+    /// Each input (with its guard) as words, and its name as messages give it.
+    fn inputs(&self) -> Vec<(CudaView<'_, u32>, &'static str)> {
+        // SAFETY: every input holds whole 4-byte words (u32, f32, or an even count of u16: its
+        // guard is whole words, and a TMA tile's halves are its words' halves), read as bits alone.
+        fn words(view: Option<CudaView<'_, u32>>) -> CudaView<'_, u32> {
+            view.expect("whole words")
+        }
+        match &self.buffers {
+            Buffers::Words { input: WordsInput::Words(input), .. } => vec![(input.as_view(), "its input")],
+            Buffers::Words { input: WordsInput::TensorMaps { halves, .. }, .. } => {
+                vec![(words(unsafe { halves.transmute(halves.len() / 2) }), "its input")]
+            }
+            Buffers::Gemm { a, b, .. } => {
+                vec![(words(unsafe { a.transmute(a.len()) }), "`A`"), (words(unsafe { b.transmute(b.len()) }), "`B`")]
+            }
+        }
+    }
+
+    /// Its inputs as they are now, to be compared after its launches ([`Run::changed_input`]).
+    pub fn watch_input(&self) -> Result<InputWatch, GpuError> {
+        let compare = self.gpu.function_from_text("first_difference.cu", FIRST_DIFFERENCE, "first_difference")?;
+        let before =
+            self.inputs().iter().map(|(words, _)| self.gpu.stream().clone_dtod(words)).collect::<Result<_, _>>()?;
+        Ok(InputWatch { compare, before, first: self.gpu.upload(&[u64::MAX])? })
+    }
+
+    /// `Some(what changed)` if a launch since `watch` was made changed an input of this run or the
+    /// guard after it: no launch may leave anything there for the next (a sum kept in its input).
+    pub fn changed_input(&self, watch: &mut InputWatch) -> Result<Option<String>, GpuError> {
+        let stream = self.gpu.stream();
+        for ((now, name), before) in self.inputs().iter().zip(&watch.before) {
+            stream.memcpy_htod(&[u64::MAX], &mut watch.first)?;
+            let words = now.len() as u64;
+            let config = LaunchConfig { grid_dim: (1024, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+            let mut launch = stream.launch_builder(&watch.compare);
+            launch.arg(now).arg(before).arg(&words).arg(&words).arg(&CANARY).arg(&mut watch.first);
+            // SAFETY: `first_difference` takes (const unsigned*, const unsigned*, u64, u64, unsigned,
+            // u64*): `now` and `before` hold `words` words each, `first` one.
+            unsafe { launch.launch(config) }?;
+            if let Some(&word) = self.gpu.download(&watch.first)?.first().filter(|&&w| w != u64::MAX) {
+                return Ok(Some(input_changed(name, now.len() - GUARD_WORDS, word as usize)));
+            }
+        }
+        Ok(None)
     }
 
     /// Zeroes the output (not its guard), so that the next launch's output is its own.
@@ -770,6 +848,18 @@ mod tests {
         // A kernel that skips the second band of rows: its sampled row, wherever it is, is checked.
         skipped[32 * 64..64 * 64].fill(0.0);
         assert!(compare_sample(&Output::Floats(skipped), expected, rows, 1e-6).is_err());
+    }
+
+    #[test]
+    fn a_changed_input_is_told_inside_it_or_past_its_end() {
+        assert_eq!(
+            input_changed("`B`", 4096, 17),
+            "the launch wrote into `B` (word 17 of 4096), which every launch is given unchanged"
+        );
+        assert_eq!(
+            input_changed("its input", 4096, 4096 + 2),
+            "the launch wrote past the end of its input (4096 words long): word 3 after it"
+        );
     }
 
     #[test]
