@@ -1077,26 +1077,38 @@ pub fn grade(
                 let mut session = checks.profile_session(gpu);
                 // The batches launched in the session, whose counters come at its end.
                 let mut held: Vec<Vec<Outcome>> = Vec::new();
+                // Sessions in a row that ended at their first batch.
+                let mut unstarted = 0;
                 loop {
                     let batch = profiles.next(gpu);
                     if batch.is_empty() {
                         break;
                     }
-                    let Some(session) = session.as_mut() else {
+                    let Some(running) = session.as_mut() else {
                         if !apart(batch) {
                             return;
                         }
                         continue;
                     };
                     let files: Vec<&LearnerFile> = batch.iter().map(|(pending, _)| &pending.file).collect();
-                    let launched = session.launch(&files);
+                    let launched = running.launch(&files);
                     drop(files);
                     match launched {
-                        Ok(()) => held.push(batch),
+                        Ok(()) => {
+                            unstarted = 0;
+                            held.push(batch);
+                        }
                         // The session ended: what it held is profiled apart, this batch too.
                         Err(_) => {
+                            unstarted = if held.is_empty() { unstarted + 1 } else { 0 };
                             if !held.drain(..).chain([batch]).all(apart) {
                                 return;
+                            }
+                            // Twice in a row at its first batch: a session cannot start here (no
+                            // counters may be read, one part of the profiler missing), and each try
+                            // would cost this GPU a start of Nsight Compute more for every batch.
+                            if unstarted == 2 {
+                                session = None;
                             }
                         }
                     }
@@ -1743,6 +1755,56 @@ mod tests {
             assert_eq!(row.score(), Some(score), "{}: profiled apart {}", row.submission, lost.contains(&text));
         }
         assert_eq!(graded.rows.iter().filter(|row| row.graded()).count(), 25);
+    }
+
+    #[test]
+    fn a_session_that_cannot_start_twice_in_a_row_is_not_tried_again() {
+        struct NoSession {
+            tries: AtomicUsize,
+            apart: AtomicUsize,
+        }
+        struct Fails<'s>(&'s NoSession);
+        impl ProfileSession for Fails<'_> {
+            fn launch(&mut self, _: &[&LearnerFile]) -> Result<(), String> {
+                self.0.tries.fetch_add(1, Ordering::SeqCst);
+                Err("ncu: ERR_NVGPUCTRPERM".into())
+            }
+            fn end(&mut self) -> Result<Vec<Vec<Result<CounterPair, String>>>, String> {
+                Ok(Vec::new())
+            }
+        }
+        impl Checks for NoSession {
+            fn check(&self, _: &LearnerFile, _: &str, _: usize) -> CheckOutcome {
+                std::thread::sleep(Duration::from_millis(2));
+                unprofiled()
+            }
+            fn profile(&self, checked: &mut [Checked<'_>], _: usize) {
+                self.apart.fetch_add(checked.len(), Ordering::SeqCst);
+                profiled(checked);
+            }
+            fn gpu_of(&self, _: usize) -> usize {
+                0
+            }
+            fn profile_session(&self, _: usize) -> Option<Box<dyn ProfileSession + '_>> {
+                Some(Box::new(Fails(self)))
+            }
+        }
+        let setup = Setup::new();
+        for i in 0..12 {
+            fs::copy(setup.submissions.path().join("correct.cu"), setup.submissions.path().join(format!("s{i:02}.cu")))
+                .unwrap();
+        }
+        let entries = scan(setup.submissions.path(), "exercise.cu").unwrap();
+        let checks = NoSession { tries: AtomicUsize::new(0), apart: AtomicUsize::new(0) };
+        let graded = setup.grade_into(
+            &entries,
+            Destination { dir: setup.out.path(), shard: None, class: ClassPrint::of(&entries) },
+            &checks,
+            Pace { workers: 1, profile_batch: 2 },
+        );
+        assert_eq!(checks.tries.into_inner(), 2, "two sessions tried, then none");
+        assert_eq!(checks.apart.into_inner(), 13, "every correct submission profiled apart");
+        assert!(graded.rows.iter().filter(|row| row.graded()).all(|row| row.score() == Some(70)));
     }
 
     #[test]
