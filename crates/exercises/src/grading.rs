@@ -1529,6 +1529,7 @@ mod tests {
                     while [ $i -le $k ]; do
                         text=$(cat "$b/submission-$i.cu"); i=$((i+1))
                         [ "$text" = trap ] && exit 1
+                        [ "$text" = hang ] && sleep 600
                         case $text in
                             wrong) launched="$launched${{launched:+,}}{{\"launch\":\"wrong\",\"detail\":\"out[0] is 1\"}}"; text=1;;
                             *) launched="$launched${{launched:+,}}{{\"launch\":\"checked\"}}";;
@@ -1660,6 +1661,17 @@ mod tests {
         assert_eq!(counted.len(), 1);
         assert_eq!(loads(&counted[0]), [Ok(48)]);
         assert_eq!(session.end(), Ok(Vec::new()), "nothing launched since: no session to end");
+
+        // A batch that never ends is stopped at the time limit, and the session with it.
+        let checker = profiling_checker(&log, 1);
+        let mut session = checker.profile_session(&exercise).unwrap();
+        let hang = files(&["hang"]);
+        let started = std::time::Instant::now();
+        let stopped = session.launch(&hang.iter().collect::<Vec<_>>()).unwrap_err();
+        assert_eq!(stopped, "a batch passed the time limit (1 s) and the session was stopped");
+        assert!(started.elapsed() < Duration::from_secs(30), "stopped, not waited out");
+        session.launch(&after.iter().collect::<Vec<_>>()).unwrap();
+        assert_eq!(loads(&session.end().unwrap()[0]), [Ok(48)], "the next batch starts another");
     }
 
     #[test]
