@@ -657,12 +657,9 @@ fn write_result(result: &Path, value: &impl serde::Serialize) -> anyhow::Result<
     write_whole(result, &serde_json::to_string(value)?)
 }
 
-/// Writes `text` to `path` whole, then renamed: the supervisor never reads half a file.
+/// Writes `text` to `path` whole ([`protocol::write_whole`]): the supervisor never reads half a file.
 fn write_whole(path: &Path, text: &str) -> anyhow::Result<()> {
-    let partial = path.with_extension("partial");
-    fs::write(&partial, text)
-        .and_then(|()| fs::rename(&partial, path))
-        .with_context(|| format!("cannot write {}", path.display()))
+    protocol::write_whole(path, text).with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// The child side of checks: serves the requests on standard input (see [`serve_checks`]).

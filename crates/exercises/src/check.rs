@@ -26,7 +26,7 @@ use crate::{
     harness::{CheckSize, Expectation, Expected, HostInput, InputWatch, Run, TimedData, Verifier, compare},
     learner_file::LearnerFile,
     manifest::{Exercise, Harness, Input, Manifest},
-    protocol::{BatchFiles, GPU_TURN_MARKER, Launches, PROFILER_TURN_MARKER, profiler_lock, session_end},
+    protocol::{BatchFiles, GPU_TURN_MARKER, Launches, PROFILER_TURN_MARKER, profiler_lock, session_end, write_whole},
     supervise::{GpuTurn, LockTurn},
 };
 
@@ -554,15 +554,8 @@ pub fn profile_target<T: GpuTurn>(
     let mut functions =
         vec![compile_file(&gpu, manifest, &exercise.solution, &exercise.entry).map_err(|e| e.to_string())?];
     if launches == Launches::All {
-        let capability = gpu.info().compute_capability;
-        // NVRTC compiles one text on one thread: a profile of 64 submissions compiles them on every CPU.
-        let compiled: Vec<_> = files.par_iter().map(|file| submission_ptx(capability, exercise, file, false)).collect();
-        for ptx in compiled {
-            functions.push(
-                ptx.and_then(|ptx| gpu.module_from_ptx(PROGRAM_NAME, ptx))
-                    .and_then(|module| module.function(&exercise.entry))
-                    .map_err(|e| e.to_string())?,
-            );
+        for function in entry_functions(&gpu, exercise, files) {
+            functions.push(function?);
         }
     }
     let launches = ProfiledLaunches::new(exercise);
@@ -578,6 +571,21 @@ pub fn profile_target<T: GpuTurn>(
     turns.gpu.end();
     turns.profiler.end();
     Ok(())
+}
+
+/// Each of `files` compiled (on every CPU: NVRTC compiles one text on one thread, and a profile
+/// holds up to 64), loaded, and its kernel: the exercise's entry.
+fn entry_functions(gpu: &Gpu, exercise: &Exercise, files: &[LearnerFile]) -> Vec<Result<CudaFunction, String>> {
+    let capability = gpu.info().compute_capability;
+    let compiled: Vec<_> = files.par_iter().map(|file| submission_ptx(capability, exercise, file, false)).collect();
+    compiled
+        .into_iter()
+        .map(|ptx| {
+            ptx.and_then(|ptx| gpu.module_from_ptx(PROGRAM_NAME, ptx))
+                .and_then(|module| module.function(&exercise.entry))
+                .map_err(|e| e.to_string())
+        })
+        .collect()
 }
 
 /// The input and answer every profiled launch of an exercise is given and checked against.
@@ -643,24 +651,11 @@ pub fn serve_profile_session(
     profiler.take().map_err(|why| format!("cannot take the GPU's profiler in turn: {why}"))?;
     // Every module stays loaded to the session's end (see `set_up_profiler`).
     let mut loaded = vec![ncu::set_up_profiler(&gpu).map_err(|e| format!("setting Nsight Compute up: {e}"))?];
-    let capability = gpu.info().compute_capability;
     for number in 1.. {
         let batch = BatchFiles::of(work, number);
         let Some(count) = next_batch(&batch, &session_end(work))? else { break };
         let files = (0..count).map(|index| read(&batch.submission(index))).collect::<Result<Vec<_>, _>>()?;
-        let compiled: Vec<Result<CudaFunction, String>> = files
-            .par_iter()
-            .map(|file| submission_ptx(capability, exercise, file, false).map_err(|e| e.to_string()))
-            .collect::<Vec<_>>()
-            .into_iter()
-            .map(|ptx| {
-                ptx.and_then(|ptx| {
-                    gpu.module_from_ptx(PROGRAM_NAME, ptx)
-                        .and_then(|module| module.function(&exercise.entry))
-                        .map_err(|e| e.to_string())
-                })
-            })
-            .collect();
+        let compiled = entry_functions(&gpu, exercise, &files);
         let turn = LockTurn::new(gpu_lock.map(Path::to_owned), batch.turn_marker.clone());
         turn.take().map_err(|why| format!("cannot take the GPU in turn: {why}"))?;
         if let Err(detail) = launches.launch(&gpu, &reference)? {
@@ -682,10 +677,7 @@ pub fn serve_profile_session(
         }
         turn.end();
         let text = serde_json::to_string(&launched).map_err(|e| e.to_string())?;
-        let partial = batch.launched.with_extension("partial");
-        fs::write(&partial, text)
-            .and_then(|()| fs::rename(&partial, &batch.launched))
-            .map_err(|e| format!("cannot write {}: {e}", batch.launched.display()))?;
+        write_whole(&batch.launched, &text).map_err(|e| format!("cannot write {}: {e}", batch.launched.display()))?;
     }
     profiler.end();
     Ok(())

@@ -24,6 +24,7 @@ use crate::{
     manifest::{Exercise, MAX_SCORE, Measure},
     protocol::{
         After, BatchFiles, CheckRequest, ChildCommand, Launches, Role, SessionRequest, session_result, session_stopped,
+        write_whole,
     },
     submissions::Entry,
     supervise::{self, Finished, Served},
@@ -501,10 +502,9 @@ impl ProfileSession for CheckerSession<'_> {
                     )
                 }
                 (None, Some(status)) => {
-                    let counted = read_result::<Result<Vec<SharedCounters>, String>>(&session_result(folder.path()));
-                    match (fs::read_to_string(session_stopped(folder.path())), counted) {
+                    match (fs::read_to_string(session_stopped(folder.path())), session_counters(folder.path())) {
                         (Ok(why), _) => format!("the profile session stopped: {}", diagnostics::scrub(&why)),
-                        (_, Ok(Some(Err(why)))) => format!("the profile session's Nsight Compute failed: {why}"),
+                        (_, Some(Err(why))) => format!("the profile session's Nsight Compute failed: {why}"),
                         _ => format!("the profile session ended ({status}):\n{}", tail(&finished.stderr)),
                     }
                 }
@@ -530,9 +530,9 @@ impl ProfileSession for CheckerSession<'_> {
         // Its time limit runs from now: no turn on the GPU is left to wait for.
         let limits = supervise::Limits { turn: supervise::Turn::default(), ..self.checker.limits(None) };
         let served = server.serve(&request, &limits, &|| result.exists());
-        let counters = match read_result::<Result<Vec<SharedCounters>, String>>(&result) {
-            Ok(Some(counters)) => counters,
-            _ => Err(match served {
+        let counters = match session_counters(folder.path()) {
+            Some(counters) => counters,
+            None => Err(match served {
                 Ok(Served::Ended(Finished { status: None, .. })) => {
                     "the profile session's end passed a limit".to_owned()
                 }
@@ -545,6 +545,12 @@ impl ProfileSession for CheckerSession<'_> {
         };
         pair_up(&batches, &counters?)
     }
+}
+
+/// What a session in `folder` wrote once its target had ended: the counters of every launch, or
+/// why Nsight Compute gave none; `None` if it wrote nothing whole.
+fn session_counters(folder: &Path) -> Option<Result<Vec<SharedCounters>, String>> {
+    read_result(&session_result(folder)).ok().flatten()
 }
 
 /// Each batch's launches ([`check::Launched`]) matched with the counters of every launch of the
@@ -1205,7 +1211,7 @@ pub fn hold_output(out_dir: &Path) -> io::Result<Option<fs::File>> {
 /// `grades.csv`, `grades.json` and `summary.md` in `out_dir`, each replaced whole; the JSON also
 /// says what the run was to grade (`coverage`).
 pub fn write_reports(exercise: &Exercise, rows: &[Row], out_dir: &Path, coverage: &Coverage) -> io::Result<()> {
-    write_atomically(&out_dir.join(CSV_FILE), &csv(rows)?)?;
+    write_whole(&out_dir.join(CSV_FILE), &csv(rows)?)?;
     let json = serde_json::json!({
         "exercise": exercise.id,
         "title": exercise.title,
@@ -1215,17 +1221,8 @@ pub fn write_reports(exercise: &Exercise, rows: &[Row], out_dir: &Path, coverage
         "class": coverage.class,
         "rows": rows,
     });
-    write_atomically(&out_dir.join(JSON_FILE), &(serde_json::to_string_pretty(&json)? + "\n"))?;
-    write_atomically(&out_dir.join(MARKDOWN_FILE), &markdown(exercise, rows))
-}
-
-fn write_atomically(path: &Path, text: &str) -> io::Result<()> {
-    // `grades.csv.partial`: each report's own (`with_extension` would give them one name).
-    let mut temporary = path.as_os_str().to_owned();
-    temporary.push(".partial");
-    let temporary = PathBuf::from(temporary);
-    fs::write(&temporary, text)?;
-    fs::rename(&temporary, path)
+    write_whole(&out_dir.join(JSON_FILE), &(serde_json::to_string_pretty(&json)? + "\n"))?;
+    write_whole(&out_dir.join(MARKDOWN_FILE), &markdown(exercise, rows))
 }
 
 const CSV_HEADER: [&str; 16] = [

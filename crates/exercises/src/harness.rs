@@ -391,22 +391,15 @@ impl<'g> Verifier<'g> {
     pub fn verify(&mut self, run: &Run) -> Result<Result<(), String>, GpuError> {
         match (&mut self.on_gpu, &run.buffers, &self.data.expected) {
             (Some((function, want, first)), Buffers::Words { out, .. }, Expected::Words(host)) => {
-                self.gpu.stream().memcpy_htod(&[u64::MAX], first)?;
-                let (n, total) = (run.out_len as u64, (run.out_len + GUARD_WORDS) as u64);
-                let config = LaunchConfig { grid_dim: (1024, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
-                let mut launch = self.gpu.stream().launch_builder(function);
-                launch.arg(out).arg(&*want).arg(&n).arg(&total).arg(&CANARY).arg(&mut *first);
-                // SAFETY: `first_difference` takes (const unsigned*, const unsigned*, u64, u64, unsigned,
-                // u64*): `out` holds `total` words, `want` `n`, `first` one.
-                unsafe { launch.launch(config) }?;
-                let index = self.gpu.download(first)?[0];
-                Ok(match index {
-                    u64::MAX => Ok(()),
-                    i if i < n => {
+                let n = run.out_len as u64;
+                let words = (&out.as_view(), &want.as_view());
+                Ok(match first_difference(self.gpu, function, words, n, n + GUARD_WORDS as u64, first)? {
+                    None => Ok(()),
+                    Some(i) if i < n => {
                         let got = self.gpu.stream().clone_dtoh(&out.slice(i as usize..i as usize + 1))?[0];
                         Err(format!("out[{i}] is {got}, the CPU's answer is {}", host[i as usize]))
                     }
-                    i => Err(past_the_end(run.out_len, (i - n) as usize)),
+                    Some(i) => Err(past_the_end(run.out_len, (i - n) as usize)),
                 })
             }
             (None, ..) => Ok(run.checked_output()?.and_then(|output| {
@@ -415,6 +408,27 @@ impl<'g> Verifier<'g> {
             _ => unreachable!("a GEMM's answer is floats"),
         }
     }
+}
+
+/// The index of the first of `got`'s `total` words that differs, the first `n` from `want`'s, the
+/// rest from the canary: through `function` (the compiled [`FIRST_DIFFERENCE`]), which writes it to
+/// `first`.
+fn first_difference(
+    gpu: &Gpu,
+    function: &CudaFunction,
+    (got, want): (&CudaView<'_, u32>, &CudaView<'_, u32>),
+    n: u64,
+    total: u64,
+    first: &mut CudaSlice<u64>,
+) -> Result<Option<u64>, GpuError> {
+    gpu.stream().memcpy_htod(&[u64::MAX], first)?;
+    let config = LaunchConfig { grid_dim: (1024, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+    let mut launch = gpu.stream().launch_builder(function);
+    launch.arg(got).arg(want).arg(&n).arg(&total).arg(&CANARY).arg(&mut *first);
+    // SAFETY: `first_difference` takes (const unsigned*, const unsigned*, u64, u64, unsigned, u64*):
+    // `got` holds `total` words, `want` `n`, `first` one.
+    unsafe { launch.launch(config) }?;
+    Ok(Some(gpu.download(first)?[0]).filter(|&index| index != u64::MAX))
 }
 
 /// What a launch changed in an input `len` words long (`name`), the first word at `word`.
@@ -616,17 +630,11 @@ impl<'g> Run<'g> {
     /// `Some(what changed)` if a launch since `watch` was made changed an input of this run or the
     /// guard after it: no launch may leave anything there for the next (a sum kept in its input).
     pub fn changed_input(&self, watch: &mut InputWatch) -> Result<Option<String>, GpuError> {
-        let stream = self.gpu.stream();
         for ((now, name), before) in self.inputs().iter().zip(&watch.before) {
-            stream.memcpy_htod(&[u64::MAX], &mut watch.first)?;
             let words = now.len() as u64;
-            let config = LaunchConfig { grid_dim: (1024, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
-            let mut launch = stream.launch_builder(&watch.compare);
-            launch.arg(now).arg(before).arg(&words).arg(&words).arg(&CANARY).arg(&mut watch.first);
-            // SAFETY: `first_difference` takes (const unsigned*, const unsigned*, u64, u64, unsigned,
-            // u64*): `now` and `before` hold `words` words each, `first` one.
-            unsafe { launch.launch(config) }?;
-            if let Some(&word) = self.gpu.download(&watch.first)?.first().filter(|&&w| w != u64::MAX) {
+            if let Some(word) =
+                first_difference(self.gpu, &watch.compare, (now, &before.as_view()), words, words, &mut watch.first)?
+            {
                 return Ok(Some(input_changed(name, now.len() - GUARD_WORDS, word as usize)));
             }
         }

@@ -334,6 +334,16 @@ impl BatchFiles {
     }
 }
 
+/// Writes `text` to `path` whole: to a file beside it (`grades.csv.partial`, each file's own), then
+/// renamed, so that whoever reads it (the supervisor, a spreadsheet) never reads half of it.
+pub fn write_whole(path: &Path, text: &str) -> std::io::Result<()> {
+    let mut partial = path.as_os_str().to_owned();
+    partial.push(".partial");
+    let partial = PathBuf::from(partial);
+    std::fs::write(&partial, text)?;
+    std::fs::rename(&partial, path)
+}
+
 /// Written in a session's folder when it is to launch no more.
 pub fn session_end(work: &Path) -> PathBuf {
     work.join("end")
