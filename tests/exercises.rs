@@ -196,7 +196,7 @@ fn grading_refuses_unsafe_names_links_and_files_that_are_not_the_exercise_each_w
     let secret = fs::canonicalize(outside.path().join("secret.cu")).unwrap();
     let expected = [
         ("..sneaky.cu", "refused: the name `..sneaky.cu` contains `..`".to_owned()),
-        ("binary.cu", "binary.cu: the file is not text (binary, or UTF-16): hand in the .cu source file, saved as UTF-8".into()),
+        ("binary.cu", "binary.cu: the file is not text (it holds a NUL character, or is broken UTF-16): hand in the .cu source file".into()),
         (
             "edited-outside.cu",
             "edited-outside.cu: line 12 is outside the editable part and differs from the starter (at `16u`):\n  yours:   #define TILE 16u\n  \

@@ -31,7 +31,7 @@ pub enum Invalid {
     Empty,
     #[error("the file is {0} bytes, too large to be an edited starter (at most {MAX_FILE_BYTES} bytes)")]
     TooLarge(usize),
-    #[error("the file is not text (binary, or UTF-16): hand in the .cu source file, saved as UTF-8")]
+    #[error("the file is not text (it holds a NUL character, or is broken UTF-16): hand in the .cu source file")]
     NotText,
     #[error("the file does not look like CUDA C++ (no `__global__` kernel, no edit markers): is it the right file?")]
     NotCuda,
@@ -106,9 +106,6 @@ pub fn validate(exercise: &Exercise, starter: &str, bytes: &[u8]) -> Result<Lear
     }
     if bytes.len() > MAX_FILE_BYTES {
         return Err(Invalid::TooLarge(bytes.len()));
-    }
-    if bytes.starts_with(&[0xff, 0xfe]) || bytes.starts_with(&[0xfe, 0xff]) {
-        return Err(Invalid::NotText);
     }
     let text = tokens::normalize(bytes).ok_or(Invalid::NotText)?;
     let lines: Vec<&str> = text.lines().collect();
@@ -1970,6 +1967,12 @@ mod tests {
         for text in [bom, crlf, tabs, reindented_marker, commented] {
             assert_eq!(check(&text).map(|f| f.region), Ok((4, 4)), "{text:?}");
         }
+        // Windows editors' "Unicode": UTF-16 with its byte-order mark, CRLF line ends.
+        let unicode: Vec<u8> = [0xff, 0xfe]
+            .into_iter()
+            .chain(STARTER.replace('\n', "\r\n").encode_utf16().flat_map(u16::to_le_bytes))
+            .collect();
+        assert_eq!(validate(&exercise(), STARTER, &unicode).map(|f| f.text), Ok(STARTER.to_owned()));
         let mut latin1 = STARTER.replace("int f()", "// caf\u{e9}\nint f()").into_bytes();
         let at = latin1.windows(2).position(|w| w == "\u{e9}".as_bytes()).unwrap();
         latin1.splice(at..at + 2, [0xe9]);

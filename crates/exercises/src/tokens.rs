@@ -7,17 +7,24 @@
 
 /// A file's bytes as text: a UTF-8 byte-order mark dropped, Windows (`\r\n`) and old Mac (`\r`)
 /// line ends made `\n`, Unicode spaces (a no-break space) made ASCII spaces and trailing
-/// whitespace removed from every line. Bytes that are not UTF-8 are read as Latin-1 (an editor that
-/// saved a comment with `é` in it). `None` for a file with a NUL byte: not text.
+/// whitespace removed from every line. A file that starts with UTF-16's byte-order mark is read as
+/// UTF-16; bytes that are not UTF-8 are read as Latin-1 (an editor that saved a comment with `é`
+/// in it). `None` for a file with a NUL character, or broken UTF-16: not text.
 pub fn normalize(bytes: &[u8]) -> Option<String> {
-    if bytes.contains(&0) {
+    let decoded = match utf16(bytes) {
+        Some(text) => text?,
+        None if bytes.contains(&0) => return None,
+        None => {
+            let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
+            match std::str::from_utf8(bytes) {
+                Ok(text) => text.to_owned(),
+                Err(_) => bytes.iter().map(|&b| char::from(b)).collect(),
+            }
+        }
+    };
+    if decoded.contains('\0') {
         return None;
     }
-    let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
-    let decoded = match std::str::from_utf8(bytes) {
-        Ok(text) => text.to_owned(),
-        Err(_) => bytes.iter().map(|&b| char::from(b)).collect(),
-    };
     let unified = decoded.replace("\r\n", "\n").replace('\r', "\n");
     let spaced: String =
         unified.chars().map(|c| if c != '\n' && c.is_whitespace() && !c.is_ascii() { ' ' } else { c }).collect();
@@ -28,6 +35,22 @@ pub fn normalize(bytes: &[u8]) -> Option<String> {
         out.push_str(end);
     }
     Some(out)
+}
+
+/// A text saved as UTF-16 (Windows editors' "Unicode"), told by its byte-order mark: `Some` of
+/// the text, or of `None` if it is not whole UTF-16 (an odd byte, a lone surrogate); `None` for
+/// any other file.
+fn utf16(bytes: &[u8]) -> Option<Option<String>> {
+    let (body, unit): (_, fn([u8; 2]) -> u16) = match bytes {
+        [0xff, 0xfe, body @ ..] => (body, u16::from_le_bytes),
+        [0xfe, 0xff, body @ ..] => (body, u16::from_be_bytes),
+        _ => return None,
+    };
+    if body.len() % 2 != 0 {
+        return Some(None);
+    }
+    let units = body.chunks_exact(2).map(|pair| unit([pair[0], pair[1]]));
+    Some(char::decode_utf16(units).collect::<Result<String, _>>().ok())
 }
 
 /// What a token is.
@@ -666,6 +689,25 @@ mod tests {
         assert_eq!(normalize(b"// caf\xe9\n").unwrap(), "// caf\u{e9}\n", "Latin-1 is read as Latin-1");
         assert_eq!(normalize("\u{a0}\u{a0}#include x".as_bytes()).unwrap(), "  #include x");
         assert_eq!(normalize(b"a\0b"), None);
+        let utf16 = |bom: [u8; 2], text: &str, unit: fn(u16) -> [u8; 2]| {
+            bom.into_iter().chain(text.encode_utf16().flat_map(unit)).collect::<Vec<u8>>()
+        };
+        let text = "// caf\u{e9} \u{1f600}\r\nint x;\r\n";
+        assert_eq!(
+            normalize(&utf16([0xff, 0xfe], text, u16::to_le_bytes)).unwrap(),
+            "// caf\u{e9} \u{1f600}\nint x;\n"
+        );
+        assert_eq!(
+            normalize(&utf16([0xfe, 0xff], text, u16::to_be_bytes)).unwrap(),
+            "// caf\u{e9} \u{1f600}\nint x;\n"
+        );
+        assert_eq!(normalize(&[0xff, 0xfe, 0x41]), None, "an odd byte is not UTF-16");
+        assert_eq!(normalize(&[0xff, 0xfe, 0x00, 0xd8, 0x41, 0x00]), None, "nor is a lone surrogate");
+        assert_eq!(
+            normalize(&utf16([0xff, 0xfe], "a\0b", u16::to_le_bytes)),
+            None,
+            "a NUL is not text in UTF-16 either"
+        );
     }
 
     #[test]
