@@ -166,6 +166,60 @@ fn a_launch_that_writes_lasting_memory_is_caught_however_the_address_was_made() 
     }
 }
 
+/// While a submission runs, no other kernel's answer is on the GPU: the reference's and the
+/// starter's outputs are zeroed once checked, and the timed answer stays on the host (the GPU
+/// compares a checksum). This kernel, handed to the check directly (the check of the source
+/// refuses its reads of `out`), searches the memory past its `out` at the timed size, where the
+/// reference's and the starter's buffers are, and copies an answer it finds; finding none, it
+/// says in `out[0]` whether it found the reference's copy of the input (2: it reached their
+/// buffers) or nothing (1).
+#[test]
+fn no_answer_is_on_the_gpu_for_a_submission_to_copy() {
+    if !gpu_suite_runs("grading") {
+        return;
+    }
+    let _gpu = ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let manifest = Manifest::load(&root().join("exercises")).unwrap();
+    let exercise = manifest.exercise("transpose-swizzle").unwrap();
+    let text = std::fs::read_to_string(manifest.path(&exercise.starter)).unwrap();
+    let starter = exercises::learner_file::validate(exercise, &text, text.as_bytes()).unwrap();
+    let opening = "extern \"C\" __global__ void transpose(const unsigned* __restrict__ in, unsigned* __restrict__ out, unsigned n) {";
+    let search = r#"
+    if (n >= 4096) {
+        if (blockIdx.x + blockIdx.y > 0) return;
+        const unsigned long long words = (unsigned long long)n * n;
+        const unsigned lane = threadIdx.y * blockDim.x + threadIdx.x, lanes = blockDim.x * blockDim.y;
+        __shared__ unsigned long long found[2];
+        if (lane == 0) found[0] = found[1] = 0;
+        __syncthreads();
+        // Past `out` and its guard: the reference's copy of the input, then its output.
+        for (unsigned long long at = words + 64ull * lane; at < 3 * words + (1ull << 22); at += 64ull * lanes) {
+            const unsigned* p = out + at;
+            if (p[0] == in[0] && p[1] == in[n] && p[2] == in[2 * n] && p[n] == in[1]) atomicCAS(&found[0], 0ull, at);
+            if (p[0] == in[0] && p[1] == in[1] && p[2] == in[2] && p[3] == in[3]) atomicCAS(&found[1], 0ull, at);
+        }
+        __syncthreads();
+        if (found[0] != 0) {
+            for (unsigned long long i = lane; i < words; i += lanes) out[i] = out[found[0] + i];
+        } else if (lane == 0) {
+            out[0] = found[1] != 0 ? 2u : 1u;
+        }
+        return;
+    }"#;
+    let text = starter.text.replace(opening, &format!("{opening}{search}"));
+    assert_ne!(text, starter.text);
+    let file = exercises::learner_file::LearnerFile { text, region: starter.region };
+    let turn = exercises::supervise::LockTurn::new(None, tempfile::tempdir().unwrap().path().join("turn"));
+    let outcome = exercises::check::check(&manifest, exercise, &file, "copy.cu", &|_| {}, &turn);
+    let exercises::check::CheckOutcome::Incorrect { detail, .. } = &outcome else {
+        panic!("the search must find no answer: {outcome:?}")
+    };
+    assert!(
+        detail.starts_with("at the timed size, launch 1 of round 1: out[0] is 2, the CPU's answer is"),
+        "the search reached the reference's buffers and found no answer there: {detail}"
+    );
+}
+
 /// The manifest, and row-sums' starter as a learner's file.
 fn row_sums_starter() -> (Manifest, exercises::learner_file::LearnerFile) {
     let manifest = Manifest::load(&root().join("exercises")).unwrap();

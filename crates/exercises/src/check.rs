@@ -391,7 +391,9 @@ pub fn check(
         return CheckOutcome::CouldNotCheck { reason: format!("cannot take the GPU in turn: {why}") };
     }
     for (input, data, mut run, mut watch) in correctness_runs {
+        // (Read, the output is zeroed: the memory may be the next check's, and no output stays.)
         let result = run.launch().and_then(|()| run.checked_output()).and_then(|output| {
+            run.clear_output()?;
             // (A launch that changed its input: its output may be right, the next launch's not.)
             Ok(match run.changed_input(&mut watch)? {
                 Some(what) => Err(what),
@@ -603,18 +605,19 @@ impl<'e> ProfiledLaunches<'e> {
     }
 
     /// Launches `function` once on buffers of its own, made for it and gone after it, and checks
-    /// its guard and its output: no kernel reaches another's input, and the counters come from a
-    /// launch that did the work (a kernel that acts otherwise when profiled fails here). The
-    /// inner `Err` says what its output was; the outer, a CUDA error (the GPU is not clean after it).
+    /// its guard and its output, then zeroes it: no kernel reaches another's input or answer, and
+    /// the counters come from a launch that did the work (a kernel that acts otherwise when
+    /// profiled fails here). The inner `Err` says what its output was; the outer, a CUDA error (the
+    /// GPU is not clean after it).
     fn launch(&self, gpu: &Gpu, function: &CudaFunction) -> Result<Result<(), String>, String> {
         let harness = &self.exercise.harness;
         let mut run = Run::new(gpu, function, harness, CheckSize::Check, &self.data).map_err(|e| e.to_string())?;
         run.launch().map_err(|e| e.to_string())?;
         gpu.synchronize().map_err(|e| e.to_string())?;
-        Ok(run
-            .checked_output()
-            .map_err(|e| e.to_string())?
-            .and_then(|output| compare(&output, &self.expected, self.exercise.tolerance)))
+        let output = run.checked_output().map_err(|e| e.to_string())?;
+        // The reference's answer goes before the next file's launch, which could copy it.
+        run.clear_output().map_err(|e| e.to_string())?;
+        Ok(output.and_then(|output| compare(&output, &self.expected, self.exercise.tolerance)))
     }
 }
 
@@ -754,8 +757,8 @@ impl<'g> TimedRuns<'g> {
         Ok(TimedRuns { runs: [submission, reference, starter], input })
     }
 
-    /// (submission, reference, starter) median ms. Every launch starts from a zeroed output;
-    /// after each, its output is compared with the CPU's answer by `verifier` (a sample of rows
+    /// (submission, reference, starter) median ms. Every launch starts from a zeroed output, and
+    /// no other kernel's answer is on the GPU while the submission runs; after each, its output is compared with the CPU's answer by `verifier` (a sample of rows
     /// for a GEMM) and its guard checked, so a kernel that skips work when timed, or writes past
     /// `out`, is caught at the launch that did it; and after each of the submission's, its
     /// `lasting` memory is compared with what it was before any launch.
@@ -767,6 +770,7 @@ impl<'g> TimedRuns<'g> {
     ) -> Result<[f64; 3], TimingError> {
         let reference = &mut self.runs[1];
         timing::warm_up(gpu, WARM_UP_LIMIT, || reference.launch())?;
+        reference.clear_output()?;
         let one_launch = Plan { warmup: 0, reps: 1 };
         let mut medians = [(); 3].map(|()| Vec::with_capacity(ROUNDS));
         for round in 0..ROUNDS {
@@ -774,7 +778,6 @@ impl<'g> TimedRuns<'g> {
             for (kernel, (run, samples)) in self.runs.iter_mut().zip(&mut medians).enumerate() {
                 let mut times = Vec::with_capacity(PLAN.reps);
                 for launch in 0..PLAN.warmup + PLAN.reps {
-                    run.clear_output()?;
                     let ms = timing::time(gpu, one_launch, || run.launch())?.median_ms;
                     if launch >= PLAN.warmup {
                         times.push(ms);
@@ -800,6 +803,9 @@ impl<'g> TimedRuns<'g> {
                             _ => TimingError::Reference(format!("the starter's output {at}")),
                         });
                     }
+                    // Checked, the output is zeroed: no answer stays on the GPU for the next
+                    // kernel to copy, and each launch starts from zeros.
+                    run.clear_output()?;
                 }
                 samples.push(timing::Timing::from_samples(times).expect("reps").median_ms);
             }

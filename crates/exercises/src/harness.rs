@@ -289,6 +289,41 @@ pub struct TimedData {
     pub input: HostInput,
     expected: Expected,
     rows: Option<Vec<usize>>,
+    /// For words, the [`Checksum`] of the answer followed by the guard's canaries.
+    checksum: Option<Checksum>,
+}
+
+/// A keyed sum over an output's words, each mixed with its index: what the GPU compares an
+/// output of words with after a timed launch, so that the answer itself is never on the GPU,
+/// where a kernel could copy it. The key is drawn at random by each process; a wrong output has
+/// the answer's sum by a chance of about one in 2^64.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Checksum {
+    key: u64,
+    sum: u64,
+}
+
+impl Checksum {
+    fn of(key: u64, words: &[u32]) -> Checksum {
+        let sum = words
+            .par_iter()
+            .enumerate()
+            .map(|(index, &word)| word_sum(key, index as u64, word))
+            .reduce(|| 0, u64::wrapping_add);
+        Checksum { key, sum }
+    }
+}
+
+/// One word's part of a [`Checksum`]: as [`CHECK_KERNELS`]' `word_sum` computes it.
+fn word_sum(key: u64, index: u64, word: u32) -> u64 {
+    mix(mix(key ^ index) ^ u64::from(word))
+}
+
+/// SplitMix64's finalizer: each bit of `z` changes about half the bits of the result.
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 impl TimedData {
@@ -303,7 +338,14 @@ impl TimedData {
             }
             _ => (harness.expected(&input, CheckSize::Timed), None),
         };
-        TimedData { input, expected, rows }
+        let checksum = match (&expected, &rows) {
+            (Expected::Words(words), None) => {
+                let guarded: Vec<u32> = words.iter().copied().chain(std::iter::repeat_n(CANARY, GUARD_WORDS)).collect();
+                Some(Checksum::of(rand::random(), &guarded))
+            }
+            _ => None,
+        };
+        TimedData { input, expected, rows, checksum }
     }
 }
 
@@ -331,56 +373,78 @@ fn expected_width(expected: &Expected, rows: usize) -> usize {
     }
 }
 
-/// Compares an output of words (and its guard) with the expected words on the GPU: the index of
-/// the first word that differs, or `u64::MAX`.
-const FIRST_DIFFERENCE: &str = r#"
+/// The grader's own kernels. `first_difference` compares `n` words with as many others on the
+/// GPU (an input with its copy from before a launch): the index of the first that differs, or
+/// `u64::MAX`. `checksum` adds up each word's part of a [`Checksum`] (an output with its guard).
+const CHECK_KERNELS: &str = r#"
 extern "C" __global__ void first_difference(const unsigned* got, const unsigned* want, unsigned long long n,
-                                            unsigned long long total, unsigned canary, unsigned long long* first) {
+                                            unsigned long long* first) {
     const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
-    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += stride) {
-        const unsigned expected = i < n ? want[i] : canary;
-        if (got[i] != expected) atomicMin(first, i);
+    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        if (got[i] != want[i]) atomicMin(first, i);
     }
+}
+
+__device__ unsigned long long mix(unsigned long long z) {
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+__device__ unsigned long long word_sum(unsigned long long key, unsigned long long index, unsigned word) {
+    return mix(mix(key ^ index) ^ word);
+}
+
+extern "C" __global__ void checksum(const unsigned* words, unsigned long long n, unsigned long long key,
+                                    unsigned long long* sum) {
+    const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    unsigned long long part = 0;
+    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        part += word_sum(key, i, words[i]);
+    }
+    for (int lanes = 16; lanes > 0; lanes /= 2) part += __shfl_down_sync(0xffffffffu, part, lanes);
+    if (threadIdx.x % 32 == 0) atomicAdd(sum, part);
 }
 "#;
 
-/// Checks a run's output after a launch against the CPU's answer, and its guard: for words on the
-/// GPU (a few milliseconds, whatever the size), for a GEMM on the CPU over [`sampled_rows`]. Every
-/// kernel timed side by side is checked alike, so that each waits as long between launches.
+/// How the grader's kernels are launched: enough blocks to fill an H100 several times over.
+const CHECK_LAUNCH: LaunchConfig = LaunchConfig { grid_dim: (1024, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+
+/// Checks a run's output after a launch against the CPU's answer, and its guard: for words by
+/// their [`Checksum`] on the GPU (a few milliseconds, whatever the size; where it differs, the CPU
+/// finds the first difference), for a GEMM on the CPU over [`sampled_rows`]. Every kernel timed
+/// side by side is checked alike, so that each waits as long between launches.
 pub struct Verifier<'g> {
     gpu: &'g Gpu,
     data: Arc<TimedData>,
     tolerance: f64,
-    /// For words: the comparison kernel, the answer on the GPU and where the first difference is
-    /// written.
-    on_gpu: Option<(CudaFunction, CudaSlice<u32>, CudaSlice<u64>)>,
+    /// For words: the checksum kernel and where it adds up its sum.
+    on_gpu: Option<(CudaFunction, CudaSlice<u64>)>,
 }
 
 /// A [`Verifier`]'s CPU side, made before the GPU is needed: the timed data and, for words, the
-/// compiled comparison kernel.
+/// compiled checksum kernel.
 pub struct Expectation {
     data: Arc<TimedData>,
     tolerance: f64,
-    first_difference: Option<CudaFunction>,
+    checksum: Option<CudaFunction>,
 }
 
 impl Expectation {
     pub fn new(gpu: &Gpu, data: Arc<TimedData>, tolerance: f64) -> Result<Expectation, GpuError> {
-        let first_difference = match (&data.expected, &data.rows) {
-            (Expected::Words(_), None) => {
-                Some(gpu.function_from_text("first_difference.cu", FIRST_DIFFERENCE, "first_difference")?)
-            }
-            _ => None,
+        let checksum = match data.checksum {
+            Some(_) => Some(gpu.function_from_text("check_kernels.cu", CHECK_KERNELS, "checksum")?),
+            None => None,
         };
-        Ok(Expectation { data, tolerance, first_difference })
+        Ok(Expectation { data, tolerance, checksum })
     }
 
-    /// The verifier, its answer on the GPU where it compares there.
+    /// The verifier, with the word its checksum kernel adds up into.
     pub fn upload(self, gpu: &Gpu) -> Result<Verifier<'_>, GpuError> {
-        let Expectation { data, tolerance, first_difference } = self;
-        let on_gpu = match (first_difference, &data.expected) {
-            (Some(function), Expected::Words(words)) => Some((function, gpu.upload(words)?, gpu.upload(&[u64::MAX])?)),
-            _ => None,
+        let Expectation { data, tolerance, checksum } = self;
+        let on_gpu = match checksum {
+            Some(function) => Some((function, gpu.upload(&[0u64])?)),
+            None => None,
         };
         Ok(Verifier { gpu, data, tolerance, on_gpu })
     }
@@ -389,45 +453,64 @@ impl Expectation {
 impl<'g> Verifier<'g> {
     /// `Err` says where the output of `run`'s last launch differs, or that it wrote past `out`.
     pub fn verify(&mut self, run: &Run) -> Result<Result<(), String>, GpuError> {
-        match (&mut self.on_gpu, &run.buffers, &self.data.expected) {
-            (Some((function, want, first)), Buffers::Words { out, .. }, Expected::Words(host)) => {
-                let n = run.out_len as u64;
-                let words = (&out.as_view(), &want.as_view());
-                Ok(match first_difference(self.gpu, function, words, n, n + GUARD_WORDS as u64, first)? {
-                    None => Ok(()),
-                    Some(i) if i < n => {
-                        let got = self.gpu.stream().clone_dtoh(&out.slice(i as usize..i as usize + 1))?[0];
-                        Err(format!("out[{i}] is {got}, the CPU's answer is {}", host[i as usize]))
-                    }
-                    Some(i) => Err(past_the_end(run.out_len, (i - n) as usize)),
-                })
-            }
-            (None, ..) => Ok(run.checked_output()?.and_then(|output| {
+        let on_the_cpu = |run: &Run| {
+            Ok(run.checked_output()?.and_then(|output| {
                 compare_sample(&output, &self.data.expected, self.data.rows.as_deref(), self.tolerance)
-            })),
-            _ => unreachable!("a GEMM's answer is floats"),
+            }))
+        };
+        match (&mut self.on_gpu, &run.buffers, self.data.checksum) {
+            (Some((function, sum)), Buffers::Words { out, .. }, Some(want)) => {
+                if checksum(self.gpu, function, &out.as_view(), want.key, sum)? == want.sum {
+                    return Ok(Ok(()));
+                }
+                match on_the_cpu(run)? {
+                    Ok(()) => Err(GpuError::WrongResult(
+                        "the GPU's checksum of an output disagrees with the CPU's, whose every word is right: \
+                         a fault of the grader, not of the kernel"
+                            .into(),
+                    )),
+                    wrong => Ok(wrong),
+                }
+            }
+            (None, ..) => on_the_cpu(run),
+            _ => unreachable!("a checksum is made for words alone"),
         }
     }
 }
 
-/// The index of the first of `got`'s `total` words that differs, the first `n` from `want`'s, the
-/// rest from the canary: through `function` (the compiled [`FIRST_DIFFERENCE`]), which writes it to
-/// `first`.
+/// The [`Checksum`] with `key` of `words`, through `function` (the compiled [`CHECK_KERNELS`]'
+/// `checksum`), which adds it up in `sum`.
+fn checksum(
+    gpu: &Gpu,
+    function: &CudaFunction,
+    words: &CudaView<'_, u32>,
+    key: u64,
+    sum: &mut CudaSlice<u64>,
+) -> Result<u64, GpuError> {
+    gpu.stream().memcpy_htod(&[0u64], sum)?;
+    let n = words.len() as u64;
+    let mut launch = gpu.stream().launch_builder(function);
+    launch.arg(words).arg(&n).arg(&key).arg(&mut *sum);
+    // SAFETY: `checksum` takes (const unsigned*, u64, u64, u64*): `words` holds `n` words, `sum` one.
+    unsafe { launch.launch(CHECK_LAUNCH) }?;
+    Ok(gpu.download(sum)?[0])
+}
+
+/// The index of the first of `n` words of `got` that differs from `want`'s, through `function`
+/// (the compiled [`CHECK_KERNELS`]' `first_difference`), which writes it to `first`.
 fn first_difference(
     gpu: &Gpu,
     function: &CudaFunction,
     (got, want): (&CudaView<'_, u32>, &CudaView<'_, u32>),
-    n: u64,
-    total: u64,
     first: &mut CudaSlice<u64>,
 ) -> Result<Option<u64>, GpuError> {
     gpu.stream().memcpy_htod(&[u64::MAX], first)?;
-    let config = LaunchConfig { grid_dim: (1024, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+    let n = got.len().min(want.len()) as u64;
     let mut launch = gpu.stream().launch_builder(function);
-    launch.arg(got).arg(want).arg(&n).arg(&total).arg(&CANARY).arg(&mut *first);
-    // SAFETY: `first_difference` takes (const unsigned*, const unsigned*, u64, u64, unsigned, u64*):
-    // `got` holds `total` words, `want` `n`, `first` one.
-    unsafe { launch.launch(config) }?;
+    launch.arg(got).arg(want).arg(&n).arg(&mut *first);
+    // SAFETY: `first_difference` takes (const unsigned*, const unsigned*, u64, u64*): `got` and
+    // `want` hold at least `n` words, `first` one.
+    unsafe { launch.launch(CHECK_LAUNCH) }?;
     Ok(Some(gpu.download(first)?[0]).filter(|&index| index != u64::MAX))
 }
 
@@ -621,7 +704,7 @@ impl<'g> Run<'g> {
 
     /// Its inputs as they are now, to be compared after its launches ([`Run::changed_input`]).
     pub fn watch_input(&self) -> Result<InputWatch, GpuError> {
-        let compare = self.gpu.function_from_text("first_difference.cu", FIRST_DIFFERENCE, "first_difference")?;
+        let compare = self.gpu.function_from_text("check_kernels.cu", CHECK_KERNELS, "first_difference")?;
         let before =
             self.inputs().iter().map(|(words, _)| self.gpu.stream().clone_dtod(words)).collect::<Result<_, _>>()?;
         Ok(InputWatch { compare, before, first: self.gpu.upload(&[u64::MAX])? })
@@ -631,9 +714,7 @@ impl<'g> Run<'g> {
     /// guard after it: no launch may leave anything there for the next (a sum kept in its input).
     pub fn changed_input(&self, watch: &mut InputWatch) -> Result<Option<String>, GpuError> {
         for ((now, name), before) in self.inputs().iter().zip(&watch.before) {
-            let words = now.len() as u64;
-            if let Some(word) =
-                first_difference(self.gpu, &watch.compare, (now, &before.as_view()), words, words, &mut watch.first)?
+            if let Some(word) = first_difference(self.gpu, &watch.compare, (now, &before.as_view()), &mut watch.first)?
             {
                 return Ok(Some(input_changed(name, now.len() - GUARD_WORDS, word as usize)));
             }
@@ -856,6 +937,32 @@ mod tests {
         // A kernel that skips the second band of rows: its sampled row, wherever it is, is checked.
         skipped[32 * 64..64 * 64].fill(0.0);
         assert!(compare_sample(&Output::Floats(skipped), expected, rows, 1e-6).is_err());
+    }
+
+    #[test]
+    fn a_checksum_changes_with_any_word_and_any_two_words_swapped_and_with_its_key() {
+        let words: Vec<u32> = (0..4096).map(|i| i * 7 + 1).collect();
+        let sum = Checksum::of(42, &words);
+        assert_eq!(sum, Checksum::of(42, &words), "the same words, the same sum");
+        assert_ne!(sum.sum, Checksum::of(43, &words).sum, "another key, another sum");
+        for at in [0, 1, 2047, 4095] {
+            for flip in [1, 1 << 31, 0xffff_ffff] {
+                let mut changed = words.clone();
+                changed[at] ^= flip;
+                assert_ne!(Checksum::of(42, &changed).sum, sum.sum, "word {at} ^ {flip:#x}");
+            }
+        }
+        let mut swapped = words.clone();
+        swapped.swap(10, 11);
+        assert_ne!(Checksum::of(42, &swapped).sum, sum.sum, "a word in another's place");
+        assert_ne!(Checksum::of(42, &words[..4095]).sum, sum.sum, "one word fewer");
+        // The timed data's sum covers the answer and the guard's canaries after it.
+        let transpose = Harness::Transpose { block: [32, 8], check_n: 64, timed_n: 64 };
+        let data = TimedData::new(&transpose);
+        let (Some(checksum), Expected::Words(answer)) = (data.checksum, &data.expected) else { panic!("words") };
+        let guarded: Vec<u32> = answer.iter().copied().chain(std::iter::repeat_n(CANARY, GUARD_WORDS)).collect();
+        assert_eq!(Checksum::of(checksum.key, &guarded), checksum);
+        assert!(TimedData::new(&Harness::Gemm { block: [2, 2], check_n: 2, timed_n: 64 }).checksum.is_none());
     }
 
     #[test]
