@@ -407,12 +407,6 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
     let first_line = yours.region_start + 1;
     let region = (first_line, yours.after_start);
     let problem = |line: usize, problem: String| Err(Invalid::Region { line, problem });
-    if let Some((line, trigraph)) = tokens::trigraph(&yours.region, first_line) {
-        return problem(
-            line,
-            format!("`{trigraph}` is a trigraph, which some compilers read as another character: write it another way"),
-        );
-    }
     if let Some(line) = tokens::include_not_a_directive(&yours.region, first_line) {
         return problem(
             line,
@@ -445,6 +439,12 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
             return problem(lex_line(&error), reason);
         }
     };
+    if let Some((line, trigraph)) = tokens::trigraph(&tokens) {
+        return problem(
+            line,
+            format!("`{trigraph}` is a trigraph, which some compilers read as another character: write it another way"),
+        );
+    }
     let starter_tokens = tokens::tokenize(&theirs.region, theirs.region_start + 1).expect("the starter tokenizes");
     let starter_has = |word: &str| starter_tokens.iter().any(|t| t.kind == Kind::Identifier && t.text == word);
     let before = tokens::tokenize(&theirs.before, 1).expect("the starter tokenizes");

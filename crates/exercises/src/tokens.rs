@@ -287,13 +287,22 @@ fn literal_end(chars: &[(char, usize)], open: usize) -> Option<usize> {
     }
 }
 
-/// The first trigraph (`??=` and the like) in `text`, as (line, spelling). Compilers differ on
-/// whether they still read them, so a learner's part may not hold one.
-pub fn trigraph(text: &str, first_line: usize) -> Option<(usize, String)> {
-    text.lines().enumerate().find_map(|(index, line)| {
-        let at =
-            line.find("??").filter(|&at| line[at + 2..].starts_with(['=', '/', '\'', '(', ')', '!', '<', '>', '-']))?;
-        Some((first_line + index, line[at..at + 3].to_owned()))
+/// The first trigraph (`??=` and the like) in the code of `tokens`, as (line, spelling): two `?`
+/// and the next character, with nothing between them. NVRTC 13.0 at `-std=c++17`, as the course
+/// compiles, reads none (a `??/` at the end of a comment does not join the next line to it, where
+/// `-std=c++14` does), so one in a comment or a literal is text; in code, where another compiler
+/// would read it, it is refused with a clearer word than the compiler's error.
+pub fn trigraph(tokens: &[Token]) -> Option<(usize, String)> {
+    tokens.windows(3).find_map(|three| {
+        let [first, second, third] = three else { return None };
+        let next = third.text.chars().next()?;
+        (first.text == "?"
+            && second.text == "?"
+            && !second.after_space
+            && !third.after_space
+            && matches!(third.kind, Kind::Punct | Kind::Literal)
+            && "=/'()!<>-".contains(next))
+        .then(|| (first.line, format!("??{next}")))
     })
 }
 
@@ -758,8 +767,12 @@ mod tests {
         assert_eq!(tokenize("\n\"abc\n\"", 1), Err(LexError::UnterminatedLiteral { line: 2 }));
         assert_eq!(tokenize("R\"x(\n)x\"", 1), Err(LexError::RawString { line: 1 }));
         assert_eq!(tokenize("a \\", 4), Err(LexError::TrailingSplice { line: 4 }));
-        assert_eq!(trigraph("ok\nwhy??!\n", 10), Some((11, "??!".into())));
-        assert_eq!(trigraph("a ?? b", 1), None);
+        let trigraph_in = |text: &str| trigraph(&tokenize(text, 10).unwrap());
+        assert_eq!(trigraph_in("ok\nx = a ??! b;\n"), Some((11, "??!".into())));
+        assert_eq!(trigraph_in("??=include \"x\""), Some((10, "??=".into())));
+        assert_eq!(trigraph_in("a ?? b; c ? ? (d) : e"), None, "apart, they are two `?`");
+        assert_eq!(trigraph_in("// why??!\n/* ??/ */ int f();"), None, "comments are text");
+        assert_eq!(trigraph_in("printf(\"??=%d\\n\", 1);"), None, "literals are text");
         assert_eq!(include_left("int x;\n%:  include </dev/zero>\n"), Some("# include < / dev / zero >".into()));
         assert_eq!(include_left("// #include \"x\"\nint x;"), None);
     }
