@@ -336,7 +336,13 @@ fn every_grading_case_is_refused_with_its_reason_or_accepted_as_its_table_says()
         let (id, _) = case.split_once('/').unwrap();
         let exercise = manifest.exercise(id).unwrap();
         let starter = fs::read_to_string(manifest.path(&exercise.starter)).unwrap();
-        let bytes = fs::read(cases().join(case).join("exercise.cu")).unwrap();
+        // The case's file as `grade` finds it (an oddity may be in its name or folders).
+        let (_, folder) = case.split_once('/').unwrap();
+        let entries = exercises::submissions::scan(&cases().join(id), "exercise.cu").unwrap();
+        let bytes = match entries.into_iter().find(|entry| entry.name() == folder) {
+            Some(exercises::submissions::Entry::Found(submission)) => submission.bytes,
+            other => panic!("{case}: {other:?}"),
+        };
         let verdict = learner_file::validate(exercise, &starter, &bytes);
         match (expected, verdict) {
             ("valid", Ok(file)) => assert!(

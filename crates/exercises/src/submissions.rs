@@ -43,8 +43,8 @@ pub struct Submission {
     pub sha256: String,
 }
 
-/// Every entry of `dir` in name order (hidden ones, `.name`, are skipped); `learner_file` is the
-/// name looked for inside a sub-folder (e.g. `exercise.cu`).
+/// Every entry of `dir` in name order (hidden ones, `.name`, and macOS's `__MACOSX` are skipped);
+/// `learner_file` is the name looked for inside a sub-folder (e.g. `exercise.cu`).
 pub fn scan(dir: &Path, learner_file: &str) -> Result<Vec<Entry>, BadInput> {
     let shown = dir.display();
     let root = match fs::canonicalize(dir) {
@@ -67,7 +67,7 @@ pub fn scan(dir: &Path, learner_file: &str) -> Result<Vec<Entry>, BadInput> {
     names.sort();
     let entries: Vec<Entry> = names
         .into_iter()
-        .filter(|(name, _)| !name.starts_with('.') || name.contains(".."))
+        .filter(|(name, _)| !passed_over(name) || name.contains(".."))
         .map(|(name, utf8)| match utf8 {
             false => Entry::Refused {
                 reason: format!(
@@ -94,11 +94,10 @@ fn open(root: &Path, name: &str, learner_file: &str) -> Result<Submission, Strin
     let path = inside(root, name)?;
     let (file, shown) = match path.is_dir() {
         true => {
-            let file = learner_file_in(&path, learner_file)?;
-            let shown = format!("{name}/{}", file.file_name().expect("a file").to_string_lossy());
+            let shown = learner_file_in(root, name, learner_file)?;
             (inside(root, &shown)?, shown)
         }
-        false if name.ends_with(".cu") => (path, name.to_owned()),
+        false if source_rank(name).is_some() => (path, name.to_owned()),
         false => return Err(format!("not a CUDA source: a submission is a folder or a .cu file, `{name}` is neither")),
     };
     if !file.is_file() {
@@ -137,30 +136,68 @@ fn inside(root: &Path, relative: &str) -> Result<PathBuf, String> {
     Ok(resolved)
 }
 
-/// The learner's file in a submission folder: `learner_file`, else its only `.cu` file.
-fn learner_file_in(dir: &Path, learner_file: &str) -> Result<PathBuf, String> {
-    let name = dir.file_name().expect("a folder").to_string_lossy();
-    if dir.join(learner_file).exists() {
-        return Ok(dir.join(learner_file));
+/// How a name says it is a CUDA source: 0 for `.cu` in any case (`EXERCISE.CU`), 1 for `.cu.txt`,
+/// the extension an editor adds when it saves "as text" (and a system that hides extensions does
+/// not show).
+fn source_rank(name: &str) -> Option<u8> {
+    let lower = name.to_lowercase();
+    match () {
+        _ if lower.ends_with(".cu") => Some(0),
+        _ if lower.ends_with(".cu.txt") => Some(1),
+        _ => None,
     }
-    let mut files: Vec<String> = fs::read_dir(dir)
-        .map_err(|e| format!("cannot read {name}: {e}"))?
-        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
-        .filter(|f| !f.starts_with('.'))
-        .collect();
-    files.sort();
-    let sources: Vec<&String> = files.iter().filter(|f| f.ends_with(".cu")).collect();
-    match sources[..] {
-        [only] => Ok(dir.join(only)),
-        [] if files.is_empty() => Err(format!("the folder {name} is empty: it needs the learner's {learner_file}")),
-        [] => {
-            Err(format!("no .cu file in {name} (it has {}): it needs the learner's {learner_file}", files.join(", ")))
+}
+
+/// What a listing of submissions, or of a submission's folder, passes over: hidden files (`.name`)
+/// and the folder of metadata macOS adds to a zip (`__MACOSX`).
+fn passed_over(name: &str) -> bool {
+    name.starts_with('.') || name == "__MACOSX"
+}
+
+/// How deep a submission's file may lie in folders that hold nothing else (a folder zipped inside
+/// the submission's own).
+const NESTED_FOLDERS: usize = 3;
+
+/// The path, relative to `root`, of the learner's file in the submission folder `folder` (relative
+/// to `root`): `learner_file`, else its only source ([`source_rank`]: `.cu` before `.cu.txt`);
+/// where the folder holds nothing but one folder, the file in that one.
+fn learner_file_in(root: &Path, folder: &str, learner_file: &str) -> Result<String, String> {
+    let mut folder = folder.to_owned();
+    for _ in 0..=NESTED_FOLDERS {
+        let dir = inside(root, &folder)?;
+        if dir.join(learner_file).exists() {
+            return Ok(format!("{folder}/{learner_file}"));
         }
-        _ => Err(format!(
-            "{name} has several .cu files ({}) and none named {learner_file}: name the one to grade {learner_file}",
-            sources.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
-        )),
+        let mut files: Vec<String> = fs::read_dir(&dir)
+            .map_err(|e| format!("cannot read {folder}: {e}"))?
+            .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+            .filter(|f| !passed_over(f))
+            .collect();
+        files.sort();
+        let best = files.iter().filter_map(|f| source_rank(f)).min();
+        let sources: Vec<&String> = files.iter().filter(|f| best.is_some() && source_rank(f) == best).collect();
+        match (&sources[..], &files[..]) {
+            ([only], _) => return Ok(format!("{folder}/{only}")),
+            ([], [inner]) if dir.join(inner).is_dir() => folder = format!("{folder}/{inner}"),
+            ([], []) => return Err(format!("the folder {folder} is empty: it needs the learner's {learner_file}")),
+            ([], _) => {
+                return Err(format!(
+                    "no .cu file in {folder} (it has {}): it needs the learner's {learner_file}",
+                    files.join(", ")
+                ));
+            }
+            _ => {
+                return Err(format!(
+                    "{folder} has several .cu files ({}) and none named {learner_file}: name the one to grade {learner_file}",
+                    sources.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+                ));
+            }
+        }
     }
+    Err(format!(
+        "{folder}: folders nested more than {NESTED_FOLDERS} deep, each holding only the next: put the learner's \
+         {learner_file} in the submission's own folder"
+    ))
 }
 
 #[cfg(test)]
@@ -254,6 +291,57 @@ mod tests {
             format!("refused: `oscar/exercise.cu` is a link to {}, outside the submissions folder", secret.display())
         );
         assert_eq!(refused(&entries, "trent.cu"), "refused: `trent.cu` is a link to nothing");
+    }
+
+    #[test]
+    fn what_editors_systems_and_zips_do_to_names_is_no_refusal() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for path in [
+            "grace/EXERCISE.CU",
+            "heidi/exercise.cu.txt",
+            "heidi/notes.txt",
+            "ivan/transpose-swizzle/exercise.cu",
+            "ivan/.DS_Store",
+            "ivan/__MACOSX/transpose-swizzle/._exercise.cu",
+            "judy/one/two/three/exercise.cu",
+            "ken/one/two/three/four/exercise.cu",
+            "kim.CU",
+            "leo.cu.txt",
+            "mia/mine.cu",
+            "mia/mine.cu.txt",
+            "__MACOSX/._kim.CU",
+        ] {
+            fs::create_dir_all(root.join(path).parent().unwrap()).unwrap();
+            fs::write(root.join(path), path).unwrap();
+        }
+        let entries = scan(root, "exercise.cu").unwrap();
+        let shown: Vec<(&str, Option<&str>)> = entries
+            .iter()
+            .map(|e| match e {
+                Entry::Found(s) => (e.name(), Some(s.shown.as_str())),
+                Entry::Refused { .. } => (e.name(), None),
+            })
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                ("grace", Some("grace/EXERCISE.CU")),
+                ("heidi", Some("heidi/exercise.cu.txt")),
+                ("ivan", Some("ivan/transpose-swizzle/exercise.cu")),
+                ("judy", Some("judy/one/two/three/exercise.cu")),
+                ("ken", None),
+                ("kim.CU", Some("kim.CU")),
+                ("leo.cu.txt", Some("leo.cu.txt")),
+                ("mia", Some("mia/mine.cu")),
+            ],
+            "__MACOSX is passed over"
+        );
+        assert_eq!(
+            refused(&entries, "ken"),
+            "ken/one/two/three/four: folders nested more than 3 deep, each holding only the next: put the learner's \
+             exercise.cu in the submission's own folder"
+        );
     }
 
     #[test]
