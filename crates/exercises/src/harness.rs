@@ -304,13 +304,12 @@ struct Checksum {
 }
 
 impl Checksum {
-    fn of(key: u64, words: &[u32]) -> Checksum {
-        let sum = words
-            .par_iter()
-            .enumerate()
-            .map(|(index, &word)| word_sum(key, index as u64, word))
-            .reduce(|| 0, u64::wrapping_add);
-        Checksum { key, sum }
+    /// Of `words` followed by `canaries` words of [`CANARY`] (an output's guard).
+    fn of(key: u64, words: &[u32], canaries: usize) -> Checksum {
+        let answer = words.par_iter().enumerate().map(|(index, &word)| word_sum(key, index as u64, word));
+        let guard =
+            (words.len()..words.len() + canaries).into_par_iter().map(|index| word_sum(key, index as u64, CANARY));
+        Checksum { key, sum: answer.chain(guard).reduce(|| 0, u64::wrapping_add) }
     }
 }
 
@@ -339,10 +338,7 @@ impl TimedData {
             _ => (harness.expected(&input, CheckSize::Timed), None),
         };
         let checksum = match (&expected, &rows) {
-            (Expected::Words(words), None) => {
-                let guarded: Vec<u32> = words.iter().copied().chain(std::iter::repeat_n(CANARY, GUARD_WORDS)).collect();
-                Some(Checksum::of(rand::random(), &guarded))
-            }
+            (Expected::Words(words), None) => Some(Checksum::of(rand::random(), words, GUARD_WORDS)),
             _ => None,
         };
         TimedData { input, expected, rows, checksum }
@@ -942,26 +938,27 @@ mod tests {
     #[test]
     fn a_checksum_changes_with_any_word_and_any_two_words_swapped_and_with_its_key() {
         let words: Vec<u32> = (0..4096).map(|i| i * 7 + 1).collect();
-        let sum = Checksum::of(42, &words);
-        assert_eq!(sum, Checksum::of(42, &words), "the same words, the same sum");
-        assert_ne!(sum.sum, Checksum::of(43, &words).sum, "another key, another sum");
+        let sum = Checksum::of(42, &words, 0);
+        assert_eq!(sum, Checksum::of(42, &words, 0), "the same words, the same sum");
+        assert_ne!(sum.sum, Checksum::of(43, &words, 0).sum, "another key, another sum");
         for at in [0, 1, 2047, 4095] {
             for flip in [1, 1 << 31, 0xffff_ffff] {
                 let mut changed = words.clone();
                 changed[at] ^= flip;
-                assert_ne!(Checksum::of(42, &changed).sum, sum.sum, "word {at} ^ {flip:#x}");
+                assert_ne!(Checksum::of(42, &changed, 0).sum, sum.sum, "word {at} ^ {flip:#x}");
             }
         }
         let mut swapped = words.clone();
         swapped.swap(10, 11);
-        assert_ne!(Checksum::of(42, &swapped).sum, sum.sum, "a word in another's place");
-        assert_ne!(Checksum::of(42, &words[..4095]).sum, sum.sum, "one word fewer");
+        assert_ne!(Checksum::of(42, &swapped, 0).sum, sum.sum, "a word in another's place");
+        assert_ne!(Checksum::of(42, &words[..4095], 0).sum, sum.sum, "one word fewer");
         // The timed data's sum covers the answer and the guard's canaries after it.
         let transpose = Harness::Transpose { block: [32, 8], check_n: 64, timed_n: 64 };
         let data = TimedData::new(&transpose);
         let (Some(checksum), Expected::Words(answer)) = (data.checksum, &data.expected) else { panic!("words") };
         let guarded: Vec<u32> = answer.iter().copied().chain(std::iter::repeat_n(CANARY, GUARD_WORDS)).collect();
-        assert_eq!(Checksum::of(checksum.key, &guarded), checksum);
+        assert_eq!(Checksum::of(checksum.key, &guarded, 0), checksum);
+        assert_eq!(Checksum::of(checksum.key, answer, GUARD_WORDS), checksum, "the guard's canaries counted in place");
         assert!(TimedData::new(&Harness::Gemm { block: [2, 2], check_n: 2, timed_n: 64 }).checksum.is_none());
     }
 
