@@ -179,11 +179,8 @@ fn no_answer_is_on_the_gpu_for_a_submission_to_copy() {
         return;
     }
     let _gpu = ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    let manifest = Manifest::load(&root().join("exercises")).unwrap();
+    let (manifest, starter) = transpose_starter();
     let exercise = manifest.exercise("transpose-swizzle").unwrap();
-    let text = std::fs::read_to_string(manifest.path(&exercise.starter)).unwrap();
-    let starter = exercises::learner_file::validate(exercise, &text, text.as_bytes()).unwrap();
-    let opening = "extern \"C\" __global__ void transpose(const unsigned* __restrict__ in, unsigned* __restrict__ out, unsigned n) {";
     let search = r#"
     if (n >= 4096) {
         if (blockIdx.x + blockIdx.y > 0) return;
@@ -206,7 +203,7 @@ fn no_answer_is_on_the_gpu_for_a_submission_to_copy() {
         }
         return;
     }"#;
-    let text = starter.text.replace(opening, &format!("{opening}{search}"));
+    let text = starter.text.replace(TRANSPOSE_OPENING, &format!("{TRANSPOSE_OPENING}{search}"));
     assert_ne!(text, starter.text);
     let file = exercises::learner_file::LearnerFile { text, region: starter.region };
     let turn = exercises::supervise::LockTurn::new(None, tempfile::tempdir().unwrap().path().join("turn"));
@@ -219,6 +216,60 @@ fn no_answer_is_on_the_gpu_for_a_submission_to_copy() {
         "the search reached the reference's buffers and found no answer there: {detail}"
     );
 }
+
+/// A kernel right itself that writes into the reference's buffers is blamed for the reference's
+/// wrong output, not let off with "could not check": this one, handed to the check directly, finds
+/// the reference's copy of the input past its `out` at the timed size (as the search above does)
+/// and flips a bit of it, then transposes its own input.
+#[test]
+fn a_kernel_that_writes_into_the_references_buffers_is_blamed_for_its_wrong_output() {
+    if !gpu_suite_runs("grading") {
+        return;
+    }
+    let _gpu = ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let (manifest, starter) = transpose_starter();
+    let exercise = manifest.exercise("transpose-swizzle").unwrap();
+    let sabotage = r#"
+    if (n >= 4096 && blockIdx.x + blockIdx.y == 0) {
+        const unsigned long long words = (unsigned long long)n * n;
+        const unsigned lane = threadIdx.y * blockDim.x + threadIdx.x, lanes = blockDim.x * blockDim.y;
+        __shared__ unsigned long long found;
+        if (lane == 0) found = 0;
+        __syncthreads();
+        for (unsigned long long at = words + 64ull * lane; at < 3 * words + (1ull << 22); at += 64ull * lanes) {
+            const unsigned* p = out + at;
+            if (p[0] == in[0] && p[1] == in[1] && p[2] == in[2] && p[3] == in[3]) atomicCAS(&found, 0ull, at);
+        }
+        __syncthreads();
+        if (lane == 0 && found != 0) out[found + 1] ^= 1u;
+    }"#;
+    let text = starter.text.replace(TRANSPOSE_OPENING, &format!("{TRANSPOSE_OPENING}{sabotage}"));
+    assert_ne!(text, starter.text);
+    let file = exercises::learner_file::LearnerFile { text, region: starter.region };
+    let turn = exercises::supervise::LockTurn::new(None, tempfile::tempdir().unwrap().path().join("turn"));
+    let outcome = exercises::check::check(&manifest, exercise, &file, "sabotage.cu", &|_| {}, &turn);
+    let exercises::check::CheckOutcome::Incorrect { detail, .. } = &outcome else {
+        panic!("the reference's wrong output is the kernel's doing: {outcome:?}")
+    };
+    assert!(
+        detail.starts_with("the reference solution's output at the timed size, launch 1 of round 1: out[")
+            && detail.ends_with("so yours, which ran before it, wrote into its buffers (every kernel must keep to its own input and output)"),
+        "{detail}"
+    );
+}
+
+/// The transpose exercise's manifest and starter as a learner's file.
+fn transpose_starter() -> (Manifest, exercises::learner_file::LearnerFile) {
+    let manifest = Manifest::load(&root().join("exercises")).unwrap();
+    let exercise = manifest.exercise("transpose-swizzle").unwrap();
+    let text = std::fs::read_to_string(manifest.path(&exercise.starter)).unwrap();
+    let starter = exercises::learner_file::validate(exercise, &text, text.as_bytes()).unwrap();
+    (manifest, starter)
+}
+
+/// The transpose kernel's first line, after which the tests' kernels put what they do first.
+const TRANSPOSE_OPENING: &str =
+    "extern \"C\" __global__ void transpose(const unsigned* __restrict__ in, unsigned* __restrict__ out, unsigned n) {";
 
 /// The manifest, and row-sums' starter as a learner's file.
 fn row_sums_starter() -> (Manifest, exercises::learner_file::LearnerFile) {

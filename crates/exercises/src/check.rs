@@ -445,7 +445,6 @@ pub fn check(
         }
         Err(TimingError::Incorrect(detail)) => CheckOutcome::Incorrect { input: Input::Random, detail },
         Err(TimingError::Kept(detail)) => CheckOutcome::KeptMemory { detail },
-        Err(TimingError::Reference(reason)) => CheckOutcome::CouldNotCheck { reason },
         Err(TimingError::Gpu(error)) => {
             CheckOutcome::Crashed { detail: diagnostics::scrub(&format!("at the timed size: {error}")) }
         }
@@ -719,14 +718,22 @@ const PLAN: Plan = Plan { warmup: 2, reps: 7 };
 /// idle), for at most this long: a GPU just busy with another check is steady within milliseconds.
 const WARM_UP_LIMIT: Duration = Duration::from_millis(200);
 
-/// Why timing stopped: the GPU failed, the submission's output at the timed size was wrong, or
-/// the reference's or the starter's was (not the submission's doing).
+/// Why timing stopped: the GPU failed, or an output at the timed size was wrong (the
+/// submission's, or the reference's or the starter's after the submission's launches), or the
+/// submission wrote its lasting memory.
 enum TimingError {
     Gpu(GpuError),
     Incorrect(String),
     /// Which launch of the submission wrote what of its lasting memory.
     Kept(String),
-    Reference(String),
+}
+
+/// Why `whose` output, wrong `at` a launch, is the submission's fault.
+fn beside(whose: &str, at: &str) -> String {
+    format!(
+        "{whose} output {at}; that kernel is right alone, so yours, which ran before it, wrote into its buffers \
+         (every kernel must keep to its own input and output)"
+    )
 }
 
 impl From<GpuError> for TimingError {
@@ -799,8 +806,10 @@ impl<'g> TimedRuns<'g> {
                         let at = at(&format!(": {detail}"));
                         return Err(match kernel {
                             0 => TimingError::Incorrect(at),
-                            1 => TimingError::Reference(format!("the reference solution's output {at}")),
-                            _ => TimingError::Reference(format!("the starter's output {at}")),
+                            // The course's kernels are right alone (the GPU suite checks them): only
+                            // a kernel that ran before, the submission's, can have written their buffers.
+                            1 => TimingError::Incorrect(beside("the reference solution's", &at)),
+                            _ => TimingError::Incorrect(beside("the starter's", &at)),
                         });
                     }
                     // Checked, the output is zeroed: no answer stays on the GPU for the next
