@@ -179,8 +179,6 @@ fn no_answer_is_on_the_gpu_for_a_submission_to_copy() {
         return;
     }
     let _gpu = ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    let (manifest, starter) = transpose_starter();
-    let exercise = manifest.exercise("transpose-swizzle").unwrap();
     let search = r#"
     if (n >= 4096) {
         if (blockIdx.x + blockIdx.y > 0) return;
@@ -203,11 +201,7 @@ fn no_answer_is_on_the_gpu_for_a_submission_to_copy() {
         }
         return;
     }"#;
-    let text = starter.text.replace(TRANSPOSE_OPENING, &format!("{TRANSPOSE_OPENING}{search}"));
-    assert_ne!(text, starter.text);
-    let file = exercises::learner_file::LearnerFile { text, region: starter.region };
-    let turn = exercises::supervise::LockTurn::new(None, tempfile::tempdir().unwrap().path().join("turn"));
-    let outcome = exercises::check::check(&manifest, exercise, &file, "copy.cu", &|_| {}, &turn);
+    let outcome = check_transpose_beginning_with(search, "copy.cu");
     let exercises::check::CheckOutcome::Incorrect { detail, .. } = &outcome else {
         panic!("the search must find no answer: {outcome:?}")
     };
@@ -227,8 +221,6 @@ fn a_kernel_that_writes_into_the_references_buffers_is_blamed_for_its_wrong_outp
         return;
     }
     let _gpu = ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    let (manifest, starter) = transpose_starter();
-    let exercise = manifest.exercise("transpose-swizzle").unwrap();
     let sabotage = r#"
     if (n >= 4096 && blockIdx.x + blockIdx.y == 0) {
         const unsigned long long words = (unsigned long long)n * n;
@@ -243,11 +235,7 @@ fn a_kernel_that_writes_into_the_references_buffers_is_blamed_for_its_wrong_outp
         __syncthreads();
         if (lane == 0 && found != 0) out[found + 1] ^= 1u;
     }"#;
-    let text = starter.text.replace(TRANSPOSE_OPENING, &format!("{TRANSPOSE_OPENING}{sabotage}"));
-    assert_ne!(text, starter.text);
-    let file = exercises::learner_file::LearnerFile { text, region: starter.region };
-    let turn = exercises::supervise::LockTurn::new(None, tempfile::tempdir().unwrap().path().join("turn"));
-    let outcome = exercises::check::check(&manifest, exercise, &file, "sabotage.cu", &|_| {}, &turn);
+    let outcome = check_transpose_beginning_with(sabotage, "sabotage.cu");
     let exercises::check::CheckOutcome::Incorrect { detail, .. } = &outcome else {
         panic!("the reference's wrong output is the kernel's doing: {outcome:?}")
     };
@@ -258,18 +246,21 @@ fn a_kernel_that_writes_into_the_references_buffers_is_blamed_for_its_wrong_outp
     );
 }
 
-/// The transpose exercise's manifest and starter as a learner's file.
-fn transpose_starter() -> (Manifest, exercises::learner_file::LearnerFile) {
+/// The check's outcome for the transpose starter whose kernel does `first` before its own work,
+/// handed to the check directly (the check of the source would refuse what `first` reads), as
+/// the file `shown`.
+fn check_transpose_beginning_with(first: &str, shown: &str) -> exercises::check::CheckOutcome {
+    const OPENING: &str = "extern \"C\" __global__ void transpose(const unsigned* __restrict__ in, unsigned* __restrict__ out, unsigned n) {";
     let manifest = Manifest::load(&root().join("exercises")).unwrap();
     let exercise = manifest.exercise("transpose-swizzle").unwrap();
     let text = std::fs::read_to_string(manifest.path(&exercise.starter)).unwrap();
     let starter = exercises::learner_file::validate(exercise, &text, text.as_bytes()).unwrap();
-    (manifest, starter)
+    let text = starter.text.replace(OPENING, &format!("{OPENING}{first}"));
+    assert_ne!(text, starter.text);
+    let file = exercises::learner_file::LearnerFile { text, region: starter.region };
+    let turn = exercises::supervise::LockTurn::new(None, tempfile::tempdir().unwrap().path().join("turn"));
+    exercises::check::check(&manifest, exercise, &file, shown, &|_| {}, &turn)
 }
-
-/// The transpose kernel's first line, after which the tests' kernels put what they do first.
-const TRANSPOSE_OPENING: &str =
-    "extern \"C\" __global__ void transpose(const unsigned* __restrict__ in, unsigned* __restrict__ out, unsigned n) {";
 
 /// The manifest, and row-sums' starter as a learner's file.
 fn row_sums_starter() -> (Manifest, exercises::learner_file::LearnerFile) {
