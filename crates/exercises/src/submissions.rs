@@ -98,6 +98,11 @@ fn open(root: &Path, name: &str, learner_file: &str) -> Result<Submission, Strin
             (inside(root, &shown)?, shown)
         }
         false if source_rank(name).is_some() => (path, name.to_owned()),
+        false if is_archive(name) => {
+            return Err(format!(
+                "`{name}` is an archive, which the grader does not open: extract it into a folder of its own"
+            ));
+        }
         false => return Err(format!("not a CUDA source: a submission is a folder or a .cu file, `{name}` is neither")),
     };
     if !file.is_file() {
@@ -146,6 +151,12 @@ fn source_rank(name: &str) -> Option<u8> {
         _ if lower.ends_with(".cu.txt") => Some(1),
         _ => None,
     }
+}
+
+/// Whether `name` is an archive a learning system hands out (a submission still zipped).
+fn is_archive(name: &str) -> bool {
+    let lower = name.to_lowercase();
+    [".zip", ".tar", ".tar.gz", ".tgz", ".tar.xz", ".tar.bz2", ".7z", ".rar"].iter().any(|ext| lower.ends_with(ext))
 }
 
 /// What a listing of submissions, or of a submission's folder, passes over: hidden files (`.name`)
@@ -310,6 +321,7 @@ mod tests {
             "leo.cu.txt",
             "mia/mine.cu",
             "mia/mine.cu.txt",
+            "nina.ZIP",
             "__MACOSX/._kim.CU",
         ] {
             fs::create_dir_all(root.join(path).parent().unwrap()).unwrap();
@@ -334,6 +346,7 @@ mod tests {
                 ("kim.CU", Some("kim.CU")),
                 ("leo.cu.txt", Some("leo.cu.txt")),
                 ("mia", Some("mia/mine.cu")),
+                ("nina.ZIP", None),
             ],
             "__MACOSX is passed over"
         );
@@ -341,6 +354,10 @@ mod tests {
             refused(&entries, "ken"),
             "ken/one/two/three/four: folders nested more than 3 deep, each holding only the next: put the learner's \
              exercise.cu in the submission's own folder"
+        );
+        assert_eq!(
+            refused(&entries, "nina.ZIP"),
+            "`nina.ZIP` is an archive, which the grader does not open: extract it into a folder of its own"
         );
     }
 
