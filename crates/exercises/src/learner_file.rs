@@ -1775,7 +1775,7 @@ fn first_difference(
     let line = yours.get(index).or(yours.last()).map_or(1, |t| t.line);
     let token = match yours.get(index) {
         Some(t) if t.kind == Kind::EndOfDirective => "the end of a directive line".to_owned(),
-        Some(t) => t.text.clone(),
+        Some(t) => visible(&t.text),
         None => "the end of the file".to_owned(),
     };
     Some(Invalid::ChangedOutside {

@@ -9,7 +9,8 @@
 /// line ends made `\n`, Unicode spaces (a no-break space) made ASCII spaces and trailing
 /// whitespace removed from every line. A file that starts with UTF-16's byte-order mark is read as
 /// UTF-16; bytes that are not UTF-8 are read as Latin-1 (an editor that saved a comment with `é`
-/// in it). `None` for a file with a NUL character, or broken UTF-16: not text.
+/// in it), and a DOS end-of-file mark (Ctrl-Z) ending it dropped. `None` for a file with a NUL
+/// character, or broken UTF-16: not text.
 pub fn normalize(bytes: &[u8]) -> Option<String> {
     let decoded = match utf16(bytes) {
         Some(text) => text?,
@@ -25,6 +26,8 @@ pub fn normalize(bytes: &[u8]) -> Option<String> {
     if decoded.contains('\0') {
         return None;
     }
+    // The end-of-file mark (Ctrl-Z) that old DOS and Windows tools add to a text file.
+    let decoded = decoded.trim_end_matches('\u{1a}');
     let unified = decoded.replace("\r\n", "\n").replace('\r', "\n");
     let spaced: String =
         unified.chars().map(|c| if c != '\n' && c.is_whitespace() && !c.is_ascii() { ' ' } else { c }).collect();
@@ -698,6 +701,7 @@ mod tests {
         assert_eq!(normalize(b"// caf\xe9\n").unwrap(), "// caf\u{e9}\n", "Latin-1 is read as Latin-1");
         assert_eq!(normalize("\u{a0}\u{a0}#include x".as_bytes()).unwrap(), "  #include x");
         assert_eq!(normalize(b"a\0b"), None);
+        assert_eq!(normalize(b"int x;\r\n\x1a").unwrap(), "int x;\n", "DOS's end-of-file mark is not text");
         let utf16 = |bom: [u8; 2], text: &str, unit: fn(u16) -> [u8; 2]| {
             bom.into_iter().chain(text.encode_utf16().flat_map(unit)).collect::<Vec<u8>>()
         };
