@@ -165,6 +165,10 @@ fn grading_refuses_unsafe_names_links_and_files_that_are_not_the_exercise_each_w
     let solution = fs::read_to_string(root().join("exercises/transpose-swizzle/solution.cu")).unwrap();
     for (path, text) in [
         ("good/exercise.cu", solution.clone()),
+        ("zipped/transpose-swizzle/EXERCISE.CU", solution.clone()),
+        ("zipped/__MACOSX/transpose-swizzle/._EXERCISE.CU", "\u{5}\u{16}\u{7}".to_owned()),
+        ("as-text/exercise.cu.txt", solution.clone()),
+        ("still-zipped.zip", "PK".to_owned()),
         ("..sneaky.cu", solution.clone()),
         ("notes.txt", "my answer is XOR".to_owned()),
         ("python.cu", "import numpy\nprint(numpy.zeros(3))\n".to_owned()),
@@ -212,6 +216,12 @@ fn grading_refuses_unsafe_names_links_and_files_that_are_not_the_exercise_each_w
                 .into(),
         ),
         ("notes.txt", "not a CUDA source: a submission is a folder or a .cu file, `notes.txt` is neither".into()),
+        ("zipped", "not checked: the file is valid; grading it needs a GPU".into()),
+        ("as-text", "not checked: the file is valid; grading it needs a GPU".into()),
+        (
+            "still-zipped.zip",
+            "`still-zipped.zip` is an archive, which the grader does not open: extract it into a folder of its own".into(),
+        ),
         (
             "python.cu",
             "python.cu: the file does not look like CUDA C++ (no `__global__` kernel, no edit markers): is it the right file?".into(),
