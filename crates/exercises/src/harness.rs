@@ -407,7 +407,7 @@ extern "C" __global__ void checksum(const unsigned* words, unsigned long long n,
 const CHECK_LAUNCH: LaunchConfig = LaunchConfig { grid_dim: (1024, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
 
 /// Checks a run's output after a launch against the CPU's answer, and its guard: for words by
-/// their [`Checksum`] on the GPU (a few milliseconds, whatever the size; where it differs, the CPU
+/// their keyed checksum on the GPU (a few milliseconds, whatever the size; where it differs, the CPU
 /// finds the first difference), for a GEMM on the CPU over [`sampled_rows`]. Every kernel timed
 /// side by side is checked alike, so that each waits as long between launches.
 pub struct Verifier<'g> {
