@@ -765,10 +765,11 @@ impl<'g> TimedRuns<'g> {
     }
 
     /// (submission, reference, starter) median ms. Every launch starts from a zeroed output, and
-    /// no other kernel's answer is on the GPU while the submission runs; after each, its output is compared with the CPU's answer by `verifier` (a sample of rows
-    /// for a GEMM) and its guard checked, so a kernel that skips work when timed, or writes past
-    /// `out`, is caught at the launch that did it; and after each of the submission's, its
-    /// `lasting` memory is compared with what it was before any launch.
+    /// no other kernel's answer is on the GPU while the submission runs; after each, its output is
+    /// compared with the CPU's answer by `verifier` (a sample of rows for a GEMM) and its guard
+    /// checked, so a kernel that skips work when timed, or writes past `out`, is caught at the
+    /// launch that did it; and after each of the submission's, its `lasting` memory is compared
+    /// with what it was before any launch.
     fn measure(
         &mut self,
         gpu: &Gpu,
