@@ -599,10 +599,8 @@ fn guarded_input<T: DeviceRepr + ValidAsZeroBits + Copy>(
     data: &[T],
     canary: T,
 ) -> Result<CudaSlice<T>, GpuError> {
-    let guard = GUARD_WORDS * size_of::<u32>() / size_of::<T>();
-    let mut buffer = gpu.zeros(data.len() + guard)?;
+    let mut buffer = guarded(gpu, data.len(), canary)?;
     gpu.stream().memcpy_htod(data, &mut buffer.slice_mut(..data.len()))?;
-    gpu.stream().memcpy_htod(&vec![canary; guard], &mut buffer.slice_mut(data.len()..))?;
     Ok(buffer)
 }
 
@@ -614,11 +612,12 @@ pub struct InputWatch {
     first: CudaSlice<u64>,
 }
 
-/// An output buffer of `len` zeros followed by the guard's canaries, made on the GPU: only the
-/// guard crosses from the host.
+/// An output buffer of `len` zeros followed by the guard's [`GUARD_WORDS`] words of canaries, made
+/// on the GPU: only the guard crosses from the host.
 fn guarded<T: DeviceRepr + ValidAsZeroBits + Copy>(gpu: &Gpu, len: usize, canary: T) -> Result<CudaSlice<T>, GpuError> {
-    let mut buffer = gpu.zeros(len + GUARD_WORDS)?;
-    gpu.stream().memcpy_htod(&vec![canary; GUARD_WORDS], &mut buffer.slice_mut(len..))?;
+    let guard = GUARD_WORDS * size_of::<u32>() / size_of::<T>();
+    let mut buffer = gpu.zeros(len + guard)?;
+    gpu.stream().memcpy_htod(&vec![canary; guard], &mut buffer.slice_mut(len..))?;
     Ok(buffer)
 }
 
