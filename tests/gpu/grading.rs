@@ -141,7 +141,7 @@ fn a_launch_that_writes_lasting_memory_is_caught_however_the_address_was_made() 
         return;
     }
     let _gpu = ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    let (manifest, starter) = row_sums_starter();
+    let (manifest, starter) = starter_of("row-sums");
     let exercise = manifest.exercise("row-sums").unwrap();
     let part = "__device__ __forceinline__ unsigned column_at(unsigned row, unsigned k) {\n    return k;\n}";
     let rebuilt = "unsigned long long b = (unsigned long long)calls, a = 0;
@@ -251,10 +251,8 @@ fn a_kernel_that_writes_into_the_references_buffers_is_blamed_for_its_wrong_outp
 /// the file `shown`.
 fn check_transpose_beginning_with(first: &str, shown: &str) -> exercises::check::CheckOutcome {
     const OPENING: &str = "extern \"C\" __global__ void transpose(const unsigned* __restrict__ in, unsigned* __restrict__ out, unsigned n) {";
-    let manifest = Manifest::load(&root().join("exercises")).unwrap();
+    let (manifest, starter) = starter_of("transpose-swizzle");
     let exercise = manifest.exercise("transpose-swizzle").unwrap();
-    let text = std::fs::read_to_string(manifest.path(&exercise.starter)).unwrap();
-    let starter = exercises::learner_file::validate(exercise, &text, text.as_bytes()).unwrap();
     let text = starter.text.replace(OPENING, &format!("{OPENING}{first}"));
     assert_ne!(text, starter.text);
     let file = exercises::learner_file::LearnerFile { text, region: starter.region };
@@ -262,10 +260,10 @@ fn check_transpose_beginning_with(first: &str, shown: &str) -> exercises::check:
     exercises::check::check(&manifest, exercise, &file, shown, &|_| {}, &turn)
 }
 
-/// The manifest, and row-sums' starter as a learner's file.
-fn row_sums_starter() -> (Manifest, exercises::learner_file::LearnerFile) {
+/// The manifest, and the starter of exercise `id` as a learner's file.
+fn starter_of(id: &str) -> (Manifest, exercises::learner_file::LearnerFile) {
     let manifest = Manifest::load(&root().join("exercises")).unwrap();
-    let exercise = manifest.exercise("row-sums").unwrap();
+    let exercise = manifest.exercise(id).unwrap();
     let text = std::fs::read_to_string(manifest.path(&exercise.starter)).unwrap();
     let starter = exercises::learner_file::validate(exercise, &text, text.as_bytes()).unwrap();
     (manifest, starter)
@@ -280,7 +278,7 @@ fn a_launch_that_changes_its_input_is_caught_inside_it_or_past_its_end() {
         return;
     }
     let _gpu = ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    let (manifest, starter) = row_sums_starter();
+    let (manifest, starter) = starter_of("row-sums");
     let exercise = manifest.exercise("row-sums").unwrap();
     let last = "    out[blockIdx.x * ROWS + row] = sum;";
     let turn = exercises::supervise::LockTurn::new(None, tempfile::tempdir().unwrap().path().join("turn"));

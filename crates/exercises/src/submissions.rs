@@ -146,10 +146,12 @@ fn inside(root: &Path, relative: &str) -> Result<PathBuf, String> {
 /// not show).
 fn source_rank(name: &str) -> Option<u8> {
     let lower = name.to_lowercase();
-    match () {
-        _ if lower.ends_with(".cu") => Some(0),
-        _ if lower.ends_with(".cu.txt") => Some(1),
-        _ => None,
+    if lower.ends_with(".cu") {
+        Some(0)
+    } else if lower.ends_with(".cu.txt") {
+        Some(1)
+    } else {
+        None
     }
 }
 

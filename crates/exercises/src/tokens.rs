@@ -14,7 +14,6 @@
 pub fn normalize(bytes: &[u8]) -> Option<String> {
     let decoded = match utf16(bytes) {
         Some(text) => text?,
-        None if bytes.contains(&0) => return None,
         None => {
             let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
             match std::str::from_utf8(bytes) {
