@@ -646,13 +646,21 @@ struct StateLine {
     row: Row,
 }
 
-fn append_state(out_dir: &Path, exercise: &str, row: &Row) -> io::Result<()> {
+/// Appends a line per row to the state file, synced once for all of them.
+fn append_state(out_dir: &Path, exercise: &str, rows: &[Row]) -> io::Result<()> {
+    if rows.is_empty() {
+        return Ok(());
+    }
     let path = out_dir.join(STATE_FILE);
     // A run killed while writing leaves a line without its end: start a new line after it.
     let cut_off = fs::read(&path).is_ok_and(|text| text.last().is_some_and(|&last| last != b'\n'));
+    let mut text = String::from(if cut_off { "\n" } else { "" });
+    for row in rows {
+        text += &serde_json::to_string(&StateLine { exercise: exercise.to_owned(), row: row.clone() })?;
+        text.push('\n');
+    }
     let mut file = fs::OpenOptions::new().create(true).append(true).open(&path)?;
-    let line = serde_json::to_string(&StateLine { exercise: exercise.to_owned(), row: row.clone() })?;
-    writeln!(file, "{}{line}", if cut_off { "\n" } else { "" })?;
+    file.write_all(text.as_bytes())?;
     file.sync_data()
 }
 
@@ -1162,16 +1170,21 @@ pub fn grade(
             });
         }
         drop(send);
-        for (index, mut row, outcome) in receive {
-            if let CheckOutcome::CouldNotCheck { reason } = &outcome {
-                row.not_graded = Some(format!("not checked: {reason}"));
+        while let Ok(first) = receive.recv() {
+            // Rows that came together are written together: a profile session's end sends its
+            // GPU's rows at once, and each write of the reports holds every row so far.
+            let mut graded = Vec::new();
+            for (index, mut row, outcome) in std::iter::once(first).chain(receive.try_iter()) {
+                if let CheckOutcome::CouldNotCheck { reason } = &outcome {
+                    row.not_graded = Some(format!("not checked: {reason}"));
+                }
+                row.verdict = Some(judge(exercise, &outcome));
+                if row.graded() {
+                    graded.push(row.clone());
+                }
+                rows[index] = Some(row);
             }
-            row.verdict = Some(judge(exercise, &outcome));
-            let kept = match row.graded() {
-                true => append_state(out_dir, &exercise.id, &row),
-                false => Ok(()),
-            };
-            rows[index] = Some(row);
+            let kept = append_state(out_dir, &exercise.id, &graded);
             if let Err(error) = kept.and_then(|()| write_reports(exercise, &finished(&rows), out_dir, &coverage)) {
                 // The workers stop before their next file: no row of theirs could be written.
                 ending.store(true, Ordering::Relaxed);
