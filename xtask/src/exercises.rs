@@ -684,12 +684,8 @@ pub fn serve_checks(command: &ChildCommand, requests: &mut dyn std::io::BufRead)
     let exercise = manifest.exercise(&command.exercise)?.clone();
     let starter = starter_text(&manifest, &exercise)?;
     let work = command.work_folder().map_err(anyhow::Error::msg)?;
-    // The timed data is made on the CPU while CUDA starts, which waits on the host's other starts.
-    let ahead = exercise.clone();
-    std::thread::spawn(move || drop(check::timed_data(&ahead)));
     // Held open, so that each check's own opening finds CUDA started and its context made.
     let _started = Gpu::open();
-    write_whole(&protocol::cuda_started(work), "")?;
     let mut line = String::new();
     for served in 1.. {
         line.clear();

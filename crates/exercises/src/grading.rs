@@ -10,7 +10,7 @@ use std::{
         Condvar, Mutex,
         atomic::{AtomicBool, Ordering},
     },
-    time::{Duration, Instant},
+    time::Duration,
 };
 
 use serde::{Deserialize, Serialize};
@@ -23,8 +23,8 @@ use crate::{
     learner_file::{self, LearnerFile},
     manifest::{Exercise, MAX_SCORE, Measure},
     protocol::{
-        After, BatchFiles, CheckRequest, ChildCommand, Launches, Role, SessionRequest, cuda_started, session_result,
-        session_stopped, write_whole,
+        After, BatchFiles, CheckRequest, ChildCommand, Launches, Role, SessionRequest, session_result, session_stopped,
+        write_whole,
     },
     submissions::Entry,
     supervise::{self, Finished, Served},
@@ -38,8 +38,6 @@ pub const JSON_FILE: &str = "grades.json";
 pub const MARKDOWN_FILE: &str = "summary.md";
 /// Output kept from a check process, per stream (per request for a check).
 const OUTPUT_CAP: usize = 64 * 1024;
-/// How often a check process's start is looked for (see [`Checker::check_process`]).
-const START_POLL: Duration = Duration::from_millis(2);
 /// Largest result file read back from a check process.
 const RESULT_CAP: u64 = 1024 * 1024;
 /// Resident memory a check process group may use (compiling, profiling and timing together).
@@ -84,8 +82,6 @@ pub struct Checker {
     pub device: Option<String>,
     /// Check processes waiting for their next file.
     idle: Mutex<Vec<CheckProcess>>,
-    /// Held while a check process starts CUDA: see [`Checker::check_process`].
-    starting: Mutex<()>,
 }
 
 /// Whether a check may take an idle check process.
@@ -164,7 +160,6 @@ impl Checker {
             gpu_lock: None,
             device: None,
             idle: Mutex::default(),
-            starting: Mutex::default(),
         }
     }
 
@@ -327,16 +322,7 @@ impl Checker {
             launches: Launches::All,
             gpu_lock: self.gpu_lock.as_ref().map(|(lock, _)| lock.clone()),
         };
-        // A host starts its processes' CUDA largely one at a time: sixteen check processes starting
-        // at once (four GPUs, four checks each) all waited about 3 s. One after another, a GPU's
-        // first check process is checking while its next ones start.
-        let _one_at_a_time = self.starting.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let server = supervise::Server::start(&mut self.command(&child, folder.path()), OUTPUT_CAP)?;
-        let (started, since) = (cuda_started(folder.path()), Instant::now());
-        // (One that hangs before is left to its check's own time limit.)
-        while !started.exists() && server.running() && since.elapsed() < self.time_limit {
-            std::thread::sleep(START_POLL);
-        }
         Ok(CheckProcess { exercise: exercise.id.clone(), server, folder, requests: 0 })
     }
 
@@ -2039,13 +2025,12 @@ mod tests {
         assert!(calls < 20, "the checks stop soon after, not all 41: {calls}");
     }
 
-    /// A checker whose check process is a shell loop: it says it has started CUDA, then for each
-    /// request it logs its process id to `log`, runs `body` (`$d` is the request's folder, `$r` its
-    /// result file), then answers that it goes on serving.
+    /// A checker whose check process is a shell loop: for each request it logs its process id to
+    /// `log`, runs `body` (`$d` is the request's folder, `$r` its result file), then answers that
+    /// it goes on serving.
     fn serving_checker(log: &Path, body: &str, seconds: u64) -> Checker {
         let script = format!(
             r#"for a; do case $a in --folder=*) w=${{a#--folder=}};; esac; done
-            : > "$w/cuda-started"
             while read -r line; do
                 n=$(echo "$line" | sed 's/.*"number":\([0-9]*\).*/\1/'); d="$w/$n"; r="$d/result.json"
                 echo $$ >> '{log}'
@@ -2055,35 +2040,6 @@ mod tests {
             log = log.display()
         );
         shell_checker(&script, seconds)
-    }
-
-    #[test]
-    fn a_gpus_check_processes_start_cuda_one_after_another() {
-        let (exercise, dir) = (transpose(), tempfile::tempdir().unwrap());
-        let log = dir.path().join("log");
-        // Each "starts CUDA" in 0.3 s, logging its start and end, then answers every check.
-        let script = format!(
-            r#"for a; do case $a in --folder=*) w=${{a#--folder=}};; esac; done
-            echo "start $$" >> '{log}'; sleep 0.3; echo "started $$" >> '{log}'; : > "$w/cuda-started"
-            while read -r line; do
-                d="$w/$(echo "$line" | sed 's/.*"number":\([0-9]*\).*/\1/')"
-                echo '{{"outcome":"incorrect","input":"random","detail":"x"}}' > "$d/result.json"
-                echo serving > "$d/partial"; mv "$d/partial" "$d/answered"
-            done"#,
-            log = log.display()
-        );
-        let checker = shell_checker(&script, 60);
-        let file = LearnerFile { text: "x".into(), region: (1, 1) };
-        std::thread::scope(|scope| {
-            for _ in 0..3 {
-                scope.spawn(|| {
-                    assert!(matches!(checker.check(&exercise, &file, "a.cu"), CheckOutcome::Incorrect { .. }))
-                });
-            }
-        });
-        let lines = fs::read_to_string(&log).unwrap();
-        let events: Vec<&str> = lines.lines().map(|line| line.split(' ').next().unwrap()).collect();
-        assert_eq!(events, ["start", "started"].repeat(3), "each starts once the last has started:\n{lines}");
     }
 
     #[test]

@@ -344,12 +344,6 @@ pub fn write_whole(path: &Path, text: &str) -> std::io::Result<()> {
     std::fs::rename(&partial, path)
 }
 
-/// Written in a check process's folder once it has started CUDA (or failed to): the next check
-/// process of its GPU starts then (see `grading::Checker`).
-pub fn cuda_started(work: &Path) -> PathBuf {
-    work.join("cuda-started")
-}
-
 /// Written in a session's folder when it is to launch no more.
 pub fn session_end(work: &Path) -> PathBuf {
     work.join("end")
