@@ -20,6 +20,7 @@ use cuda_kernels::Gpu;
 use exercises::{
     BadInput, Exercise, Manifest, check,
     grading::{self, Checker, Graded, Pace},
+    host_locks,
     last_check::{self, Standing},
     learner_file::{self, LearnerFile},
     protocol::{self, ChildCommand, Launches, Role},
@@ -132,11 +133,24 @@ fn manifest() -> anyhow::Result<Manifest> {
 }
 
 /// How many GPUs this process sees; `Err(reason)` when checks cannot run here.
-fn gpu_available(no_gpu: bool) -> Result<usize, String> {
+/// The UUID of each GPU this process sees (see `host_locks`), or why there is none to use.
+fn gpus_seen(no_gpu: bool) -> Result<Vec<String>, String> {
     if no_gpu {
         return Err("--no-gpu given".into());
     }
-    Gpu::open().map(|gpu| gpu.visible()).map_err(|why| why.to_string())
+    let gpu = Gpu::open().map_err(|why| why.to_string())?;
+    (0..gpu.visible()).map(|ordinal| gpu.uuid(ordinal).map_err(|e| e.to_string())).collect()
+}
+
+/// Holders of a GPU from outside a run (another grade, learners' checks) that a wait for the GPU
+/// allows for, each holding it up to its time limit.
+const OTHERS_ON_THE_HOST: u64 = 4;
+
+/// The host's lock of the GPU `uuid`, through which every grade and check on it takes it in turn;
+/// a check may wait for its turn up to its time limit for each of `holders` beside it.
+fn host_lock(uuid: &str, time_limit: u64, holders: u64) -> anyhow::Result<(PathBuf, Duration)> {
+    let lock = host_locks::gpu_lock(&host_locks::folder(), uuid).map_err(BadInput)?;
+    Ok((lock, Duration::from_secs(time_limit * holders)))
 }
 
 fn checker(time_limit: u64) -> anyhow::Result<Checker> {
@@ -216,13 +230,18 @@ fn check_once(
         }
     };
     writeln!(out, "{shown}: valid (markers in place, the rest as in the starter).")?;
-    if let Err(why) = gpu_available(options.no_gpu) {
-        writeln!(out, "Checking needs a GPU: {why}.")?;
-        return Ok(CheckResult::NotChecked);
-    }
-    let verdict = with_spinner(&format!("checking {shown}"), || {
-        Ok(judge(exercise, &checker(options.time_limit)?.check(exercise, &file, &shown)))
-    })?;
+    let uuids = match gpus_seen(options.no_gpu) {
+        Ok(uuids) => uuids,
+        Err(why) => {
+            writeln!(out, "Checking needs a GPU: {why}.")?;
+            return Ok(CheckResult::NotChecked);
+        }
+    };
+    let mut checker = checker(options.time_limit)?;
+    // The check takes its GPU in turn with any grade or other check on it (a lab's shared GPU).
+    checker.gpu_lock = Some(host_lock(&uuids[0], options.time_limit, 1 + OTHERS_ON_THE_HOST)?);
+    let verdict =
+        with_spinner(&format!("checking {shown}"), || Ok(judge(exercise, &checker.check(exercise, &file, &shown))))?;
     if path == exercises::learner_copy_path(manifest, exercise) {
         last_check::record(manifest, exercise, bytes, &verdict)
             .with_context(|| format!("cannot keep this check's verdict beside {shown}"))?;
@@ -383,9 +402,9 @@ pub fn grade(args: &GradeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> 
     let out_dir = output_folder(args, id, folder)?;
     let _only_run = lock_output(&out_dir)?;
     let starter = starter_text(&manifest, exercise)?;
-    let gpu = gpu_available(args.no_gpu);
-    if let Ok(visible) = gpu {
-        grading::check_gpu_list(&args.gpus, visible).map_err(BadInput)?;
+    let gpu = gpus_seen(args.no_gpu);
+    if let Ok(uuids) = &gpu {
+        grading::check_gpu_list(&args.gpus, uuids.len()).map_err(BadInput)?;
         writeln!(out, "Sandbox: {}.", sandbox::probe())?;
     }
     // One checker per GPU; a GPU's workers take it in turn through its lock.
@@ -399,18 +418,12 @@ pub fn grade(args: &GradeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> 
         // Each check sees its GPU alone, the first where no --gpus are named.
         let visible = std::env::var("CUDA_VISIBLE_DEVICES").ok();
         checker.device = Some(grading::visible_device(device.unwrap_or(0), visible.as_deref()).map_err(BadInput)?);
-        // A lock even for one check at a time: the GPU's profiler runs beside its checks.
-        fs::create_dir_all(&out_dir)?;
-        let lock = out_dir.join(match device {
-            Some(d) => format!(".gpu-{d}-lock"),
-            None => ".gpu-lock".to_owned(),
-        });
-        for file in [&lock, &protocol::profiler_lock(&lock)] {
-            fs::OpenOptions::new().create(true).append(true).open(file).context("cannot make the GPU's lock files")?;
+        // A lock even for one check at a time: the GPU's profiler runs beside its checks. Its
+        // checks and its profiler may each hold it up to the time limit, and others on the host.
+        if let Ok(uuids) = &gpu {
+            let holders = u64::from(args.jobs) + 1 + OTHERS_ON_THE_HOST;
+            checker.gpu_lock = Some(host_lock(&uuids[device.unwrap_or(0) as usize], args.time_limit, holders)?);
         }
-        // Its checks and its profiler may each hold it for up to the time limit.
-        let holders = u64::from(args.jobs) + 1;
-        checker.gpu_lock = Some((lock, Duration::from_secs(args.time_limit * holders)));
         checkers.push(checker);
     }
     let checks = ClassChecks {

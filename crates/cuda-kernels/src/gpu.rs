@@ -218,6 +218,17 @@ impl Gpu {
         self.visible
     }
 
+    /// The UUID of the GPU this process numbers `ordinal` (of [`Gpu::visible`]), as `nvidia-smi -L`
+    /// writes it (`GPU-` and 32 hex digits): the one name of a GPU that every process on the host
+    /// shares, whatever its `CUDA_VISIBLE_DEVICES`.
+    pub fn uuid(&self, ordinal: usize) -> Result<String, GpuError> {
+        use cudarc::driver::result::device;
+        let invalid = || GpuError::Driver(DriverError(sys::CUresult::CUDA_ERROR_INVALID_DEVICE));
+        let ordinal = i32::try_from(ordinal).map_err(|_| invalid())?;
+        let bytes = device::get_uuid(device::get(ordinal)?)?.bytes.map(|byte| byte as u8);
+        Ok(uuid_text(&bytes))
+    }
+
     pub fn stream(&self) -> &Arc<CudaStream> {
         &self.stream
     }
@@ -359,6 +370,12 @@ fn parse_driver_version(text: &str) -> Option<String> {
     text.lines().next()?.split_whitespace().find(is_version).map(str::to_owned)
 }
 
+/// A GPU's 16 UUID bytes as `nvidia-smi -L` writes them: `GPU-` and the hex digits grouped 8-4-4-4-12.
+fn uuid_text(bytes: &[u8; 16]) -> String {
+    let hex: String = bytes.iter().map(|byte| format!("{byte:02x}")).collect();
+    format!("GPU-{}-{}-{}-{}-{}", &hex[..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..])
+}
+
 fn read_info(context: &Arc<CudaContext>) -> Result<GpuInfo, DriverError> {
     use sys::CUdevice_attribute::*;
     let attribute = |a| context.attribute(a).map(|v| v as u32);
@@ -379,7 +396,13 @@ fn read_info(context: &Arc<CudaContext>) -> Result<GpuInfo, DriverError> {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_driver_version;
+    use super::{parse_driver_version, uuid_text};
+
+    #[test]
+    fn a_uuid_is_written_as_nvidia_smi_writes_it() {
+        let bytes = [0x8f, 0x2a, 0x01, 0x5c, 0x9e, 0x3b, 0x4d, 0x70, 0xa1, 0x16, 0x02, 0xff, 0x00, 0xc4, 0x5d, 0x9b];
+        assert_eq!(uuid_text(&bytes), "GPU-8f2a015c-9e3b-4d70-a116-02ff00c45d9b");
+    }
 
     #[test]
     fn driver_version_in_both_module_formats() {

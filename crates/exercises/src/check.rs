@@ -831,7 +831,10 @@ mod tests {
     #[test]
     fn a_profiles_time_limit_runs_from_its_turn_on_the_gpu_not_from_its_turn_on_the_profiler() {
         let dir = tempfile::tempdir().unwrap();
-        let lock = dir.path().join(".gpu-0-lock");
+        let lock = dir.path().join("gpu-lock");
+        for file in [lock.clone(), profiler_lock(&lock)] {
+            fs::write(file, "").unwrap();
+        }
         let (profiler_marker, gpu_marker) = (dir.path().join(PROFILER_TURN_MARKER), dir.path().join(GPU_TURN_MARKER));
         // A check holds the GPU (one that never ends holds it up to the time limit).
         let check = LockTurn::new(Some(lock.clone()), dir.path().join("check-turn"));

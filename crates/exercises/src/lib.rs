@@ -9,7 +9,8 @@
 //! - [`verdict`]: score, the reason for every lost point, what to fix next (no GPU needed).
 //! - [`supervise`]: a check runs in a process of its own, killed at a time or memory limit;
 //!   [`protocol`] owns the hidden command that starts it, both building and reading it.
-//! - [`submissions`], [`grading`]: a folder of submissions to CSV, JSON and Markdown, resumable.
+//! - [`submissions`], [`grading`]: a folder of submissions to CSV, JSON and Markdown, resumable;
+//!   [`host_locks`]: the locks through which every grade and check on a GPU of the host takes it in turn.
 //! - [`sample_class`]: a generated class, for measuring the grader.
 
 pub mod check;
@@ -17,6 +18,7 @@ pub mod declared;
 pub mod diagnostics;
 pub mod grading;
 pub mod harness;
+pub mod host_locks;
 pub mod last_check;
 pub mod learner_file;
 pub mod manifest;

@@ -444,10 +444,13 @@ mod tests {
     fn a_profiled_set_up_waits_for_another_profile_and_never_for_a_check_timing() {
         use crate::supervise::{GpuTurn, LockTurn};
         let dir = tempfile::tempdir().unwrap();
-        let (gpu, marker) = (dir.path().join(".gpu-0-lock"), dir.path().join("marker"));
+        let (gpu, marker) = (dir.path().join("gpu-lock"), dir.path().join("marker"));
         let profiler = profiler_lock(&gpu);
         assert_eq!(profiler.parent(), gpu.parent(), "beside the GPU's lock, where the grader makes it");
         assert_ne!(profiler, gpu);
+        for file in [&gpu, &profiler] {
+            std::fs::write(file, "").unwrap();
+        }
         let timing = LockTurn::new(Some(gpu.clone()), marker.clone());
         timing.take().unwrap();
         let first = LockTurn::new(Some(profiler.clone()), marker.clone());

@@ -289,10 +289,10 @@ impl Drop for Server {
 
 /// In a supervised child: waits for the exclusive lock on `lock` (held until the returned file is
 /// dropped, or the process ends), then writes `marker`, which starts the child's time limit (see
-/// [`Turn`]).
+/// [`Turn`]). The lock exists (`host_locks`), opened for reading: another user's lock serves too.
 pub fn take_turn(lock: &std::path::Path, marker: &std::path::Path) -> io::Result<std::fs::File> {
     use std::os::fd::AsRawFd;
-    let file = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(false).open(lock)?;
+    let file = std::fs::File::open(lock)?;
     // SAFETY: flock on a file descriptor this function owns; blocks until the lock is free.
     if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
         return Err(io::Error::last_os_error());
@@ -493,6 +493,7 @@ mod tests {
     fn turns_are_taken_one_at_a_time() {
         let dir = tempfile::tempdir().unwrap();
         let lock = dir.path().join("gpu-lock");
+        std::fs::write(&lock, "").unwrap();
         let first = take_turn(&lock, &dir.path().join("a")).unwrap();
         let (lock2, marker) = (lock.clone(), dir.path().join("b"));
         let waiting = thread::spawn(move || take_turn(&lock2, &marker).map(drop));
@@ -507,6 +508,7 @@ mod tests {
     fn a_lock_turn_is_given_up_at_its_end_and_taken_again_by_another() {
         let dir = tempfile::tempdir().unwrap();
         let lock = dir.path().join("gpu-lock");
+        std::fs::write(&lock, "").unwrap();
         let check = LockTurn::new(Some(lock.clone()), dir.path().join("check"));
         check.take().unwrap();
         let profiled = std::sync::Arc::new(LockTurn::new(Some(lock), dir.path().join("profiled")));

@@ -1,0 +1,81 @@
+//! Where a GPU's locks live: in one folder of the host, a pair per GPU named by its UUID. Every
+//! grade and every learner's check on a GPU, whoever runs it and whatever folder it writes to,
+//! takes that GPU in turn through them, so that what one times never runs beside another's
+//! launches.
+
+use std::{
+    fs, io,
+    os::unix::fs::PermissionsExt,
+    path::{Path, PathBuf},
+};
+
+use crate::protocol::profiler_lock;
+
+/// Names another folder for the host's GPU locks (a host without `/run/lock`, or a test's own).
+pub const FOLDER_VAR: &str = "BANK_CONFLICTS_LOCKS";
+
+/// The folder of the host's GPU locks: `$BANK_CONFLICTS_LOCKS`, else `/run/lock` (Linux's folder
+/// for lock files, open to every user), else the temporary folder.
+pub fn folder() -> PathBuf {
+    if let Some(folder) = std::env::var_os(FOLDER_VAR) {
+        return folder.into();
+    }
+    let run_lock = Path::new("/run/lock");
+    match run_lock.is_dir() {
+        true => run_lock.to_owned(),
+        false => std::env::temp_dir(),
+    }
+}
+
+/// The lock of the GPU `uuid` (see `cuda_kernels::Gpu::uuid`) in `folder`, made with its
+/// profiler's lock beside it where missing. Every user may read them, whatever this one's umask:
+/// a turn is taken on a lock opened for reading ([`crate::supervise::take_turn`]).
+pub fn gpu_lock(folder: &Path, uuid: &str) -> Result<PathBuf, String> {
+    let lock = folder.join(format!("bank-conflicts-{uuid}.lock"));
+    for file in [lock.clone(), profiler_lock(&lock)] {
+        let made = match fs::OpenOptions::new().write(true).create_new(true).open(&file) {
+            Ok(made) => made.set_permissions(fs::Permissions::from_mode(0o644)),
+            Err(error) if error.kind() == io::ErrorKind::AlreadyExists => Ok(()),
+            Err(error) => Err(error),
+        };
+        made.map_err(|error| {
+            format!(
+                "cannot make the GPU's lock {}: {error}; set {FOLDER_VAR} to a folder that everyone who uses \
+                 this GPU may write to",
+                file.display()
+            )
+        })?;
+    }
+    Ok(lock)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::supervise::take_turn;
+
+    #[test]
+    fn a_gpus_locks_are_one_pair_readable_by_all_and_made_once() {
+        let folder = tempfile::tempdir().unwrap();
+        let uuid = "GPU-8f2a015c-9e3b-4d70-a116-02ff00c45d9b";
+        let lock = gpu_lock(folder.path(), uuid).unwrap();
+        assert_eq!(lock, folder.path().join(format!("bank-conflicts-{uuid}.lock")));
+        for file in [&lock, &profiler_lock(&lock)] {
+            assert_eq!(fs::metadata(file).unwrap().permissions().mode() & 0o777, 0o644, "{}", file.display());
+        }
+        // Made by another user: this one may only read it, which is enough to take a turn.
+        for file in [&lock, &profiler_lock(&lock)] {
+            fs::set_permissions(file, fs::Permissions::from_mode(0o444)).unwrap();
+        }
+        assert_eq!(gpu_lock(folder.path(), uuid).unwrap(), lock, "the same lock for every grade and check");
+        drop(take_turn(&lock, &folder.path().join("turn")).unwrap());
+
+        let error = gpu_lock(&folder.path().join("missing"), uuid).unwrap_err();
+        assert!(
+            error.contains("No such file")
+                && error
+                    .ends_with(&format!("set {FOLDER_VAR} to a folder that everyone who uses this GPU may write to")),
+            "{error}"
+        );
+    }
+}
