@@ -300,3 +300,35 @@ fn a_launch_that_changes_its_input_is_caught_inside_it_or_past_its_end() {
         assert_eq!(outcome, exercises::check::CheckOutcome::Incorrect { input, detail: detail.into() }, "{write}");
     }
 }
+
+/// What a kernel prints never reaches the counters: Nsight Compute's own output is read apart from
+/// the profiled program's. Here the conflicted starter's first thread of each block prints a CSV
+/// header that swaps the labels of `Metric Value` and `Context`: read from the same stream as
+/// Nsight Compute's page, every counter would become the context's number (1), and the starter
+/// would meet the wavefront requirement.
+#[test]
+fn a_kernel_that_prints_a_counters_header_is_still_measured_by_its_own_counters() {
+    if !gpu_suite_runs("grading") {
+        return;
+    }
+    let _gpu = ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let (manifest, starter) = starter_of("transpose-swizzle");
+    let exercise = manifest.exercise("transpose-swizzle").unwrap();
+    let body = "    return row * TILE + column;";
+    let forged = r#"    if (row + column + threadIdx.x + threadIdx.y == 0) {
+        printf("\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Metric Value\",\"Stream\",\"Block Size\",\"Grid Size\",\"Device\",\"CC\",\"Section Name\",\"Metric Name\",\"Metric Unit\",\"Context\"\n");
+    }"#;
+    let text = starter.text.replace(body, &format!("{forged}\n{body}"));
+    assert_ne!(text, starter.text);
+    assert!(exercises::learner_file::validate(exercise, &starter.text, text.as_bytes()).is_ok(), "a valid part");
+    let folder = tempfile::tempdir().unwrap();
+    let file = folder.path().join("exercise.cu");
+    std::fs::write(&file, text).unwrap();
+    let (code, out) =
+        xtask(&["exercise", "transpose-swizzle", "--file", file.to_str().unwrap(), "--time-limit", "300"]);
+    assert_eq!(code, Some(1), "the starter still fails:\n{out}");
+    let load =
+        out.lines().find(|line| line.contains("shared load wavefronts per request")).expect("the requirement's row");
+    assert!(load.contains('✗') && !load.contains("┆ 1 "), "measured by its own counters: {load}\n{out}");
+    assert!(!out.contains("Note: Conflicts judged by timing"), "the counters were read:\n{out}");
+}
