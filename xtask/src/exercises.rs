@@ -239,7 +239,11 @@ fn check_once(
     };
     let mut checker = checker(options.time_limit)?;
     // The check takes its GPU in turn with any grade or other check on it (a lab's shared GPU).
-    checker.gpu_lock = Some(host_lock(&uuids[0], options.time_limit, 1 + OTHERS_ON_THE_HOST)?);
+    let (lock, wait) = host_lock(&uuids[0], options.time_limit, 1 + OTHERS_ON_THE_HOST)?;
+    if host_locks::in_use(&lock) {
+        writeln!(out, "The GPU ({}) is in use by a grade or another check: yours waits for its turn.", uuids[0])?;
+    }
+    checker.gpu_lock = Some((lock, wait));
     let verdict =
         with_spinner(&format!("checking {shown}"), || Ok(judge(exercise, &checker.check(exercise, &file, &shown))))?;
     if path == exercises::learner_copy_path(manifest, exercise) {

@@ -49,6 +49,18 @@ pub fn gpu_lock(folder: &Path, uuid: &str) -> Result<PathBuf, String> {
     Ok(lock)
 }
 
+/// Whether another process holds the GPU lock `lock` or its profiler's right now (a grade, or
+/// another learner's check): a check would wait for its turn.
+pub fn in_use(lock: &Path) -> bool {
+    use std::os::fd::AsRawFd;
+    [lock.to_owned(), profiler_lock(lock)].iter().any(|file| {
+        let Ok(file) = fs::File::open(file) else { return false };
+        // SAFETY: flock on a file descriptor this closure owns; it does not wait, and the lock, if
+        // taken, goes with the file.
+        unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) != 0 }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -68,7 +80,14 @@ mod tests {
             fs::set_permissions(file, fs::Permissions::from_mode(0o444)).unwrap();
         }
         assert_eq!(gpu_lock(folder.path(), uuid).unwrap(), lock, "the same lock for every grade and check");
-        drop(take_turn(&lock, &folder.path().join("turn")).unwrap());
+        assert!(!in_use(&lock), "nobody holds it");
+        let turn = take_turn(&profiler_lock(&lock), &folder.path().join("turn")).unwrap();
+        assert!(in_use(&lock), "a profile holds the GPU's profiler");
+        drop(turn);
+        let turn = take_turn(&lock, &folder.path().join("turn")).unwrap();
+        assert!(in_use(&lock), "a check holds the GPU");
+        drop(turn);
+        assert!(!in_use(&lock));
 
         let error = gpu_lock(&folder.path().join("missing"), uuid).unwrap_err();
         assert!(
