@@ -15,16 +15,21 @@ use crate::protocol::profiler_lock;
 pub const FOLDER_VAR: &str = "BANK_CONFLICTS_LOCKS";
 
 /// The folder of the host's GPU locks: `$BANK_CONFLICTS_LOCKS`, else `/run/lock` (Linux's folder
-/// for lock files, open to every user), else the temporary folder.
+/// for lock files) where every user may write to it, else `/tmp`.
 pub fn folder() -> PathBuf {
-    if let Some(folder) = std::env::var_os(FOLDER_VAR) {
-        return folder.into();
+    match std::env::var_os(FOLDER_VAR) {
+        Some(folder) => folder.into(),
+        None => first_open_to_all(&[Path::new("/run/lock"), Path::new("/tmp")]),
     }
-    let run_lock = Path::new("/run/lock");
-    match run_lock.is_dir() {
-        true => run_lock.to_owned(),
-        false => std::env::temp_dir(),
-    }
+}
+
+/// The first of `folders` that every user may write to (on some systems `/run/lock` is root's
+/// alone), else the last: chosen by the folders' modes, never by who asks, so that every user of
+/// the host finds the same locks (a user's own `TMPDIR` would not do).
+fn first_open_to_all(folders: &[&Path]) -> PathBuf {
+    let open_to_all =
+        |folder: &&&Path| fs::metadata(folder).is_ok_and(|m| m.is_dir() && m.permissions().mode() & 0o002 != 0);
+    folders.iter().find(open_to_all).or(folders.last()).map_or_else(PathBuf::new, |folder| folder.to_path_buf())
 }
 
 /// The lock of the GPU `uuid` (see `cuda_kernels::Gpu::uuid`) in `folder`, made with its
@@ -65,6 +70,17 @@ pub fn in_use(lock: &Path) -> bool {
 mod tests {
     use super::*;
     use crate::supervise::take_turn;
+
+    #[test]
+    fn the_locks_folder_is_the_first_every_user_may_write_to() {
+        let (root_only, open) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        fs::set_permissions(root_only.path(), fs::Permissions::from_mode(0o755)).unwrap();
+        fs::set_permissions(open.path(), fs::Permissions::from_mode(0o1777)).unwrap();
+        let missing = open.path().join("missing");
+        assert_eq!(first_open_to_all(&[root_only.path(), open.path()]), open.path());
+        assert_eq!(first_open_to_all(&[&missing, open.path(), root_only.path()]), open.path());
+        assert_eq!(first_open_to_all(&[&missing, root_only.path()]), root_only.path(), "else the last");
+    }
 
     #[test]
     fn a_gpus_locks_are_one_pair_readable_by_all_and_made_once() {
