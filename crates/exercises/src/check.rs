@@ -23,7 +23,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::{
     diagnostics,
-    harness::{CheckSize, Expectation, Expected, HostInput, InputWatch, Run, TimedData, Verifier, compare},
+    harness::{
+        CheckKernels, CheckSize, Expectation, Expected, HostInput, InputWatch, Run, TimedData, Verifier, compare,
+    },
     learner_file::LearnerFile,
     manifest::{Exercise, Harness, Input, Manifest},
     protocol::{BatchFiles, GPU_TURN_MARKER, Launches, PROFILER_TURN_MARKER, profiler_lock, session_end, write_whole},
@@ -350,15 +352,16 @@ pub fn check(
     let harness = &exercise.harness;
     let timed_data = timed_data(exercise);
     let prepared = compile_file(&gpu, manifest, &exercise.starter, &exercise.entry)
-        .and_then(|starter| Ok((starter, Expectation::new(&gpu, timed_data.clone(), exercise.tolerance)?)));
-    let (starter, expectation) = match prepared {
+        .and_then(|starter| Ok((starter, CheckKernels::load(&gpu)?)));
+    let (starter, check_kernels) = match prepared {
         Ok(prepared) => prepared,
         Err(e) => {
             return CheckOutcome::CouldNotCheck {
-                reason: diagnostics::scrub(&format!("the starter, or the timed check's answer: {e}")),
+                reason: diagnostics::scrub(&format!("the starter, or the grader's own kernels: {e}")),
             };
         }
     };
+    let expectation = Expectation::new(&check_kernels, timed_data.clone(), exercise.tolerance);
     // Every buffer is made and filled before the turn, which is kept for the launches: other
     // checks' uploads then overlap this GPU's timing rather than wait in line with it.
     let (checked_module, checked) = kernels.recorded.as_ref().unwrap_or(&kernels.submission);
@@ -373,14 +376,21 @@ pub fn check(
     let mut correctness_runs = Vec::with_capacity(exercise.inputs.len());
     for &input in &exercise.inputs {
         let data = harness.input(input, CheckSize::Check);
-        match Run::new(&gpu, checked, harness, CheckSize::Check, &data).and_then(|run| Ok((run.watch_input()?, run))) {
+        let watched = Run::new(&gpu, checked, harness, CheckSize::Check, &data)
+            .and_then(|run| Ok((run.watch_input(&check_kernels)?, run)));
+        match watched {
             Ok((watch, run)) => correctness_runs.push((input, data, run, watch)),
             Err(error) => return CheckOutcome::Crashed { detail: format!("on the {input} input: {error}") },
         }
     }
-    let timed_runs =
-        TimedRuns::new(&gpu, harness, [&kernels.submission.1, &kernels.reference, &starter], &timed_data.input)
-            .and_then(|runs| Ok((runs, expectation.upload(&gpu)?)));
+    let timed_runs = TimedRuns::new(
+        &gpu,
+        harness,
+        [&kernels.submission.1, &kernels.reference, &starter],
+        &timed_data.input,
+        &check_kernels,
+    )
+    .and_then(|runs| Ok((runs, expectation.upload(&gpu)?)));
     let (mut timed_runs, verifier) = match timed_runs {
         Ok(prepared) => prepared,
         Err(error) => {
@@ -756,11 +766,12 @@ impl<'g> TimedRuns<'g> {
         harness: &Harness,
         [submission, reference, starter]: [&CudaFunction; 3],
         data: &HostInput,
+        check_kernels: &CheckKernels,
     ) -> Result<TimedRuns<'g>, GpuError> {
         // The input crosses from the host once; the others' copies are made on the GPU.
         let submission = Run::new(gpu, submission, harness, CheckSize::Timed, data)?;
         let (reference, starter) = (submission.alongside(reference)?, submission.alongside(starter)?);
-        let input = submission.watch_input()?;
+        let input = submission.watch_input(check_kernels)?;
         Ok(TimedRuns { runs: [submission, reference, starter], input })
     }
 

@@ -403,6 +403,22 @@ extern "C" __global__ void checksum(const unsigned* words, unsigned long long n,
 }
 "#;
 
+/// [`CHECK_KERNELS`] loaded, once for all of a check's runs and its verifier.
+pub struct CheckKernels {
+    first_difference: CudaFunction,
+    checksum: CudaFunction,
+}
+
+impl CheckKernels {
+    pub fn load(gpu: &Gpu) -> Result<CheckKernels, GpuError> {
+        let module = gpu.module_from_text("check_kernels.cu", CHECK_KERNELS)?;
+        Ok(CheckKernels {
+            first_difference: module.function("first_difference")?,
+            checksum: module.function("checksum")?,
+        })
+    }
+}
+
 /// How the grader's kernels are launched: enough blocks to fill an H100 several times over.
 const CHECK_LAUNCH: LaunchConfig = LaunchConfig { grid_dim: (1024, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
 
@@ -419,7 +435,7 @@ pub struct Verifier<'g> {
 }
 
 /// A [`Verifier`]'s CPU side, made before the GPU is needed: the timed data and, for words, the
-/// compiled checksum kernel.
+/// checksum kernel.
 pub struct Expectation {
     data: Arc<TimedData>,
     tolerance: f64,
@@ -427,12 +443,9 @@ pub struct Expectation {
 }
 
 impl Expectation {
-    pub fn new(gpu: &Gpu, data: Arc<TimedData>, tolerance: f64) -> Result<Expectation, GpuError> {
-        let checksum = match data.checksum {
-            Some(_) => Some(gpu.function_from_text("check_kernels.cu", CHECK_KERNELS, "checksum")?),
-            None => None,
-        };
-        Ok(Expectation { data, tolerance, checksum })
+    pub fn new(kernels: &CheckKernels, data: Arc<TimedData>, tolerance: f64) -> Expectation {
+        let checksum = data.checksum.map(|_| kernels.checksum.clone());
+        Expectation { data, tolerance, checksum }
     }
 
     /// The verifier, with the word its checksum kernel adds up into.
@@ -697,9 +710,10 @@ impl<'g> Run<'g> {
         }
     }
 
-    /// Its inputs as they are now, to be compared after its launches ([`Run::changed_input`]).
-    pub fn watch_input(&self) -> Result<InputWatch, GpuError> {
-        let compare = self.gpu.function_from_text("check_kernels.cu", CHECK_KERNELS, "first_difference")?;
+    /// Its inputs as they are now, to be compared after its launches ([`Run::changed_input`]) by
+    /// `kernels`' comparison.
+    pub fn watch_input(&self, kernels: &CheckKernels) -> Result<InputWatch, GpuError> {
+        let compare = kernels.first_difference.clone();
         let before =
             self.inputs().iter().map(|(words, _)| self.gpu.stream().clone_dtod(words)).collect::<Result<_, _>>()?;
         Ok(InputWatch { compare, before, first: self.gpu.upload(&[u64::MAX])? })
