@@ -9,7 +9,7 @@
 use std::{
     collections::BTreeMap,
     env,
-    ffi::OsString,
+    ffi::{OsStr, OsString},
     fs,
     path::{Path, PathBuf},
     process::Command,
@@ -365,17 +365,9 @@ impl Ncu {
         // read it (0.8 s less at the end of a grading session), into a file of its own: what the
         // program prints (a kernel's printf) never mixes with it.
         let log = temporary_path(".csv");
-        let output = Command::new(&self.path)
-            .args(["--clock-control", "none", "--target-processes", "all", "--csv", "--print-units", "base"])
-            .args(DETAILS_PAGE)
-            .arg("--metrics")
-            .arg(metrics.join(","))
-            .arg("--log-file")
-            .arg(&log)
-            .arg(&command.program)
-            .args(&command.args)
-            .output()
-            .map_err(|e| self.not_started(e));
+        let page = ["--csv", "--print-units", "base"].iter().chain(DETAILS_PAGE).map(OsStr::new);
+        let options: Vec<&OsStr> = page.chain([OsStr::new("--log-file"), log.as_os_str()]).collect();
+        let output = self.profiling(command, &metrics, &options).output().map_err(|e| self.not_started(e));
         let printed = fs::read_to_string(&log).unwrap_or_default();
         let _ = fs::remove_file(&log);
         succeeded(&output?, &printed)?;
@@ -389,18 +381,9 @@ impl Ncu {
         metrics: &[&str],
         pages: [&[&str]; N],
     ) -> Result<[String; N], NcuUnavailable> {
-        let (program, args) = (&command.program, &command.args);
         let report = temporary_path("");
-        let profiled = self.run(
-            Command::new(&self.path)
-                .args(["--clock-control", "none", "--target-processes", "all", "--force-overwrite"])
-                .arg("--metrics")
-                .arg(metrics.join(","))
-                .arg("--export")
-                .arg(&report)
-                .arg(program)
-                .args(args),
-        );
+        let options = [OsStr::new("--force-overwrite"), OsStr::new("--export"), report.as_os_str()];
+        let profiled = self.run(&mut self.profiling(command, metrics, &options));
         let file = report.with_extension("ncu-rep");
         let read = profiled.and_then(|()| {
             let mut texts = Vec::with_capacity(N);
@@ -419,6 +402,18 @@ impl Ncu {
         });
         let _ = fs::remove_file(&file);
         read
+    }
+
+    /// ncu collecting `metrics` from every launch of `command` and the processes it starts, at the
+    /// clocks the GPU runs at; `options` say where the results go.
+    fn profiling(&self, command: &SelfCommand, metrics: &[&str], options: &[&OsStr]) -> Command {
+        let mut ncu = Command::new(&self.path);
+        ncu.args(["--clock-control", "none", "--target-processes", "all", "--metrics"])
+            .arg(metrics.join(","))
+            .args(options)
+            .arg(&command.program)
+            .args(&command.args);
+        ncu
     }
 
     /// Runs an ncu command to completion, turning its failures into reasons.
@@ -702,6 +697,28 @@ mod tests {
         );
         let lines: String = (1..=10).map(|i| format!("line {i}\n\n")).collect();
         assert_eq!(why_it_failed(&lines), (3..=10).map(|i| format!("line {i}")).collect::<Vec<_>>().join("\n"));
+    }
+
+    #[test]
+    fn a_profiling_commands_options_come_before_the_program_it_profiles() {
+        let ncu = Ncu { path: "ncu".into() };
+        let command = SelfCommand { program: "/opt/xtask".into(), args: vec!["--only=1".into()] };
+        let options = [OsStr::new("--log-file"), OsStr::new("page.csv")];
+        let profiling = ncu.profiling(&command, &["a.sum", "b.sum"], &options);
+        let args: Vec<&OsStr> = profiling.get_args().collect();
+        let expected = [
+            "--clock-control",
+            "none",
+            "--target-processes",
+            "all",
+            "--metrics",
+            "a.sum,b.sum",
+            "--log-file",
+            "page.csv",
+            "/opt/xtask",
+            "--only=1",
+        ];
+        assert_eq!(args, expected.map(OsStr::new));
     }
 
     #[test]
