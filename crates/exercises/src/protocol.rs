@@ -156,7 +156,6 @@ impl ChildCommand {
             }
         }
         let [exercise, _, folder, result, only, gpu_lock] = values;
-        let session = role != Role::Check && folder.is_some();
         let gpu_lock = gpu_lock.map(PathBuf::from);
         let launches = match only.as_deref().map(OsStr::as_bytes) {
             None => Launches::All,
@@ -182,13 +181,14 @@ impl ChildCommand {
                 return Err(format!("{command}: the files and results are its requests', not --file or --result"));
             }
             Role::Check => {}
-            _ if session && (!files.is_empty() || result.is_some() || launches != Launches::All) => {
+            // A profile or target with a folder: a session (see `is_session`).
+            _ if folder.is_some() && (!files.is_empty() || result.is_some() || launches != Launches::All) => {
                 return Err(format!(
                     "{command}: a session (--folder=) is given its files batch by batch and writes its result \
                      in its folder: not --file, --result or --only"
                 ));
             }
-            _ if session => {}
+            _ if folder.is_some() => {}
             _ if files.is_empty() => {
                 return Err(format!("{command}: --file=... (or --folder=..., a session) is missing"));
             }
