@@ -403,7 +403,8 @@ extern "C" __global__ void checksum(const unsigned* words, unsigned long long n,
 }
 "#;
 
-/// [`CHECK_KERNELS`] loaded, once for all of a check's runs and its verifier.
+/// The grader's own kernels (`first_difference`, `checksum`) loaded, once for all of a check's
+/// runs and its verifier.
 pub struct CheckKernels {
     first_difference: CudaFunction,
     checksum: CudaFunction,
