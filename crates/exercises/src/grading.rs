@@ -408,6 +408,10 @@ impl Checker {
         command.args(&self.leading_args).args(child.args()).current_dir(work);
         // Temporary files (ncu's reports) in the child's own folder, where its sandbox may write.
         command.env("TMPDIR", work);
+        // One hardware work queue (CUDA makes eight): a check launches on one stream, and sixteen
+        // check processes starting at once on four H100s made their contexts in 0.8 s instead of
+        // 1.8 to 3.0 s (host-limits/four-h100.txt, item 11).
+        command.env("CUDA_DEVICE_MAX_CONNECTIONS", "1");
         if let Some(device) = &self.device {
             command.env("CUDA_VISIBLE_DEVICES", device);
         }
@@ -2040,6 +2044,20 @@ mod tests {
             log = log.display()
         );
         shell_checker(&script, seconds)
+    }
+
+    #[test]
+    fn a_check_process_sees_its_gpu_alone_with_one_work_queue() {
+        let dir = tempfile::tempdir().unwrap();
+        let seen = dir.path().join("environment");
+        let body = format!(
+            r#"echo "$CUDA_VISIBLE_DEVICES $CUDA_DEVICE_MAX_CONNECTIONS" > '{}'; echo '{{"outcome":"incorrect","input":"random","detail":"-"}}' > "$r""#,
+            seen.display()
+        );
+        let checker = Checker { device: Some("2".into()), ..serving_checker(&dir.path().join("pids"), &body, 60) };
+        let file = LearnerFile { text: "x".into(), region: (1, 1) };
+        checker.check(&transpose(), &file, "a.cu");
+        assert_eq!(fs::read_to_string(&seen).unwrap(), "2 1\n");
     }
 
     #[test]
