@@ -988,6 +988,19 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
             ),
         );
     }
+    // Shared memory holds what the last block on its multiprocessor left there, from this launch
+    // or an earlier one (the reference's, another file's): a `__shared__` variable that only the
+    // part reads would hand it leftovers. A kernel's tile, declared at the part's own level, is
+    // filled by the code after it.
+    if let Some(shared) = own_shared_variable(&expanded, inside_function) {
+        return problem(
+            shared.line,
+            "`__shared__` here declares shared memory that only your part reads, which holds whatever the last \
+             block on that multiprocessor left there, from this launch or an earlier one: compute from the \
+             arguments, keep values in locals or `constexpr` constants, and a table in `__constant__ const` memory"
+                .into(),
+        );
+    }
     Ok(region)
 }
 
@@ -1725,6 +1738,16 @@ fn spelled_out_space(code: &[Token]) -> Option<&Token> {
     })
 }
 
+/// The first `__shared__` in `code` (a part's tokens) that declares a variable of the part's own:
+/// anywhere in a part outside a function (`inside_function` false), and inside a body of the
+/// part's (a function's, a lambda's, a block's) in a part within a kernel.
+fn own_shared_variable(code: &[Token], inside_function: bool) -> Option<&Token> {
+    code.iter()
+        .enumerate()
+        .find(|&(at, t)| t.text == "__shared__" && (!inside_function || depth(&code[..at]) > 0))
+        .map(|(_, t)| t)
+}
+
 /// Open braces at the end of `tokens`.
 fn depth(tokens: &[Token]) -> i64 {
     tokens.iter().fold(0, |depth, t| match (t.kind, t.text.as_str()) {
@@ -2055,6 +2078,10 @@ mod tests {
             ("__device__ unsigned seen;\nint f() { return 0; }", "`__device__` here keeps a variable"),
             ("__device__ const unsigned seen = 0;\nint f() { return 0; }", "`__device__` here keeps a variable"),
             ("int f() { static const unsigned k = 1; return k; }", "`static` here keeps a variable"),
+            ("int f() { volatile __shared__ unsigned left; return left; }", "`__shared__` here declares"),
+            ("__shared__ unsigned left[2];\nint f() { return left[1]; }", "`__shared__` here declares"),
+            ("extern __shared__ unsigned left[];\nint f() { return left[0]; }", "`__shared__` here declares"),
+            ("#define KEPT __shared__\nint f() { KEPT unsigned left; return left; }", "`__shared__` here declares"),
             ("int f() { unsigned* p = new unsigned; return *p; }", "memory from the device's heap"),
             ("int f(const unsigned* a) { unsigned* b; memcpy(&b, &a, 8); return *b; }", "copying bytes"),
             ("int f(unsigned* a) { return __cvta_generic_to_global(a) != 0; }", "converting addresses"),
@@ -2392,6 +2419,8 @@ mod tests {
             ("struct T { __device__ unsigned operator[](unsigned i) const { return i; } };", "an operator of yours"),
             ("struct T { __device__ operator unsigned() const { return 1; } };", "an operator of yours"),
             ("static unsigned seen;", "`static` here keeps a variable"),
+            ("auto left = [] { volatile __shared__ unsigned w; return w; };", "`__shared__` here declares"),
+            ("{ __shared__ unsigned w[2]; v = w[1]; }", "`__shared__` here declares"),
             ("#define SAME(x) x\nSAME(SAME(const uint3 threadIdx = {};))", "this declares `threadIdx`"),
             ("const uint3 __attribute((unused)) threadIdx = {};", "this declares `threadIdx`"),
         ] {
@@ -2454,6 +2483,7 @@ mod tests {
             "unsigned (*pick)(unsigned) = {}; unsigned w = 2 * 3;",
             "static_assert(1 + 1 == 2, \"arithmetic\");",
             "static __device__ unsigned twice(uint3);",
+            "__shared__ unsigned staged[32];",
             "if (v > 2) printf(\"v is %u\\n\", v);",
         ] {
             let with = kernel_region.replace("unsigned v = 1;", &format!("{helper}\nunsigned v = 1;"));
