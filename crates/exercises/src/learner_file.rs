@@ -107,7 +107,7 @@ pub fn validate(exercise: &Exercise, starter: &str, bytes: &[u8]) -> Result<Lear
     if bytes.len() > MAX_FILE_BYTES {
         return Err(Invalid::TooLarge(bytes.len()));
     }
-    let text = tokens::normalize(bytes).ok_or(Invalid::NotText)?;
+    let text = without_if_0_groups(tokens::normalize(bytes).ok_or(Invalid::NotText)?);
     let lines: Vec<&str> = text.lines().collect();
     let markers = (marker_line(&lines, EDIT_BELOW), marker_line(&lines, EDIT_ABOVE));
     let kernels = kernels(&text);
@@ -165,6 +165,37 @@ pub fn validate(exercise: &Exercise, starter: &str, bytes: &[u8]) -> Result<Lear
     outside(&yours.before, 0, &theirs.before, 0)?;
     outside(&yours.after, yours.after_start, &theirs.after, theirs.after_start)?;
     Ok(LearnerFile { text: text.clone(), region })
+}
+
+/// `text` with each `#if 0` group of its region, from the `#if 0` line to the `#endif` that is the
+/// next directive, made empty lines: the compiler skips those lines, so a learner may keep an old
+/// version there, and the checks and the compiler both read the text without it (this text is
+/// the one compiled). A group with another directive inside, or not closed in the region, stays
+/// for the checks to refuse.
+fn without_if_0_groups(text: String) -> String {
+    let groups: Vec<(usize, usize)> = {
+        let Some(parts) = parts(&text) else { return text };
+        let Ok(tokens) = tokens::tokenize(&parts.region, parts.region_start + 1) else { return text };
+        let directives: Vec<(usize, &str)> = tokens::directives(&tokens).collect();
+        directives
+            .windows(2)
+            .filter_map(|pair| {
+                let [(open, "if"), (close, "endif")] = pair else { return None };
+                let condition = &tokens::directive_tokens(&tokens, *open)[2..];
+                let closing = tokens::directive_tokens(&tokens, *close);
+                (matches!(condition, [zero] if zero.text == "0") && closing.len() == 2)
+                    .then(|| (tokens[*open].line, closing[1].line))
+            })
+            .collect()
+    };
+    if groups.is_empty() {
+        return text;
+    }
+    let skipped = |line: usize| groups.iter().any(|&(first, last)| (first..=last).contains(&line));
+    let kept: Vec<&str> =
+        text.lines().enumerate().map(|(index, line)| if skipped(index + 1) { "" } else { line }).collect();
+    let ending = if text.ends_with('\n') { "\n" } else { "" };
+    format!("{}{ending}", kept.join("\n"))
 }
 
 fn lex_line(error: &LexError) -> usize {
@@ -634,13 +665,15 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
                         }
                     }
                     // The checks read every line of the part, the compiler only those whose
-                    // condition holds: a `{` or a `struct` under `#if 0` would hide what is compiled.
+                    // condition holds: a `{` or a `struct` under `#if 1` would hide what is compiled.
+                    // (`#if 0` groups are gone by now: see `without_if_0_groups`.)
                     "if" | "ifdef" | "ifndef" | "elif" | "else" | "elifdef" | "elifndef" | "endif" => {
                         return problem(
                             line,
                             format!(
                                 "`#{name}` is not accepted in your part: the checks read all of its lines, the \
-                                 compiler only those whose condition holds; keep the one version you mean"
+                                 compiler only those whose condition holds; keep the one version you mean (an old \
+                                 one may stay between `#if 0` and `#endif`, with no other directive between them)"
                             ),
                         );
                     }
@@ -2023,6 +2056,24 @@ mod tests {
     }
 
     #[test]
+    fn an_old_version_under_if_0_is_no_code_for_the_checks_or_the_compiler() {
+        let old = "#if 0 // the first try\nint f() { return 1; } }\n#endif\nint f() { return 0; }\n#if 0\n/* } */ int g();\n#endif";
+        let file = check(&STARTER.replace("int f() { return 0; }", old)).unwrap();
+        assert_eq!(file.region, (4, 10));
+        assert_eq!(file.region_text(), "\n\n\nint f() { return 0; }\n\n\n", "the groups' lines, emptied");
+        assert_eq!(file.text.lines().count(), STARTER.lines().count() + 6, "every line keeps its number");
+        assert!(file.text.ends_with("}\n"));
+        // What the compiler might read otherwise (an unclosed literal's quote) is no group.
+        let quote = STARTER.replace("int f() { return 0; }", "#if 0\nit's\n#endif\nint f() { return 0; }");
+        assert!(
+            matches!(check(&quote), Err(Invalid::Region { problem, .. }) if problem.contains("literal is not closed"))
+        );
+        // Outside the region, `#if 0` is the starter's text or a change to it.
+        let outside = STARTER.replace("// top\n", "#if 0\n#endif\n");
+        assert!(matches!(check(&outside), Err(Invalid::ChangedOutside { .. })));
+    }
+
+    #[test]
     fn the_region_cannot_reach_beyond_itself() {
         for (region, expected) in [
             ("}\nint g() {", "`}` closes a `{` opened outside your part"),
@@ -2045,6 +2096,11 @@ mod tests {
             ("#define load(a, b) 0\n#include \"shared_load.cuh\"", "`#define load` changes a name"),
             ("#if 0", "`#if` is not accepted in your part"),
             ("#endif", "`#endif` is not accepted in your part"),
+            ("#if 1\nint f() { return 0; }\n#endif", "`#if` is not accepted in your part"),
+            ("#if 0\nint g();\n#else\nint f() { return 0; }\n#endif", "`#if` is not accepted in your part"),
+            ("#if 0\n#include \"/etc/passwd\"\n#endif\nint f() { return 0; }", "`#if` is not accepted in your part"),
+            ("#if 0\n#if 0\n#endif\n#endif\nint f() { return 0; }", "`#if` is not accepted in your part"),
+            ("#if 0\n{\n#endif\n}\nint f() { return 0; }", "`}` closes a `{` opened outside your part"),
             ("#define struct", "`#define struct` changes a word of C++"),
             ("#define if", "`#define if` changes a word of C++"),
             ("#line 1 \"/etc/passwd\"", "`#line` changes"),
