@@ -745,7 +745,11 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
     let Ok(expanded) = tokens::expanded(&tokens) else {
         return problem(
             first_line,
-            format!("your part's macros expand to more than {} tokens: write the code out", tokens::EXPANSION_LIMIT),
+            format!(
+                "your part's macros take more than {} steps to expand (each token made, and more for calls \
+                 nested in calls and macros chained to macros): write the code out",
+                tokens::EXPANSION_LIMIT
+            ),
         );
     };
     if inside_function
@@ -1775,19 +1779,26 @@ fn spelled_out_space(code: &[Token]) -> Option<&Token> {
 /// anywhere in a part outside a function (`inside_function` false), and inside a body of the
 /// part's (a function's, a lambda's, a block's) in a part within a kernel.
 fn own_shared_variable(code: &[Token], inside_function: bool) -> Option<&Token> {
-    code.iter()
-        .enumerate()
-        .find(|&(at, t)| t.text == "__shared__" && (!inside_function || depth(&code[..at]) > 0))
-        .map(|(_, t)| t)
+    let mut open = 0;
+    code.iter().find(|t| {
+        let own = t.text == "__shared__" && (!inside_function || open > 0);
+        open += brace_step(t);
+        own
+    })
 }
 
 /// Open braces at the end of `tokens`.
 fn depth(tokens: &[Token]) -> i64 {
-    tokens.iter().fold(0, |depth, t| match (t.kind, t.text.as_str()) {
-        (Kind::Punct, "{") => depth + 1,
-        (Kind::Punct, "}") => depth - 1,
-        _ => depth,
-    })
+    tokens.iter().map(brace_step).sum()
+}
+
+/// What `token` does to the count of open braces.
+fn brace_step(token: &Token) -> i64 {
+    match (token.kind, token.text.as_str()) {
+        (Kind::Punct, "{") => 1,
+        (Kind::Punct, "}") => -1,
+        _ => 0,
+    }
 }
 
 /// The index of the one line that is `marker` (whatever its indent); `None` if there is none or

@@ -409,8 +409,11 @@ pub fn without_attributes<T: std::borrow::Borrow<Token> + Clone>(code: &[T]) -> 
     kept
 }
 
-/// Tokens an expansion may make at most: a handful of macros that each use the next twice
-/// would otherwise grow without bound.
+/// Steps an expansion may take at most (see [`expand`]): a handful of macros that each use the
+/// next twice, a call nested thousands deep or a chain of thousands of macros would otherwise take
+/// the grader's time and memory without bound (before these steps were counted, a call nested
+/// 5000 deep took 10 s and 4.7 GB to check, a chain of 3000 macros more than 2 minutes and 1.5 GB:
+/// the fixtures `macro-calls-nested-5000-deep` and `macros-chained-3000-long`).
 pub const EXPANSION_LIMIT: usize = 100_000;
 
 /// The code of `tokens` (outside directives) as the compiler reads it after expanding the macros
@@ -456,7 +459,9 @@ type Macros<'a> = std::collections::BTreeMap<&'a str, Definition<'a>>;
 type Hidden = std::rc::Rc<Vec<String>>;
 
 /// `pending` with every macro in it expanded and the result rescanned, each token with the
-/// macros it came from; `made` counts the tokens made, up to [`EXPANSION_LIMIT`].
+/// macros it came from; `made` counts its steps (each token made, each token of an argument read
+/// again to expand it, each name of a list of macros a token came from), up to
+/// [`EXPANSION_LIMIT`], which bounds the time and memory an expansion takes.
 fn expand(
     mut pending: std::collections::VecDeque<(Token, Hidden)>,
     macros: &Macros<'_>,
@@ -492,6 +497,9 @@ fn expand(
         };
         let mut hide = (*hidden).clone();
         hide.push(token.text.clone());
+        // Each name of the list is a step: a chain of macros, each naming the next, makes lists
+        // as long as the chain.
+        spend(made, hide.len())?;
         let hide = Hidden::new(hide);
         let comma =
             || (Token { kind: Kind::Punct, text: ",".into(), line: token.line, after_space: false }, hide.clone());
@@ -515,20 +523,26 @@ fn expand(
                 replacement.push((literal, hide.clone()));
             } else if let Some(at) = parameter(&part.text) {
                 if expanded_arguments[at].is_none() {
-                    expanded_arguments[at] = Some(expand(written(at).into(), macros, made)?);
+                    // An argument is read again to expand it: calls nested in calls (`I(I(I(...)))`)
+                    // read their innermost tokens once per level, which counts as making them.
+                    let argument = written(at);
+                    spend(made, argument.len())?;
+                    expanded_arguments[at] = Some(expand(argument.into(), macros, made)?);
                 }
                 let argument = expanded_arguments[at].as_ref().expect("just expanded");
+                spend(made, argument.iter().map(|(_, own)| own.len() + hide.len()).sum())?;
                 replacement.extend(argument.iter().map(|(t, own)| {
+                    // Each name once: nested calls would otherwise double the lists at each level.
                     let mut hidden = (**own).clone();
-                    hidden.extend(hide.iter().cloned());
+                    hidden.extend(hide.iter().filter(|name| !own.contains(name)).cloned());
                     (Token { line: token.line, ..t.clone() }, Hidden::new(hidden))
                 }));
             } else {
                 replacement.push((Token { line: token.line, ..part.clone() }, hide.clone()));
             }
         }
-        *made += replacement.len();
-        if *made > EXPANSION_LIMIT || out.len() + pending.len() + replacement.len() > EXPANSION_LIMIT {
+        spend(made, replacement.len())?;
+        if out.len() + pending.len() + replacement.len() > EXPANSION_LIMIT {
             return Err(EXPANSION_LIMIT);
         }
         for token in replacement.into_iter().rev() {
@@ -536,6 +550,15 @@ fn expand(
         }
     }
     Ok(out)
+}
+
+/// Adds `steps` to `made`: `Err` past [`EXPANSION_LIMIT`].
+fn spend(made: &mut usize, steps: usize) -> Result<(), usize> {
+    *made = made.saturating_add(steps);
+    match *made > EXPANSION_LIMIT {
+        true => Err(EXPANSION_LIMIT),
+        false => Ok(()),
+    }
 }
 
 /// A macro call's arguments, each token with what it carries, and what its `)` carries.
@@ -683,6 +706,14 @@ mod tests {
         assert_eq!(lines, [3, 3, 3, 3], "an expansion keeps its use's line");
         let doubling: String = (1..24).map(|k| format!("#define A{k} A{} A{}\n", k - 1, k - 1)).collect();
         assert_eq!(expanded_text(&format!("#define A0 x\n{doubling}A23")), Err(EXPANSION_LIMIT));
+        // Few tokens made, many steps: a call nested 2000 deep reads its argument at each level, a
+        // chain of 2000 macros makes lists of 2000 names.
+        let nested = format!("#define I(x) x\n{}0{}", "I(".repeat(2000), ")".repeat(2000));
+        assert_eq!(expanded_text(&nested), Err(EXPANSION_LIMIT));
+        let chain: String = (0..2000).map(|k| format!("#define X{k} F(X{})\n", k + 1)).collect();
+        assert_eq!(expanded_text(&format!("#define F(a) a\n{chain}#define X2000 0\nF(X0)")), Err(EXPANSION_LIMIT));
+        let short = format!("#define I(x) x\n{}0{}", "I(".repeat(20), ")".repeat(20));
+        assert_eq!(expanded_text(&short).map(|words| words.len()), Ok(1), "twenty deep is still code");
     }
 
     fn texts(source: &str) -> Vec<String> {
