@@ -460,7 +460,7 @@ type Hidden = std::rc::Rc<Vec<String>>;
 
 /// `pending` with every macro in it expanded and the result rescanned, each token with the
 /// macros it came from; `made` counts its steps (each token made, each token of an argument read
-/// again to expand it, each name of a list of macros a token came from), up to
+/// again to expand it or to make it a string, each name of a list of macros a token came from), up to
 /// [`EXPANSION_LIMIT`], which bounds the time and memory an expansion takes.
 fn expand(
     mut pending: std::collections::VecDeque<(Token, Hidden)>,
@@ -517,7 +517,10 @@ fn expand(
                 && let Some(at) = body.peek().and_then(|next| parameter(&next.text))
             {
                 body.next();
-                let text = written(at).iter().map(|(t, _)| t.text.as_str()).collect::<Vec<_>>().join(" ");
+                // Each token the string is made of is a step, at each `#`.
+                let argument = written(at);
+                spend(made, argument.len())?;
+                let text = argument.iter().map(|(t, _)| t.text.as_str()).collect::<Vec<_>>().join(" ");
                 let literal =
                     Token { kind: Kind::Literal, text: format!("{text:?}"), line: token.line, after_space: true };
                 replacement.push((literal, hide.clone()));
@@ -712,6 +715,8 @@ mod tests {
         assert_eq!(expanded_text(&nested), Err(EXPANSION_LIMIT));
         let chain: String = (0..2000).map(|k| format!("#define X{k} F(X{})\n", k + 1)).collect();
         assert_eq!(expanded_text(&format!("#define F(a) a\n{chain}#define X2000 0\nF(X0)")), Err(EXPANSION_LIMIT));
+        let strings = format!("#define S(...) {}\nS({})", "#__VA_ARGS__ ".repeat(200), ["a"; 1000].join(","));
+        assert_eq!(expanded_text(&strings), Err(EXPANSION_LIMIT), "an argument made a string 200 times");
         let short = format!("#define I(x) x\n{}0{}", "I(".repeat(20), ")".repeat(20));
         assert_eq!(expanded_text(&short).map(|words| words.len()), Ok(1), "twenty deep is still code");
     }
