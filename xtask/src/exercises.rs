@@ -132,7 +132,6 @@ fn manifest() -> anyhow::Result<Manifest> {
     Manifest::find().map_err(|e| BadInput(e.to_string()).into())
 }
 
-/// How many GPUs this process sees; `Err(reason)` when checks cannot run here.
 /// The UUID of each GPU this process sees (see `host_locks`), or why there is none to use.
 fn gpus_seen(no_gpu: bool) -> Result<Vec<String>, String> {
     if no_gpu {

@@ -1208,14 +1208,9 @@ fn refused(name: &str, reason: String) -> Row {
 /// runs writing one folder's reports would leave each other's half-written files. Where the
 /// file system cannot lock, the run goes on unlocked.
 pub fn hold_output(out_dir: &Path) -> io::Result<Option<fs::File>> {
-    use std::os::fd::AsRawFd;
     fs::create_dir_all(out_dir)?;
     let lock = fs::OpenOptions::new().create(true).append(true).open(out_dir.join(".grade-lock"))?;
-    // SAFETY: flock on a file descriptor this function owns; it does not wait.
-    if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
-        return Ok(Some(lock));
-    }
-    let error = io::Error::last_os_error();
+    let Err(error) = supervise::lock_exclusively(&lock, false) else { return Ok(Some(lock)) };
     match error.raw_os_error() {
         Some(libc::EWOULDBLOCK) => Ok(None),
         // A file system that cannot lock (Lustre mounted without flock, NFS without its lock

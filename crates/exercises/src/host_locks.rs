@@ -9,7 +9,7 @@ use std::{
     path::{Path, PathBuf},
 };
 
-use crate::protocol::profiler_lock;
+use crate::{protocol::profiler_lock, supervise::lock_exclusively};
 
 /// Names another folder for the host's GPU locks (a host without `/run/lock`, or a test's own).
 pub const FOLDER_VAR: &str = "BANK_CONFLICTS_LOCKS";
@@ -57,13 +57,10 @@ pub fn gpu_lock(folder: &Path, uuid: &str) -> Result<PathBuf, String> {
 /// Whether another process holds the GPU lock `lock` or its profiler's right now (a grade, or
 /// another learner's check): a check would wait for its turn.
 pub fn in_use(lock: &Path) -> bool {
-    use std::os::fd::AsRawFd;
-    [lock.to_owned(), profiler_lock(lock)].iter().any(|file| {
-        let Ok(file) = fs::File::open(file) else { return false };
-        // SAFETY: flock on a file descriptor this closure owns; it does not wait, and the lock, if
-        // taken, goes with the file.
-        unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) != 0 }
-    })
+    // (A lock this takes goes with the file, at once.)
+    [lock.to_owned(), profiler_lock(lock)]
+        .iter()
+        .any(|file| fs::File::open(file).is_ok_and(|file| lock_exclusively(&file, false).is_err()))
 }
 
 #[cfg(test)]

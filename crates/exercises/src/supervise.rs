@@ -291,14 +291,22 @@ impl Drop for Server {
 /// dropped, or the process ends), then writes `marker`, which starts the child's time limit (see
 /// [`Turn`]). The lock exists (`host_locks`), opened for reading: another user's lock serves too.
 pub fn take_turn(lock: &std::path::Path, marker: &std::path::Path) -> io::Result<std::fs::File> {
-    use std::os::fd::AsRawFd;
     let file = std::fs::File::open(lock)?;
-    // SAFETY: flock on a file descriptor this function owns; blocks until the lock is free.
-    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
+    lock_exclusively(&file, true)?;
     std::fs::write(marker, b"")?;
     Ok(file)
+}
+
+/// Takes the exclusive `flock` on `file`, held until it is closed: waiting for it if `wait`, else
+/// at once or not at all (`EWOULDBLOCK` when another holds it).
+pub fn lock_exclusively(file: &std::fs::File, wait: bool) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let operation = if wait { libc::LOCK_EX } else { libc::LOCK_EX | libc::LOCK_NB };
+    // SAFETY: flock on a file descriptor that `file` keeps open for the call.
+    match unsafe { libc::flock(file.as_raw_fd(), operation) } {
+        0 => Ok(()),
+        _ => Err(io::Error::last_os_error()),
+    }
 }
 
 /// How a check shares its GPU with the checks beside it.
