@@ -409,7 +409,7 @@ pub fn without_attributes<T: std::borrow::Borrow<Token> + Clone>(code: &[T]) -> 
     kept
 }
 
-/// Steps an expansion may take at most (see [`expand`]): a handful of macros that each use the
+/// Steps an expansion may take at most (each counted by `expand`): a handful of macros that each use the
 /// next twice, a call nested thousands deep or a chain of thousands of macros would otherwise take
 /// the grader's time and memory without bound (before these steps were counted, a call nested
 /// 5000 deep took 10 s and 4.7 GB to check, a chain of 3000 macros more than 2 minutes and 1.5 GB:
