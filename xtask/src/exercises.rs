@@ -137,8 +137,7 @@ fn gpus_seen(no_gpu: bool) -> Result<Vec<String>, String> {
     if no_gpu {
         return Err("--no-gpu given".into());
     }
-    let gpu = Gpu::open().map_err(|why| why.to_string())?;
-    (0..gpu.visible()).map(|ordinal| gpu.uuid(ordinal).map_err(|e| e.to_string())).collect()
+    Gpu::uuids().map_err(|why| why.to_string())
 }
 
 /// Holders of a GPU from outside a run (another grade, learners' checks) that a wait for the GPU

@@ -32,7 +32,7 @@ fn first_open_to_all(folders: &[&Path]) -> PathBuf {
     folders.iter().find(open_to_all).or(folders.last()).map_or_else(PathBuf::new, |folder| folder.to_path_buf())
 }
 
-/// The lock of the GPU `uuid` (see `cuda_kernels::Gpu::uuid`) in `folder`, made with its
+/// The lock of the GPU `uuid` (see `cuda_kernels::Gpu::uuids`) in `folder`, made with its
 /// profiler's lock beside it where missing. Every user may read them, whatever this one's umask:
 /// a turn is taken on a lock opened for reading ([`crate::supervise::take_turn`]).
 pub fn gpu_lock(folder: &Path, uuid: &str) -> Result<PathBuf, String> {
