@@ -461,9 +461,9 @@ pub fn check(
     }
 }
 
-/// The exercise's [`TimedData`], made by the first check of this process and kept for the next:
-/// a check process checks files of one exercise.
-fn timed_data(exercise: &Exercise) -> Arc<TimedData> {
+/// The exercise's [`TimedData`], made by the first caller in this process (a check process makes
+/// it while CUDA starts) and kept for the checks: a check process checks files of one exercise.
+pub fn timed_data(exercise: &Exercise) -> Arc<TimedData> {
     static KEPT: Mutex<Option<(String, Arc<TimedData>)>> = Mutex::new(None);
     let mut kept = KEPT.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     match &*kept {
