@@ -23,6 +23,12 @@ pub const EDIT_BELOW: &str = "// ---- EDIT BELOW ----";
 pub const EDIT_ABOVE: &str = "// ---- EDIT ABOVE ----";
 /// Larger files are not a learner's edit of a starter of a few dozen lines.
 pub const MAX_FILE_BYTES: usize = 256 * 1024;
+/// The most tokens a part may hold: the exercises' parts need a few hundred, and some checks
+/// read a part again at each of its tokens (a part of 130 000 tokens took a minute to check).
+pub const MAX_PART_TOKENS: usize = 4000;
+/// The longest name, number or literal a part may hold: a macro's expansion copies its arguments
+/// (a name of 125 000 characters used 60 000 times took 3.9 GB).
+pub const MAX_TOKEN_CHARS: usize = 1024;
 
 /// Why a file cannot be checked; each message names the fix.
 #[derive(Clone, Debug, Error, PartialEq, Eq)]
@@ -114,12 +120,12 @@ pub fn validate(exercise: &Exercise, starter: &str, bytes: &[u8]) -> Result<Lear
     if kernels.is_empty() && markers == (None, None) {
         return Err(Invalid::NotCuda);
     }
-    let normalized = |params: &str| params.split_whitespace().collect::<Vec<_>>().join(" ");
     // The text is searched as it is, comments too: a comment that names the kernel with other
     // parameters must not hide the kernel itself.
     let entry = |name: &&str| *name == exercise.entry;
-    let right =
-        kernels.iter().find(|(name, params)| entry(name) && normalized(params) == normalized(&exercise.signature));
+    let right = kernels
+        .iter()
+        .find(|(name, params)| entry(name) && signature_words(params) == signature_words(&exercise.signature));
     match right.or_else(|| kernels.iter().find(|(name, _)| entry(name))) {
         None => {
             let found = match kernels.len() {
@@ -135,10 +141,10 @@ pub fn validate(exercise: &Exercise, starter: &str, bytes: &[u8]) -> Result<Lear
                 signature: exercise.signature.clone(),
             });
         }
-        Some((_, params)) if normalized(params) != normalized(&exercise.signature) => {
+        Some((_, params)) if signature_words(params) != signature_words(&exercise.signature) => {
             return Err(Invalid::WrongSignature {
                 entry: exercise.entry.clone(),
-                found: normalized(params),
+                found: params.split_whitespace().collect::<Vec<_>>().join(" "),
                 expected: exercise.signature.clone(),
             });
         }
@@ -474,6 +480,26 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
         return problem(
             line,
             format!("`{trigraph}` is a trigraph, which some compilers read as another character: write it another way"),
+        );
+    }
+    if tokens.len() > MAX_PART_TOKENS {
+        return problem(
+            first_line,
+            format!(
+                "your part has {} tokens, more than the {MAX_PART_TOKENS} a part may hold (the exercises' parts need \
+                 a few hundred): write it shorter",
+                tokens.len()
+            ),
+        );
+    }
+    if let Some(long) = tokens.iter().find(|t| t.text.chars().count() > MAX_TOKEN_CHARS) {
+        return problem(
+            long.line,
+            format!(
+                "a name, number or literal of {} characters, more than the {MAX_TOKEN_CHARS} a part's may have: \
+                 write it shorter",
+                long.text.chars().count()
+            ),
         );
     }
     let starter_tokens = tokens::tokenize(&theirs.region, theirs.region_start + 1).expect("the starter tokenizes");
@@ -1304,6 +1330,171 @@ fn writable_constant(code: &[Token]) -> Option<&Token> {
 /// What to do instead of writing through a pointer, mostly.
 const KEEP_IN_LOCALS: &str = "keep values in locals and index with numbers";
 
+/// What to do instead of a cast to a 64-bit integer.
+const WIDE_NUMBERS: &str = "make a 64-bit number without a cast: `unsigned long long wide = row;` or `1ull * row * n`";
+
+/// The names of integer types wide enough to hold an address.
+const WIDE_INTEGER_WORDS: [&str; 20] = [
+    "long",
+    "size_t",
+    "ssize_t",
+    "uintptr_t",
+    "intptr_t",
+    "ptrdiff_t",
+    "uint64_t",
+    "int64_t",
+    "uint_fast64_t",
+    "int_fast64_t",
+    "uint_least64_t",
+    "int_least64_t",
+    "uintmax_t",
+    "intmax_t",
+    "__int64",
+    "__int128",
+    "__int128_t",
+    "__uint128_t",
+    "longlong",
+    "ulonglong",
+];
+
+/// Whether the `(` at `open` starts a C-style cast to a 64-bit integer type (`(unsigned long
+/// long)t`, `(const size_t)t`, `(U)t` of an alias in `wide_aliases`): its parentheses hold only
+/// integer words and qualifiers, one of them wide, and it is neither a call's nor a declaration's
+/// parameter list (`f(long)`) nor `sizeof`'s.
+fn casts_to_a_wide_integer(code: &[Token], open: usize, wide_aliases: &BTreeSet<&str>) -> bool {
+    let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
+    let wide = |i: usize| WIDE_INTEGER_WORDS.contains(&text(i)) || wide_aliases.contains(text(i));
+    let close = declared::matching(code, open);
+    let words = open + 1..close.min(code.len());
+    let integer_words = words.clone().all(|i| {
+        wide(i)
+            || matches!(text(i), "unsigned" | "signed" | "int" | "short" | "char" | "const" | "volatile" | "std" | "::")
+    });
+    let before = open.checked_sub(1).map(|i| (&code[i], text(i)));
+    let parameters = before.is_some_and(|(token, word)| {
+        token.kind == Kind::Identifier && !declared::EXPRESSION_WORDS.contains(&word)
+            || matches!(word, "]" | ")" | ">" | "sizeof" | "alignof" | "__alignof__" | "operator")
+    });
+    !words.is_empty() && integer_words && words.clone().any(wide) && !parameters && !a_number(code, close + 1)
+}
+
+/// Whether the operand at `at` is a number whatever the names around it mean: a literal,
+/// `sizeof`, or CUDA's built-in indices (`(unsigned long long)blockIdx.x * n`).
+fn a_number(code: &[Token], at: usize) -> bool {
+    code.get(at).is_some_and(|t| {
+        t.kind == Kind::Number
+            || matches!(
+                t.text.as_str(),
+                "sizeof" | "alignof" | "__alignof__" | "threadIdx" | "blockIdx" | "blockDim" | "gridDim" | "warpSize"
+            )
+    })
+}
+
+/// Whether the `<` or `>` at `at` opens or closes a template's arguments (`load<uint4>(tile, i)`,
+/// `Pair<unsigned> p`): the `<` follows a name, and its `>` comes before the expression's end and
+/// is followed by `(`, `{`, `::` or a name.
+fn template_angle(code: &[Token], at: usize) -> bool {
+    let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
+    let stops = |word: &str| matches!(word, ";" | "{" | "}" | "&&" | "||" | "?" | "=");
+    let closes_arguments = |close: usize| {
+        matches!(text(close + 1), "(" | "{" | "::") || code.get(close + 1).is_some_and(|t| t.kind == Kind::Identifier)
+    };
+    let (mut depth, mut nesting) = (0i64, 0i64);
+    match text(at) {
+        "<" => {
+            for i in at + 1..code.len() {
+                match text(i) {
+                    "(" | "[" => depth += 1,
+                    ")" | "]" if depth == 0 => return false,
+                    ")" | "]" => depth -= 1,
+                    "<" if depth == 0 => nesting += 1,
+                    ">" if depth == 0 && nesting > 0 => nesting -= 1,
+                    ">" if depth == 0 => return closes_arguments(i),
+                    word if stops(word) => return false,
+                    _ => {}
+                }
+            }
+            false
+        }
+        ">" => {
+            for i in (0..at).rev() {
+                match text(i) {
+                    ")" | "]" => depth += 1,
+                    "(" | "[" if depth == 0 => return false,
+                    "(" | "[" => depth -= 1,
+                    ">" if depth == 0 => nesting += 1,
+                    "<" if depth == 0 && nesting > 0 => nesting -= 1,
+                    "<" if depth == 0 => {
+                        return i > 0 && code[i - 1].kind == Kind::Identifier && closes_arguments(at);
+                    }
+                    word if stops(word) => return false,
+                    _ => {}
+                }
+            }
+            false
+        }
+        _ => false,
+    }
+}
+
+/// Whether the relational operator at `at` compares a pointer: one of `pointers` (not indexed), an
+/// address taken with `&`, or `this`, anywhere in either operand (`z + k < t + 1`).
+fn compares_pointers(code: &[Token], at: usize, pointers: &BTreeSet<&str>) -> bool {
+    let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
+    let binary = at > 0
+        && (matches!(code[at - 1].kind, Kind::Number)
+            || code[at - 1].kind == Kind::Identifier && !declared::EXPRESSION_WORDS.contains(&text(at - 1))
+            || matches!(text(at - 1), ")" | "]"));
+    if !binary || template_angle(code, at) {
+        return false;
+    }
+    let pointer_at = |i: usize| {
+        matches!(text(i), "&" | "&&")
+            && i > 0
+            && !matches!(text(i - 1), ")" | "]")
+            && code[i - 1].kind != Kind::Identifier
+            && code[i - 1].kind != Kind::Number
+            || text(i) == "this"
+            || pointers.contains(text(i))
+                && code[i].kind == Kind::Identifier
+                && !matches!(text(i + 1), "[" | "(" | "." | "->")
+                && !(i > 0 && text(i - 1) == "*")
+    };
+    // An operand ends where an expression's part does: a bracket not its own, a separator, an
+    // assignment, a logical or conditional operator, another comparison.
+    let ends = |word: &str| {
+        matches!(
+            word,
+            ";" | "," | "{" | "}" | "?" | ":" | "=" | "&&" | "||" | "<" | ">" | "<=" | ">=" | "==" | "!=" | "return"
+        )
+    };
+    let mut depth = 0i64;
+    let mut left = Vec::new();
+    for i in (0..at).rev() {
+        match text(i) {
+            ")" | "]" => depth += 1,
+            "(" | "[" if depth == 0 => break,
+            "(" | "[" => depth -= 1,
+            word if depth == 0 && ends(word) => break,
+            _ => {}
+        }
+        left.push(i);
+    }
+    depth = 0;
+    let mut right = Vec::new();
+    for i in at + 1..code.len() {
+        match text(i) {
+            "(" | "[" => depth += 1,
+            ")" | "]" if depth == 0 => break,
+            ")" | "]" => depth -= 1,
+            word if depth == 0 && ends(word) => break,
+            _ => {}
+        }
+        right.push(i);
+    }
+    left.into_iter().chain(right).any(pointer_at)
+}
+
 /// The first cast of a pointer or reference (`const_cast`, `reinterpret_cast`, `(unsigned*)x`),
 /// union, or string literal outside `printf(...)`, `static_assert(...)`, `_Pragma(...)` and
 /// `extern "C"` in `code`, and what it is.
@@ -1317,15 +1508,49 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str, &'static str)>
             || part_types.contains(text(i))
             || matches!(text(i), "const" | "volatile" | "auto" | ">" | "__restrict__")
     };
-    let pointers_and_arrays: BTreeSet<&str> = (0..code.len())
+    // (Through qualifiers after the `*`: `unsigned* volatile z`.)
+    let star_before = |at: usize| {
+        let star = (0..at).rev().find(|&i| !matches!(text(i), "const" | "volatile" | "__restrict__" | "__restrict"));
+        star.filter(|&i| i > 0 && text(i) == "*" && a_type(i - 1)).is_some()
+    };
+    let mut pointers_and_arrays: BTreeSet<&str> = (0..code.len())
         .filter(|&at| code[at].kind == Kind::Identifier)
         .filter(|&at| {
-            at > 1 && text(at - 1) == "*" && a_type(at - 2) && matches!(text(at + 1), "=" | ";" | "," | ")" | "{" | "(")
+            star_before(at) && matches!(text(at + 1), "=" | ";" | "," | ")" | "{" | "(")
                 || text(at + 1) == "=" && text(at + 2) == "&"
                 || text(at + 1) == "[" && at > 0 && (a_type(at - 1) || code[at - 1].kind == Kind::Identifier)
         })
         .map(text)
         .collect();
+    // `auto z = t;` of a pointer or an array (which becomes a pointer).
+    let copies: Vec<&str> = (1..code.len())
+        .filter(|&at| text(at - 1) == "auto" && text(at + 1) == "=" && pointers_and_arrays.contains(text(at + 2)))
+        .map(text)
+        .collect();
+    pointers_and_arrays.extend(copies);
+    // Aliases of 64-bit integer types (`using U = unsigned long long;`, `typedef size_t U;`),
+    // through aliases of aliases.
+    let mut wide_aliases: BTreeSet<&str> = BTreeSet::new();
+    loop {
+        let wide = |i: usize| WIDE_INTEGER_WORDS.contains(&text(i)) || wide_aliases.contains(text(i));
+        let found: Vec<&str> = (0..code.len())
+            .filter_map(|at| match text(at) {
+                "using" if text(at + 2) == "=" => {
+                    (at + 3..code.len()).take_while(|&i| text(i) != ";").any(wide).then(|| text(at + 1))
+                }
+                "typedef" => {
+                    let end = (at..code.len()).find(|&i| text(i) == ";")?;
+                    (at + 1..end).any(wide).then(|| text(end - 1))
+                }
+                _ => None,
+            })
+            .filter(|name| !wide_aliases.contains(name))
+            .collect();
+        if found.is_empty() {
+            break;
+        }
+        wide_aliases.extend(found);
+    }
     // A template's type parameters: `typename U`, `class... Us` (a pack), `template <class> class W`.
     let template_types: BTreeSet<&str> = (0..code.len())
         .filter(|&at| matches!(text(at), "typename" | "class") && at > 0 && matches!(text(at - 1), "<" | "," | ">"))
@@ -1337,6 +1562,12 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str, &'static str)>
     let mut calls: Vec<&str> = Vec::new();
     for (at, token) in code.iter().enumerate() {
         match token.text.as_str() {
+            // An address made a number: two such numbers subtracted move a pointer onto any data,
+            // as a difference of pointers would. Only a 64-bit integer holds an address (a cast of
+            // one to a narrower number does not compile): `(unsigned long long)t`, `size_t(&x)`.
+            "(" if casts_to_a_wide_integer(code, at, &wide_aliases) => {
+                return Some((token, "a cast to a 64-bit integer (which can make an address a number)", WIDE_NUMBERS));
+            }
             "(" => calls.push(if at > 0 { text(at - 1) } else { "" }),
             ")" => {
                 calls.pop();
@@ -1427,6 +1658,19 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str, &'static str)>
                     "`this` kept or handed on",
                     "use `this->` for members and copy `*this` by value; capture with `[=]`",
                 ));
+            }
+            // (The same as a function's: `size_t(&x)`, `U{t}`.)
+            word if (WIDE_INTEGER_WORDS.contains(&word) || wide_aliases.contains(word))
+                && matches!(text(at + 1), "(" | "{")
+                && !(at > 0 && matches!(text(at - 1), "sizeof" | "alignof" | "__alignof__"))
+                && !a_number(code, at + 2) =>
+            {
+                return Some((token, "a cast to a 64-bit integer (which can make an address a number)", WIDE_NUMBERS));
+            }
+            // `z + k < t`, halved step by step, finds how far another's data lies from a writable
+            // pointer with no cast and no difference of pointers.
+            "<" | ">" | "<=" | ">=" if compares_pointers(code, at, &pointers_and_arrays) => {
+                return Some((token, "a comparison of pointers (which finds where other data lies)", KEEP_IN_LOCALS));
             }
             // `z + (t - z)` moves a writable pointer onto any data, `const` or not: a difference
             // of pointers (one of the part's pointers or arrays, or an address taken with `&`).
@@ -1740,8 +1984,17 @@ fn names_a_constant_string(code: &[Token], at: usize) -> bool {
 fn argument_of_the_call(code: &[Token], at: usize) -> impl Iterator<Item = &Token> {
     let open = enclosing(code, at).next().unwrap_or(0);
     let close = declared::matching(code, open).min(code.len());
-    let top_level_commas: Vec<usize> =
-        (open + 1..close).filter(|&i| code[i].text == "," && enclosing(code, i).next() == Some(open)).collect();
+    // (One pass: the commas that no `(` or `[` inside the call encloses.)
+    let mut depth = 0usize;
+    let mut top_level_commas = Vec::new();
+    for (i, token) in code.iter().enumerate().take(close).skip(open + 1) {
+        match token.text.as_str() {
+            "(" | "[" => depth += 1,
+            ")" | "]" => depth = depth.saturating_sub(1),
+            "," if depth == 0 => top_level_commas.push(i),
+            _ => {}
+        }
+    }
     let start = top_level_commas.iter().rev().find(|&&i| i < at).map_or(open + 1, |i| i + 1);
     let end = top_level_commas.iter().find(|&&i| i > at).copied().unwrap_or(close);
     code[start..end].iter()
@@ -1873,6 +2126,20 @@ fn kernels(text: &str) -> Vec<(&str, &str)> {
         }
     }
     found
+}
+
+/// A parameter list's words and punctuation, one space apart: `const unsigned *words` and
+/// `const unsigned* words` are one signature (a formatter moves the `*`; the compiler reads both
+/// alike).
+fn signature_words(params: &str) -> String {
+    let spaced: String = params
+        .chars()
+        .flat_map(|c| match c {
+            '*' | '&' | ',' | '(' | ')' | '[' | ']' | '<' | '>' => vec![' ', c, ' '],
+            c => vec![c],
+        })
+        .collect();
+    spaced.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 #[cfg(test)]
@@ -2064,6 +2331,18 @@ mod tests {
             Err(Invalid::Region { line, problem }) => (line, problem),
             other => panic!("{region:?} gave {other:?}"),
         }
+    }
+
+    #[test]
+    fn a_part_holds_a_bounded_number_of_tokens_each_of_bounded_length() {
+        let at_most = format!("int f() {{ return 0{}; }}", " + 1".repeat((MAX_PART_TOKENS - 10) / 2));
+        assert!(check(&STARTER.replace("int f() { return 0; }", &at_most)).is_ok());
+        let (_, problem) = region_error(&format!("int f() {{ return 0{}; }}", " + 1".repeat(MAX_PART_TOKENS / 2)));
+        assert!(problem.starts_with("your part has 4009 tokens, more than the 4000"), "{problem}");
+        let name = "n".repeat(MAX_TOKEN_CHARS);
+        assert!(check(&STARTER.replace("int f() { return 0; }", &format!("int {name}() {{ return 0; }}"))).is_ok());
+        let (_, problem) = region_error(&format!("int {name}x() {{ return 0; }}"));
+        assert!(problem.starts_with("a name, number or literal of 1025 characters"), "{problem}");
     }
 
     #[test]
@@ -2276,7 +2555,30 @@ mod tests {
             (
                 "__device__ unsigned bump(unsigned* p) { static constexpr unsigned t[1] = {0};\n\
                  return atomicAdd(p + ((unsigned long long)t - (unsigned long long)p) / 4, 1u); }\nint f() { return 0; }",
-                "a difference of pointers",
+                "a cast to a 64-bit integer",
+            ),
+            // Addresses made numbers in locals, a difference of those moving a writable pointer.
+            (
+                "constexpr unsigned t[1] = {0u};\nint f() { unsigned x = 0; unsigned* volatile h = &x; unsigned* z = h;\n\
+                 unsigned long long a = size_t(t), b = (const unsigned long long)z; return atomicAdd(z + (a - b) / 4, 1u); }",
+                "a cast to a 64-bit integer",
+            ),
+            (
+                "using Wide = unsigned long long;\ntypedef Wide Address;\nconstexpr unsigned t[1] = {0u};\n\
+                 int f() { return (Address)t != 0; }",
+                "a cast to a 64-bit integer",
+            ),
+            // How far another's data lies, found by comparing pointers, halving the distance.
+            (
+                "constexpr unsigned t[1] = {0u};\nint f() { unsigned x = 0; unsigned* z = &x; long long lo = 0, hi = 1ll << 46;\n\
+                 while (hi - lo > 1) { long long mid = lo + (hi - lo) / 2; if (z + mid <= t + 1) lo = mid; else hi = mid; }\n\
+                 return atomicAdd(z + lo, 1u); }",
+                "a comparison of pointers",
+            ),
+            (
+                "constexpr unsigned t[2] = {0u, 0u};\nint f() { unsigned x = 0; auto z = &x; auto u = t; long long k = 5;\n\
+                 return t + 1 >= k + z ? 1 : (u > z); }",
+                "a comparison of pointers",
             ),
             ("int f() { const char* s = g(\"a\"); return 0; }", "a string literal"),
             ("int f() { const char* s = 1 ? \"a\" : \"b\", *t = \"c\"; return 0; }", "a string literal"),
