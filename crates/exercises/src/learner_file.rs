@@ -1149,7 +1149,30 @@ fn lasting_variable(code: &[Token]) -> Option<Lasting<'_>> {
         // template; `__constant__ const` memory a kernel cannot write (`writable_constant` sees to
         // the `const`), and the compiler reads a `constexpr` value where it is used.)
         let declares = end < code.len();
-        let constant = (at..end).any(|i| matches!(text(i), "__constant__" | "constexpr"));
+        // A `const` number or table (`static const unsigned mask = 31u;`) is a constant as a
+        // `constexpr` one is: no check lets a pointer reach it, as none lets one reach a
+        // `constexpr` table. Not a pointer (its `const` may be what it points to), `volatile`
+        // data, nor `__managed__` memory, which the host writes: a built-in type's, named by
+        // `static`, `__device__`, `const` and `inline` alone.
+        let mut angles = 0usize;
+        let const_number = code[at].text != "__managed__"
+            && (at..end).any(|i| {
+                match text(i) {
+                    "<" => angles += 1,
+                    ">" => angles = angles.saturating_sub(1),
+                    ">>" => angles = angles.saturating_sub(2),
+                    _ => {}
+                }
+                angles == 0 && text(i) == "const"
+            })
+            // (Of a built-in type: a template's type or a struct may hold a pointer.)
+            // (The name last, not in parentheses: `const T (seen)` is of a template's type.)
+            && (at..end).all(|i| {
+                is_type_word(text(i))
+                    || matches!(text(i), "static" | "__device__" | "const" | "inline")
+                    || i == end - 1 && text(end) != "("
+            });
+        let constant = (at..end).any(|i| matches!(text(i), "__constant__" | "constexpr")) || const_number;
         // `rotate(size_t);`: a function where the name in the parentheses is a type, which only the
         // headers may say.
         let unnamed_parameter = match inside {
@@ -2228,6 +2251,9 @@ mod tests {
              __device__ unsigned twice(unsigned x) { return 2 * x; }\nint f() { return twice(1); }",
             "__device__ unsigned around(uint3 v) { return v.x; }\nint f() { return around(uint3{}); }",
             "__device__ auto (load)(unsigned i) -> unsigned { return i; }\nint f() { return load(1); }",
+            // `const` numbers and tables are constants, as `constexpr` ones are.
+            "static const unsigned mask = 31u;\n__device__ const unsigned lut[2] = {1u, 0u};\n\
+             int f() { static const unsigned k = 1; return k + mask + lut[0]; }",
             "struct Coord { unsigned r; };\n__device__ unsigned of(const Coord& c);\n\
              __device__ unsigned of(const Coord& c) { return c.r; }\nint f() { return of(Coord{}); }",
             "struct Coord { unsigned r; };\nusing Index = unsigned;\n__device__ unsigned of(Coord), at(Index);\n\
@@ -2422,8 +2448,9 @@ mod tests {
             ("int f() { return 0; } /*\n*/ #include \"/etc/passwd\"", "only the course's headers may be included"),
             ("int f() { return 0; } # define X 1", "a `#` that does not begin its line"),
             ("__device__ unsigned seen;\nint f() { return 0; }", "`__device__` here keeps a variable"),
-            ("__device__ const unsigned seen = 0;\nint f() { return 0; }", "`__device__` here keeps a variable"),
-            ("int f() { static const unsigned k = 1; return k; }", "`static` here keeps a variable"),
+            ("__device__ const unsigned* seen = nullptr;\nint f() { return 0; }", "`__device__` here keeps a variable"),
+            ("int f() { static const volatile unsigned k = 1; return k; }", "`static` here keeps a variable"),
+            ("__managed__ const unsigned seen = 0;\nint f() { return 0; }", "`__managed__` here keeps a variable"),
             ("int f() { volatile __shared__ unsigned left; return left; }", "`__shared__` here declares"),
             ("__shared__ unsigned left[2];\nint f() { return left[1]; }", "`__shared__` here declares"),
             ("extern __shared__ unsigned left[];\nint f() { return left[0]; }", "`__shared__` here declares"),
