@@ -173,26 +173,47 @@ pub fn validate(exercise: &Exercise, starter: &str, bytes: &[u8]) -> Result<Lear
     Ok(LearnerFile { text: text.clone(), region })
 }
 
-/// `text` with each `#if 0` group of its region, from the `#if 0` line to the `#endif` that is the
-/// next directive, made empty lines: the compiler skips those lines, so a learner may keep an old
-/// version there, and the checks and the compiler both read the text without it (this text is
-/// the one compiled). A group with another directive inside, or not closed in the region, stays
-/// for the checks to refuse.
+/// `text` with each `#if 0` group of its region, from the `#if 0` line to its own `#endif`, made
+/// empty lines: the compiler skips those lines, so a learner may keep an old version there (its
+/// `#define`s and `#pragma`s too), and the checks and the compiler both read the text without it
+/// (this text is the one compiled). A group with an `#else` or `#elif` of its own, or not closed
+/// in the region, stays for the checks to refuse.
 fn without_if_0_groups(text: String) -> String {
     let groups: Vec<(usize, usize)> = {
         let Some(parts) = parts(&text) else { return text };
         let Ok(tokens) = tokens::tokenize(&parts.region, parts.region_start + 1) else { return text };
         let directives: Vec<(usize, &str)> = tokens::directives(&tokens).collect();
-        directives
-            .windows(2)
-            .filter_map(|pair| {
-                let [(open, "if"), (close, "endif")] = pair else { return None };
-                let condition = &tokens::directive_tokens(&tokens, *open)[2..];
-                let closing = tokens::directive_tokens(&tokens, *close);
-                (matches!(condition, [zero] if zero.text == "0") && closing.len() == 2)
-                    .then(|| (tokens[*open].line, closing[1].line))
-            })
-            .collect()
+        let mut groups = Vec::new();
+        let mut next = 0;
+        while next < directives.len() {
+            let (open, name) = directives[next];
+            next += 1;
+            let condition = tokens::directive_tokens(&tokens, open).get(2..);
+            if name != "if" || !matches!(condition, Some([zero]) if zero.text == "0") {
+                continue;
+            }
+            // The group runs to its own `#endif`: the conditionals inside nest, and whatever else
+            // is inside (`#define`, `#pragma`) the preprocessor skips with it. An `#else` or
+            // `#elif` of its own would make lines of it code: such a group stays for the checks.
+            let mut depth = 1;
+            while next < directives.len() && depth > 0 {
+                let (at, name) = directives[next];
+                next += 1;
+                match name {
+                    "if" | "ifdef" | "ifndef" => depth += 1,
+                    "else" | "elif" | "elifdef" | "elifndef" if depth == 1 => break,
+                    "endif" => {
+                        depth -= 1;
+                        let closing = tokens::directive_tokens(&tokens, at);
+                        if depth == 0 && closing.len() == 2 {
+                            groups.push((tokens[open].line, closing[1].line));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        groups
     };
     if groups.is_empty() {
         return text;
@@ -2373,6 +2394,11 @@ mod tests {
 
     #[test]
     fn an_old_version_under_if_0_is_no_code_for_the_checks_or_the_compiler() {
+        // What the preprocessor skips with the group, its directives too, is not in the text compiled.
+        let kept = "#if 0\n#define TILE_WORDS 1\n#pragma unroll\n#include \"/etc/passwd\"\n#if 1\n#else\n#endif\n#endif\n\
+                    int f() { return 0; }";
+        let file = check(&STARTER.replace("int f() { return 0; }", kept)).unwrap();
+        assert!(!file.text.contains("passwd") && !file.text.contains("TILE_WORDS"), "{}", file.text);
         let old = "#if 0 // the first try\nint f() { return 1; } }\n#endif\nint f() { return 0; }\n#if 0\n/* } */ int g();\n#endif";
         let file = check(&STARTER.replace("int f() { return 0; }", old)).unwrap();
         assert_eq!(file.region, (4, 10));
@@ -2414,8 +2440,12 @@ mod tests {
             ("#endif", "`#endif` is not accepted in your part"),
             ("#if 1\nint f() { return 0; }\n#endif", "`#if` is not accepted in your part"),
             ("#if 0\nint g();\n#else\nint f() { return 0; }\n#endif", "`#if` is not accepted in your part"),
-            ("#if 0\n#include \"/etc/passwd\"\n#endif\nint f() { return 0; }", "`#if` is not accepted in your part"),
-            ("#if 0\n#if 0\n#endif\n#endif\nint f() { return 0; }", "`#if` is not accepted in your part"),
+            (
+                "#if 0\nint g();\n#else\n#include \"/etc/passwd\"\n#endif\nint f() { return 0; }",
+                "`#if` is not accepted in your part",
+            ),
+            ("#if 0\n#if 0\n#endif\nint f() { return 0; }", "`#if` is not accepted in your part"),
+            ("#if 0\n#elif 1\nint f() { return 0; }\n#endif", "`#if` is not accepted in your part"),
             ("#if 0\n{\n#endif\n}\nint f() { return 0; }", "`}` closes a `{` opened outside your part"),
             ("#define struct", "`#define struct` changes a word of C++"),
             ("#define if", "`#define if` changes a word of C++"),
@@ -2914,7 +2944,7 @@ mod tests {
 
     #[test]
     fn any_region_is_judged_without_a_panic() {
-        const WORDS: [&str; 26] = [
+        const WORDS: [&str; 28] = [
             "[",
             "]",
             "{",
@@ -2940,6 +2970,8 @@ mod tests {
             "\n#if",
             "\n#endif",
             "\n#pragma",
+            "\n#if 0",
+            "\n#",
             "\n",
         ];
         let mut judged = 0;
