@@ -1111,10 +1111,14 @@ fn lasting_variable(code: &[Token]) -> Option<Lasting<'_>> {
         let mut arguments_closed = None;
         while end < code.len() {
             // A type in parentheses (`__remove_cv(unsigned) seen`, `decltype(auto) f()`,
-            // `__align__(16)`) is the type's, whatever follows it (`decltype(0u) (seen)`).
+            // `__align__(16)`) is the type's, whatever follows it (`decltype(0u) (seen)`); not a
+            // function named `__rot` whose parameters a body or a `;` follows.
             if (text(end) == "decltype" || text(end).starts_with("__")) && text(end + 1) == "(" {
-                end = declared::matching(code, end + 1) + 1;
-                continue;
+                let close = declared::matching(code, end + 1);
+                if text(end) == "decltype" || !matches!(text(close + 1), "{" | ";" | "->" | "noexcept" | ",") {
+                    end = close + 1;
+                    continue;
+                }
             }
             match text(end) {
                 "<" if parentheses == 0 && code[end - 1].kind == Kind::Identifier => angles += 1,
@@ -2272,6 +2276,8 @@ mod tests {
              __device__ unsigned twice(unsigned x) { return 2 * x; }\nint f() { return twice(1); }",
             "__device__ unsigned around(uint3 v) { return v.x; }\nint f() { return around(uint3{}); }",
             "__device__ auto (load)(unsigned i) -> unsigned { return i; }\nint f() { return load(1); }",
+            "__device__ unsigned __rot(unsigned x, unsigned r);\n\
+             __device__ unsigned __rot(unsigned x, unsigned r) { return x >> r | x << (32u - r); }\nint f() { return __rot(1, 1); }",
             // `const` numbers and tables are constants, as `constexpr` ones are.
             "static const unsigned mask = 31u;\n__device__ const unsigned lut[2] = {1u, 0u};\n\
              int f() { static const unsigned k = 1; return k + mask + lut[0]; }",
@@ -2481,6 +2487,7 @@ mod tests {
             ("__device__ const unsigned* seen = nullptr;\nint f() { return 0; }", "`__device__` here keeps a variable"),
             ("int f() { static const volatile unsigned k = 1; return k; }", "`static` here keeps a variable"),
             ("__managed__ const unsigned seen = 0;\nint f() { return 0; }", "`__managed__` here keeps a variable"),
+            ("__device__ unsigned __seen(5);\nint f() { return __seen; }", "`__device__` here keeps a variable"),
             ("int f() { volatile __shared__ unsigned left; return left; }", "`__shared__` here declares"),
             ("__shared__ unsigned left[2];\nint f() { return left[1]; }", "`__shared__` here declares"),
             ("extern __shared__ unsigned left[];\nint f() { return left[0]; }", "`__shared__` here declares"),
