@@ -1,5 +1,6 @@
 //! A folder of submissions: one sub-folder or `.cu` file each. Nothing outside the folder is
-//! read: a name with `..` is refused, and so is a link that leads outside the folder.
+//! read: a path with a `..` step is refused, and so is a link that leads outside the folder
+//! (`john..smith.cu` is a name like any other).
 
 use std::{
     fs,
@@ -67,7 +68,7 @@ pub fn scan(dir: &Path, learner_file: &str) -> Result<Vec<Entry>, BadInput> {
     names.sort();
     let entries: Vec<Entry> = names
         .into_iter()
-        .filter(|(name, _)| !passed_over(name) || name.contains(".."))
+        .filter(|(name, _)| !passed_over(name))
         .map(|(name, utf8)| match utf8 {
             false => Entry::Refused {
                 reason: format!(
@@ -124,11 +125,11 @@ pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// `root/relative` resolved, if it stays inside `root` (a canonical path): the name has no `..`
-/// and any link on the way leads inside.
+/// `root/relative` resolved, if it stays inside `root` (a canonical path): the path has no `..`
+/// step and any link on the way leads inside.
 fn inside(root: &Path, relative: &str) -> Result<PathBuf, String> {
-    if relative.contains("..") {
-        return Err(format!("refused: the name `{relative}` contains `..`"));
+    if Path::new(relative).components().any(|step| step == std::path::Component::ParentDir) {
+        return Err(format!("refused: the path `{relative}` steps out of its folder with `..`"));
     }
     let resolved =
         fs::canonicalize(root.join(relative)).map_err(|_| format!("refused: `{relative}` is a link to nothing"))?;
@@ -181,11 +182,19 @@ fn learner_file_in(root: &Path, folder: &str, learner_file: &str) -> Result<Stri
         if dir.join(learner_file).exists() {
             return Ok(format!("{folder}/{learner_file}"));
         }
-        let mut files: Vec<String> = fs::read_dir(&dir)
-            .map_err(|e| format!("cannot read {folder}: {e}"))?
-            .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
-            .filter(|f| !passed_over(f))
-            .collect();
+        let mut files = Vec::new();
+        for entry in fs::read_dir(&dir).map_err(|e| format!("cannot read {folder}: {e}"))?.flatten() {
+            match entry.file_name().into_string() {
+                Ok(name) if passed_over(&name) => {}
+                Ok(name) => files.push(name),
+                Err(name) => {
+                    let shown = std::os::unix::ffi::OsStrExt::as_bytes(name.as_os_str()).escape_ascii().to_string();
+                    return Err(format!(
+                        "the name `{folder}/{shown}` is not UTF-8 (made on a system with another encoding?): rename it"
+                    ));
+                }
+            }
+        }
         files.sort();
         let best = files.iter().filter_map(|f| source_rank(f)).min();
         let sources: Vec<&String> = files.iter().filter(|f| best.is_some() && source_rank(f) == best).collect();
@@ -243,6 +252,7 @@ mod tests {
             ("frank.txt", "f"),
             (".DS_Store", "x"),
             ("..evil.cu", "x"),
+            ("john..smith.cu", "j"),
         ] {
             fs::create_dir_all(root.join(path).parent().unwrap()).unwrap();
             fs::write(root.join(path), text).unwrap();
@@ -259,7 +269,6 @@ mod tests {
         assert_eq!(
             names,
             [
-                "..evil.cu",
                 "alice",
                 "bob",
                 "carol",
@@ -267,20 +276,21 @@ mod tests {
                 "empty",
                 "erin.cu",
                 "frank.txt",
+                "john..smith.cu",
                 "mallory.cu",
                 "oscar",
                 "peggy.cu",
                 "trent.cu"
             ]
         );
-        let Entry::Found(alice) = &entries[1] else { panic!("{:?}", entries[1]) };
+        let Entry::Found(alice) = &entries[0] else { panic!("{:?}", entries[0]) };
         assert_eq!((alice.shown.as_str(), alice.bytes.as_slice()), ("alice/exercise.cu", b"a".as_slice()));
         assert_eq!(alice.sha256, "ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb");
-        assert!(matches!(&entries[2], Entry::Found(s) if s.shown == "bob/mine.cu"));
-        assert!(matches!(&entries[6], Entry::Found(s) if s.shown == "erin.cu"));
+        assert!(matches!(&entries[1], Entry::Found(s) if s.shown == "bob/mine.cu"));
+        assert!(matches!(&entries[5], Entry::Found(s) if s.shown == "erin.cu"));
+        assert!(matches!(&entries[7], Entry::Found(s) if s.shown == "john..smith.cu"), "`..` inside a name is a name");
         assert!(matches!(&entries[10], Entry::Found(s) if s.shown == "peggy.cu"), "a link inside is followed");
-
-        assert_eq!(refused(&entries, "..evil.cu"), "refused: the name `..evil.cu` contains `..`");
+        assert!(inside(root, "alice/../../x").unwrap_err().contains("steps out of its folder"));
         assert_eq!(
             refused(&entries, "carol"),
             "carol has several .cu files (a.cu, b.cu) and none named exercise.cu: name the one to grade exercise.cu"
@@ -376,6 +386,15 @@ mod tests {
         let names: Vec<&str> = entries.iter().map(Entry::name).collect();
         assert_eq!(names, ["bad\\xfename", "bad\\xffname"]);
         assert!(refused(&entries, "bad\\xffname").contains("is not UTF-8"));
+        // Inside a submission's folder too (a Latin-1 `café.cu`), not "a link to nothing".
+        let inner = dir.path().join("lat");
+        fs::create_dir(&inner).unwrap();
+        fs::write(inner.join(std::ffi::OsStr::from_bytes(b"caf\xe9.cu")), "x").unwrap();
+        let entries = scan(dir.path(), "exercise.cu").unwrap();
+        assert_eq!(
+            refused(&entries, "lat"),
+            "the name `lat/caf\\xe9.cu` is not UTF-8 (made on a system with another encoding?): rename it"
+        );
     }
 
     #[test]
