@@ -1438,6 +1438,22 @@ fn a_number(code: &[Token], at: usize) -> bool {
     })
 }
 
+/// Whether `code[at]` is in `(void*)` or `(const void*)` given whole to `printf` with one name
+/// (`printf("%p", (void*)tile)`): an address printed, through which nothing is written.
+fn printed_pointer(code: &[Token], at: usize) -> bool {
+    let Some(open) = enclosing(code, at).next().filter(|&open| code[open].text == "(") else { return false };
+    let close = declared::matching(code, open).min(code.len());
+    let inside: Vec<&str> = code[open + 1..close].iter().map(|t| t.text.as_str()).collect();
+    let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
+    let call = enclosing(code, open).next();
+    matches!(inside.as_slice(), ["void", "*"] | ["const", "void", "*"] | ["void", "const", "*"])
+        && call.is_some_and(|call| call > 0 && text(call - 1) == "printf")
+        && open > 0
+        && text(open - 1) == ","
+        && code.get(close + 1).is_some_and(|t| t.kind == Kind::Identifier)
+        && matches!(text(close + 2), "," | ")")
+}
+
 /// Whether the `<` or `>` at `at` opens or closes a template's arguments (`load<uint4>(tile, i)`,
 /// `Pair<unsigned> p`): the `<` follows a name, and its `>` comes before the expression's end and
 /// is followed by `(`, `{`, `::` or a name.
@@ -1694,7 +1710,8 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str, &'static str)>
                     && at > 0
                     && text(at - 1) != "const"
                     && text(at + 2) != "const"
-                    && !in_unevaluated(code, at) =>
+                    && !in_unevaluated(code, at)
+                    && !printed_pointer(code, at) =>
             {
                 return Some((token, "a pointer to `void` that is not `const`", KEEP_IN_LOCALS));
             }
@@ -1754,7 +1771,9 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str, &'static str)>
                 let closes_a_type = next.is_some_and(|i| text(i) == ")")
                     && !in_unevaluated(code, at)
                     && !closes_parameters(code, next.unwrap_or(at), &part_types);
-                if closes_a_type || through_angles && after_angles.is_some_and(|j| matches!(text(j), ")" | "(")) {
+                if closes_a_type && !printed_pointer(code, at)
+                    || through_angles && after_angles.is_some_and(|j| matches!(text(j), ")" | "("))
+                {
                     return Some((token, "a cast to a pointer or a reference", KEEP_IN_LOCALS));
                 }
                 // A template given a pointer or reference type can cast to it by another name:
@@ -2269,6 +2288,7 @@ mod tests {
              __device__ unsigned gap(W o) const { return o.v - this->v; } };\nint f() { return (W{1} + W{2}).v; }",
             "struct S { unsigned v; __device__ unsigned get() const { return this->v; } };\nint f() { return S{1}.get(); }",
             "int f() { char const* const name = \"f\"; printf(\"%s\", name); return 0; }",
+            "int f() { const unsigned t[2] = {1, 2}; printf(\"%p %p\", (void*)t, (const void*)t); return 0; }",
             "template <typename U> __device__ auto same(U v) -> U { return v; }\nint f() { return same(0); }",
             "[[deprecated(\"use f\")]] __device__ unsigned old_f() { return 0; }\nint f() { return 0; }",
             "#pragma nv_diag_suppress 177\nint f() { return 0; }\n#pragma nv_diag_default 177",
