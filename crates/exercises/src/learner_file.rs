@@ -1378,6 +1378,9 @@ fn writable_constant(code: &[Token]) -> Option<&Token> {
 /// What to do instead of writing through a pointer, mostly.
 const KEEP_IN_LOCALS: &str = "keep values in locals and index with numbers";
 
+/// What to do instead of comparing or subtracting values of a template's type.
+const OF_A_NAMED_TYPE: &str = "take values of a type you name (`unsigned`), or use `min` and `max`";
+
 /// What to do instead of a cast to a 64-bit integer.
 const WIDE_NUMBERS: &str = "make a 64-bit number without a cast: `unsigned long long wide = row;` or `1ull * row * n`";
 
@@ -1572,9 +1575,12 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str, &'static str)>
             || part_types.contains(text(i))
             || matches!(text(i), "const" | "volatile" | "auto" | ">" | "__restrict__")
     };
-    // (Through qualifiers after the `*`: `unsigned* volatile z`.)
+    // (Through qualifiers after the `*`, and a reference to a pointer: `unsigned* volatile z`,
+    // `const unsigned* const& z`.)
     let star_before = |at: usize| {
-        let star = (0..at).rev().find(|&i| !matches!(text(i), "const" | "volatile" | "__restrict__" | "__restrict"));
+        let star = (0..at)
+            .rev()
+            .find(|&i| !matches!(text(i), "const" | "volatile" | "__restrict__" | "__restrict" | "&" | "&&"));
         star.filter(|&i| i > 0 && text(i) == "*" && a_type(i - 1)).is_some()
     };
     let mut pointers_and_arrays: BTreeSet<&str> = (0..code.len())
@@ -1621,6 +1627,19 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str, &'static str)>
         .map(|at| if text(at + 1) == "..." { at + 2 } else { at + 1 })
         .filter(|&name| matches!(text(name + 1), "," | ">" | "="))
         .map(text)
+        .collect();
+    // A value of a template's type, or an `auto` parameter, may be a pointer: in a difference or a
+    // comparison it counts as one (`template <class P> long long gap(P a, P b) { return a - b; }`).
+    let maybe_pointers: BTreeSet<&str> = (1..code.len())
+        .filter(|&at| code[at].kind == Kind::Identifier)
+        .filter(|&at| {
+            let typed = (0..at).rev().find(|&i| !matches!(text(i), "const" | "volatile" | "&" | "&&"));
+            typed.is_some_and(|i| {
+                template_types.contains(text(i)) || text(i) == "auto" && matches!(text(at + 1), "," | ")")
+            })
+        })
+        .map(text)
+        .chain(pointers_and_arrays.iter().copied())
         .collect();
     // Where each literal stands: inside the parentheses of which call, if any.
     let mut calls: Vec<&str> = Vec::new();
@@ -1737,8 +1756,14 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str, &'static str)>
             "<" | ">" | "<=" | ">=" if compares_pointers(code, at, &pointers_and_arrays) => {
                 return Some((token, "a comparison of pointers (which finds where other data lies)", KEEP_IN_LOCALS));
             }
+            "<" | ">" | "<=" | ">=" if compares_pointers(code, at, &maybe_pointers) => {
+                return Some((token, "a comparison of a template's values, which may be pointers,", OF_A_NAMED_TYPE));
+            }
             // `z + (t - z)` moves a writable pointer onto any data, `const` or not: a difference
             // of pointers (one of the part's pointers or arrays, or an address taken with `&`).
+            "-" if !pointer_operand(code, at, &pointers_and_arrays) && pointer_operand(code, at, &maybe_pointers) => {
+                return Some((token, "a difference of a template's values, which may be pointers,", OF_A_NAMED_TYPE));
+            }
             "-" if pointer_operand(code, at, &pointers_and_arrays) => {
                 return Some((
                     token,
@@ -2651,6 +2676,20 @@ mod tests {
                 "using Wide = unsigned long long;\ntypedef Wide Address;\nconstexpr unsigned t[1] = {0u};\n\
                  int f() { return (Address)t != 0; }",
                 "a cast to a 64-bit integer",
+            ),
+            // The same through a template's values, which may be pointers.
+            (
+                "template <class P, class Q> __device__ bool le(P a, Q b) { return a <= b; }\n\
+                 template <class P, class Q> __device__ long long gap(P a, const Q& b) { return a - b; }\nint f() { return 0; }",
+                "a comparison of a template's values",
+            ),
+            (
+                "template <class P, class Q> __device__ long long gap(P a, const Q& b) { return a - b; }\nint f() { return 0; }",
+                "a difference of a template's values",
+            ),
+            (
+                "__device__ bool le(const unsigned* const& a, const unsigned* const& b) { return a <= b; }\nint f() { return 0; }",
+                "a comparison of pointers",
             ),
             // How far another's data lies, found by comparing pointers, halving the distance.
             (
