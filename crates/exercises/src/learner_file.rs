@@ -35,7 +35,7 @@ pub const MAX_TOKEN_CHARS: usize = 1024;
 pub enum Invalid {
     #[error("the file is empty: start from the exercise's starter file")]
     Empty,
-    #[error("the file is {0} bytes, too large to be an edited starter (at most {MAX_FILE_BYTES} bytes)")]
+    #[error("the file holds more than {MAX_FILE_BYTES} bytes, too large to be an edited starter")]
     TooLarge(usize),
     #[error("the file is not text (it holds a NUL character, or is broken UTF-16): hand in the .cu source file")]
     NotText,
@@ -166,7 +166,8 @@ pub fn validate(exercise: &Exercise, starter: &str, bytes: &[u8]) -> Result<Lear
                 starter: "(see the starter)".into(),
             }
         })?;
-        first_difference(&mine, &lex(theirs_text, theirs_start + 1), &yours.lines, &theirs.lines).map_or(Ok(()), Err)
+        let (mine, starter) = (joined_strings(mine), joined_strings(lex(theirs_text, theirs_start + 1)));
+        first_difference(&mine, &starter, &yours.lines, &theirs.lines).map_or(Ok(()), Err)
     };
     outside(&yours.before, 0, &theirs.before, 0)?;
     outside(&yours.after, yours.after_start, &theirs.after, theirs.after_start)?;
@@ -577,12 +578,23 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
         }
         match (token.kind, token.text.as_str()) {
             (Kind::Other, c) => {
-                let code = c.chars().next().map_or(0, u32::from);
+                let character = c.chars().next().unwrap_or('\0');
+                let code = u32::from(character);
+                // (A control or formatting character is shown by its code alone: printed, it would
+                // act, a right-to-left override turning the message around.)
+                let invisible = character.is_control()
+                    || matches!(code, 0x00AD | 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x2069 | 0xFEFF);
                 return problem(
                     line,
-                    format!(
-                        "the character U+{code:04X} (`{c}`) is outside a comment or string: retype that part in ASCII"
-                    ),
+                    match invisible {
+                        true => format!(
+                            "the invisible character U+{code:04X} is outside a comment or string: delete it (an \
+                             editor may show it as a box, or not at all)"
+                        ),
+                        false => format!(
+                            "the character U+{code:04X} (`{c}`) is outside a comment or string: retype that part in ASCII"
+                        ),
+                    },
                 );
             }
             // Outside a literal, `\` starts only a universal character name: `\u005f_syncthreads`
@@ -2170,6 +2182,24 @@ pub fn visible(line: &str) -> String {
 }
 
 /// The first token where `yours` and `starter` differ, shown with both lines.
+/// `tokens` with each run of adjacent plain string literals joined into one, as the compiler joins
+/// them: a formatter that breaks a long string (`"a long" " message"`) changes no string.
+fn joined_strings(tokens: Vec<Token>) -> Vec<Token> {
+    let plain =
+        |t: &Token| t.kind == Kind::Literal && t.text.len() >= 2 && t.text.starts_with('"') && t.text.ends_with('"');
+    let mut joined: Vec<Token> = Vec::with_capacity(tokens.len());
+    for token in tokens {
+        match joined.last_mut() {
+            Some(last) if plain(last) && plain(&token) => {
+                last.text.pop();
+                last.text.push_str(&token.text[1..]);
+            }
+            _ => joined.push(token),
+        }
+    }
+    joined
+}
+
 fn first_difference(
     yours: &[Token],
     starter: &[Token],
@@ -2396,9 +2426,13 @@ mod tests {
         let tabs = STARTER.replace("    out[0]", "\t\tout[0]").replace("// top", "// top   ");
         let reindented_marker = STARTER.replace("// ---- EDIT ABOVE ----", "        // ---- EDIT ABOVE ----");
         let commented = STARTER.replace("out[0] = f();", "out[0] = f(); // the answer");
-        for text in [bom, crlf, tabs, reindented_marker, commented] {
+        // A long string broken in two by a formatter is the same string.
+        let split = STARTER.replace("extern \"C\"", "extern \"\"\n    \"C\"");
+        for text in [bom, crlf, tabs, reindented_marker, commented, split] {
             assert_eq!(check(&text).map(|f| f.region), Ok((4, 4)), "{text:?}");
         }
+        let changed = STARTER.replace("extern \"C\"", "extern \"C\" \"\" \"x\"");
+        assert!(matches!(check(&changed), Err(Invalid::ChangedOutside { .. })), "a string that changed");
         // Windows editors' "Unicode": UTF-16 with its byte-order mark, CRLF line ends.
         let unicode: Vec<u8> = [0xff, 0xfe]
             .into_iter()
@@ -2677,6 +2711,9 @@ mod tests {
                  int f() { return (Address)t != 0; }",
                 "a cast to a 64-bit integer",
             ),
+            ("int f() { return 0\u{202e}; }", "the invisible character U+202E is outside"),
+            ("int f() { return 0\u{1b}; }", "the invisible character U+001B is outside"),
+            ("int f() { return 0\u{e9}; }", "the character U+00E9 (`\u{e9}`) is outside"),
             // The same through a template's values, which may be pointers.
             (
                 "template <class P, class Q> __device__ bool le(P a, Q b) { return a <= b; }\n\

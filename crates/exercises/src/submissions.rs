@@ -205,13 +205,14 @@ fn learner_file_in(root: &Path, folder: &str, learner_file: &str) -> Result<Stri
             ([], _) => {
                 return Err(format!(
                     "no .cu file in {folder} (it has {}): it needs the learner's {learner_file}",
-                    files.join(", ")
+                    some_of(&files)
                 ));
             }
             _ => {
+                let sources: Vec<String> = sources.into_iter().cloned().collect();
                 return Err(format!(
                     "{folder} has several .cu files ({}) and none named {learner_file}: name the one to grade {learner_file}",
-                    sources.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+                    some_of(&sources)
                 ));
             }
         }
@@ -220,6 +221,16 @@ fn learner_file_in(root: &Path, folder: &str, learner_file: &str) -> Result<Stri
         "{folder}: folders nested more than {NESTED_FOLDERS} deep, each holding only the next: put the learner's \
          {learner_file} in the submission's own folder"
     ))
+}
+
+/// Names in a reason: the first few, then how many more (a folder of 20 000 files made a reason of
+/// 2 MB, in every report).
+fn some_of(names: &[String]) -> String {
+    const SHOWN: usize = 5;
+    match names.len() {
+        n if n <= SHOWN => names.join(", "),
+        n => format!("{} and {} more", names[..SHOWN].join(", "), n - SHOWN),
+    }
 }
 
 #[cfg(test)]
@@ -394,6 +405,21 @@ mod tests {
         assert_eq!(
             refused(&entries, "lat"),
             "the name `lat/caf\\xe9.cu` is not UTF-8 (made on a system with another encoding?): rename it"
+        );
+    }
+
+    #[test]
+    fn a_reason_names_a_few_files_and_counts_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir(dir.path().join("dave")).unwrap();
+        for i in 0..8 {
+            fs::write(dir.path().join(format!("dave/notes-{i}.txt")), "x").unwrap();
+        }
+        let entries = scan(dir.path(), "exercise.cu").unwrap();
+        assert_eq!(
+            refused(&entries, "dave"),
+            "no .cu file in dave (it has notes-0.txt, notes-1.txt, notes-2.txt, notes-3.txt, notes-4.txt and 3 more): \
+             it needs the learner's exercise.cu"
         );
     }
 
