@@ -1520,25 +1520,10 @@ fn template_angle(code: &[Token], at: usize) -> bool {
 /// address taken with `&`, or `this`, anywhere in either operand (`z + k < t + 1`).
 fn compares_pointers(code: &[Token], at: usize, pointers: &BTreeSet<&str>) -> bool {
     let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
-    let binary = at > 0
-        && (matches!(code[at - 1].kind, Kind::Number)
-            || code[at - 1].kind == Kind::Identifier && !declared::EXPRESSION_WORDS.contains(&text(at - 1))
-            || matches!(text(at - 1), ")" | "]"));
-    if !binary || template_angle(code, at) {
+    if !binary_operator(code, at) || template_angle(code, at) {
         return false;
     }
-    let pointer_at = |i: usize| {
-        matches!(text(i), "&" | "&&")
-            && i > 0
-            && !matches!(text(i - 1), ")" | "]")
-            && code[i - 1].kind != Kind::Identifier
-            && code[i - 1].kind != Kind::Number
-            || text(i) == "this"
-            || pointers.contains(text(i))
-                && code[i].kind == Kind::Identifier
-                && !matches!(text(i + 1), "[" | "(" | "." | "->")
-                && !(i > 0 && text(i - 1) == "*")
-    };
+    let pointer_at = |i: usize| names_a_pointer(code, i, pointers);
     // An operand ends where an expression's part does: a bracket not its own, a separator, an
     // assignment, a logical or conditional operator, another comparison.
     let ends = |word: &str| {
@@ -1993,18 +1978,8 @@ fn writes_a_count(literal: &str) -> bool {
 /// (`*(p - 1)`) moves within its own data.
 fn pointer_operand(code: &[Token], at: usize, pointers: &BTreeSet<&str>) -> bool {
     let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
-    let binary = at > 0
-        && (matches!(code[at - 1].kind, Kind::Number)
-            || code[at - 1].kind == Kind::Identifier && !declared::EXPRESSION_WORDS.contains(&text(at - 1))
-            || matches!(text(at - 1), ")" | "]"));
-    let pointer_at = |i: usize| {
-        matches!(text(i), "&" | "&&") && !matches!(text(i - 1), ")" | "]") && code[i - 1].kind != Kind::Identifier
-            || text(i) == "this" && text(i + 1) != "->"
-            || pointers.contains(text(i))
-                && code[i].kind == Kind::Identifier
-                && !matches!(text(i + 1), "[" | "(" | "." | "->")
-                && text(i - 1) != "*"
-    };
+    let binary = binary_operator(code, at);
+    let pointer_at = |i: usize| names_a_pointer(code, i, pointers);
     let right = match text(at + 1) {
         "(" => (at + 2..declared::matching(code, at + 1)).any(pointer_at),
         _ => pointer_at(at + 1),
@@ -2012,6 +1987,30 @@ fn pointer_operand(code: &[Token], at: usize, pointers: &BTreeSet<&str>) -> bool
     // A pointer less something that is not a number (`(ull)t - (ull)p`: addresses as numbers).
     let left = at > 0 && pointer_at(at - 1) && code.get(at + 1).is_some_and(|t| t.kind != Kind::Number);
     binary && (right || left)
+}
+
+/// Whether the operator at `at` is binary: an operand ends before it (a number, a name that is no
+/// keyword of an expression, `)` or `]`).
+fn binary_operator(code: &[Token], at: usize) -> bool {
+    at > 0
+        && (code[at - 1].kind == Kind::Number
+            || code[at - 1].kind == Kind::Identifier
+                && !declared::EXPRESSION_WORDS.contains(&code[at - 1].text.as_str())
+            || matches!(code[at - 1].text.as_str(), ")" | "]"))
+}
+
+/// Whether `code[i]` stands for a pointer: one of `pointers` not indexed, called or a member's
+/// object, an address taken with `&`, or `this` (not `this->`).
+fn names_a_pointer(code: &[Token], i: usize, pointers: &BTreeSet<&str>) -> bool {
+    let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
+    let after_an_operand =
+        i > 0 && (matches!(text(i - 1), ")" | "]") || matches!(code[i - 1].kind, Kind::Identifier | Kind::Number));
+    matches!(text(i), "&" | "&&") && i > 0 && !after_an_operand
+        || text(i) == "this" && text(i + 1) != "->"
+        || pointers.contains(text(i))
+            && code[i].kind == Kind::Identifier
+            && !matches!(text(i + 1), "[" | "(" | "." | "->")
+            && !(i > 0 && text(i - 1) == "*")
 }
 
 /// Whether the `*this` at `at` is bound to a reference or kept in a member initializer:
