@@ -25,7 +25,7 @@ pub const EDIT_ABOVE: &str = "// ---- EDIT ABOVE ----";
 pub const MAX_FILE_BYTES: usize = 256 * 1024;
 /// The most tokens a part may hold: the exercises' parts need a few hundred, and some checks
 /// read a part again at each of its tokens (a part of 130 000 tokens took a minute to check).
-pub const MAX_PART_TOKENS: usize = 4000;
+pub const MAX_PART_TOKENS: usize = 10_000;
 /// The longest name, number or literal a part may hold: a macro's expansion copies its arguments
 /// (a name of 125 000 characters used 60 000 times took 3.9 GB).
 pub const MAX_TOKEN_CHARS: usize = 1024;
@@ -732,7 +732,7 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
                             format!(
                                 "`#{name}` is not accepted in your part: the checks read all of its lines, the \
                                  compiler only those whose condition holds; keep the one version you mean (an old \
-                                 one may stay between `#if 0` and `#endif`, with no other directive between them)"
+                                 one may stay between `#if 0` and its `#endif`, with no `#else` or `#elif`)"
                             ),
                         );
                     }
@@ -950,7 +950,8 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
     }
     // What turns data that lasts from one launch to the next (a constant, a string literal) into
     // something the part can write: casts of pointers, unions, literals outside `printf`.
-    if let Some((token, what, fix)) = write_through(&expanded) {
+    let operators = operators_spelled(&expanded);
+    if let Some((token, what, fix)) = write_through(&operators) {
         return problem(
             token.line,
             format!(
@@ -1387,6 +1388,30 @@ fn writable_constant(code: &[Token]) -> Option<&Token> {
     })
 }
 
+/// `code` with C++'s alternative tokens as the operators they are (`bitand x` is `&x`), for the
+/// checks that read operators.
+fn operators_spelled(code: &[Token]) -> Vec<Token> {
+    code.iter()
+        .map(|token| {
+            let operator = match (token.kind, token.text.as_str()) {
+                (Kind::Identifier, "and") => "&&",
+                (Kind::Identifier, "bitand") => "&",
+                (Kind::Identifier, "bitor") => "|",
+                (Kind::Identifier, "compl") => "~",
+                (Kind::Identifier, "not") => "!",
+                (Kind::Identifier, "not_eq") => "!=",
+                (Kind::Identifier, "or") => "||",
+                (Kind::Identifier, "xor") => "^",
+                (Kind::Identifier, "and_eq") => "&=",
+                (Kind::Identifier, "or_eq") => "|=",
+                (Kind::Identifier, "xor_eq") => "^=",
+                _ => return token.clone(),
+            };
+            Token { kind: Kind::Punct, text: operator.to_owned(), ..token.clone() }
+        })
+        .collect()
+}
+
 /// What to do instead of writing through a pointer, mostly.
 const KEEP_IN_LOCALS: &str = "keep values in locals and index with numbers";
 
@@ -1394,7 +1419,8 @@ const KEEP_IN_LOCALS: &str = "keep values in locals and index with numbers";
 const OF_A_NAMED_TYPE: &str = "take values of a type you name (`unsigned`), or use `min` and `max`";
 
 /// What to do instead of a cast to a 64-bit integer.
-const WIDE_NUMBERS: &str = "make a 64-bit number without a cast: `unsigned long long wide = row;` or `1ull * row * n`";
+const WIDE_NUMBERS: &str = "convert with `static_cast<unsigned long long>(...)`, which cannot make an address a number \
+     (or `unsigned long long wide = row;`)";
 
 /// The names of integer types wide enough to hold an address.
 const WIDE_INTEGER_WORDS: [&str; 20] = [
@@ -1438,18 +1464,26 @@ fn casts_to_a_wide_integer(code: &[Token], open: usize, wide_aliases: &BTreeSet<
         token.kind == Kind::Identifier && !declared::EXPRESSION_WORDS.contains(&word)
             || matches!(word, "]" | ")" | ">" | "sizeof" | "alignof" | "__alignof__" | "operator")
     });
-    !words.is_empty() && integer_words && words.clone().any(wide) && !parameters && !a_number(code, close + 1)
+    !words.is_empty() && integer_words && words.clone().any(wide) && !parameters
 }
 
-/// Whether the operand at `at` is a number whatever the names around it mean: a literal,
-/// `sizeof`, or CUDA's built-in indices (`(unsigned long long)blockIdx.x * n`).
-fn a_number(code: &[Token], at: usize) -> bool {
+/// Whether the operand at `at` is a number: a literal, `sizeof`, CUDA's built-in indices
+/// (`(unsigned long long)blockIdx.x * n`) and clocks, or one of `numbers` (a name the part gives a
+/// number, or a function that returns one), alone or in parentheses (`(size_t)(row)`).
+fn a_number(code: &[Token], at: usize, numbers: &BTreeSet<&str>) -> bool {
+    let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
+    if text(at) == "(" && text(at + 2) == ")" {
+        return a_number(code, at + 1, numbers);
+    }
     code.get(at).is_some_and(|t| {
         t.kind == Kind::Number
             || matches!(
                 t.text.as_str(),
                 "sizeof" | "alignof" | "__alignof__" | "threadIdx" | "blockIdx" | "blockDim" | "gridDim" | "warpSize"
             )
+            || matches!(t.text.as_str(), "clock" | "clock64" | "__popc" | "__popcll" | "__clz" | "__ffs" | "__brev")
+                && text(at + 1) == "("
+            || numbers.contains(t.text.as_str()) && !matches!(text(at + 1), "[" | "." | "->")
     })
 }
 
@@ -1489,6 +1523,9 @@ fn template_angle(code: &[Token], at: usize) -> bool {
                     "<" if depth == 0 => nesting += 1,
                     ">" if depth == 0 && nesting > 0 => nesting -= 1,
                     ">" if depth == 0 => return closes_arguments(i),
+                    // (`>>` closes two: `unbox<Box<unsigned>>(boxes)`.)
+                    ">>" if depth == 0 && nesting == 1 => return closes_arguments(i),
+                    ">>" if depth == 0 && nesting > 1 => nesting -= 2,
                     word if stops(word) => return false,
                     _ => {}
                 }
@@ -1532,11 +1569,30 @@ fn compares_pointers(code: &[Token], at: usize, pointers: &BTreeSet<&str>) -> bo
             ";" | "," | "{" | "}" | "?" | ":" | "=" | "&&" | "||" | "<" | ">" | "<=" | ">=" | "==" | "!=" | "return"
         )
     };
+    // A call's arguments are its own: `get(t, i) < 16u` compares what `get` returns, a pointer
+    // only where the function returns one (its name then counts).
+    let call =
+        |open: usize| open > 0 && (code[open - 1].kind == Kind::Identifier || matches!(text(open - 1), ">" | ">>"));
     let mut depth = 0i64;
     let mut left = Vec::new();
+    // (Backwards, the opener of a call's `)`: its arguments are passed over.)
+    let mut skip_to: Option<usize> = None;
     for i in (0..at).rev() {
+        if let Some(open) = skip_to {
+            if i > open {
+                continue;
+            }
+            skip_to = None;
+        }
         match text(i) {
-            ")" | "]" => depth += 1,
+            ")" | "]" => {
+                let open = opener(code, i);
+                if text(i) == ")" && open.is_some_and(call) {
+                    skip_to = open;
+                    continue;
+                }
+                depth += 1
+            }
             "(" | "[" if depth == 0 => break,
             "(" | "[" => depth -= 1,
             word if depth == 0 && ends(word) => break,
@@ -1546,8 +1602,13 @@ fn compares_pointers(code: &[Token], at: usize, pointers: &BTreeSet<&str>) -> bo
     }
     depth = 0;
     let mut right = Vec::new();
-    for i in at + 1..code.len() {
+    let mut i = at + 1;
+    while i < code.len() {
         match text(i) {
+            "(" if call(i) => {
+                i = declared::matching(code, i) + 1;
+                continue;
+            }
             "(" | "[" => depth += 1,
             ")" | "]" if depth == 0 => break,
             ")" | "]" => depth -= 1,
@@ -1555,6 +1616,13 @@ fn compares_pointers(code: &[Token], at: usize, pointers: &BTreeSet<&str>) -> bo
             _ => {}
         }
         right.push(i);
+        i += 1;
+    }
+    // Compared with a number alone (`v > 0`), a pointer tells no distance: against 0 it is tested
+    // for null, and `p > 5` does not compile.
+    let lone_number = |side: &[usize]| matches!(side, [only] if code[*only].kind == Kind::Number);
+    if lone_number(&left) || lone_number(&right) {
+        return false;
     }
     left.into_iter().chain(right).any(pointer_at)
 }
@@ -1578,7 +1646,8 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str, &'static str)>
         let star = (0..at)
             .rev()
             .find(|&i| !matches!(text(i), "const" | "volatile" | "__restrict__" | "__restrict" | "&" | "&&"));
-        star.filter(|&i| i > 0 && text(i) == "*" && a_type(i - 1)).is_some()
+        // (`unsigned a = 1, *p = &a;`: a later declarator's `*` follows a comma.)
+        star.filter(|&i| i > 0 && text(i) == "*" && (a_type(i - 1) || text(i - 1) == ",")).is_some()
     };
     let mut pointers_and_arrays: BTreeSet<&str> = (0..code.len())
         .filter(|&at| code[at].kind == Kind::Identifier)
@@ -1625,19 +1694,37 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str, &'static str)>
         .filter(|&name| matches!(text(name + 1), "," | ">" | "="))
         .map(text)
         .collect();
-    // A value of a template's type, or an `auto` parameter, may be a pointer: in a difference or a
-    // comparison it counts as one (`template <class P> long long gap(P a, P b) { return a - b; }`).
+    // A value of a template's type, an `auto` parameter, a lambda's result or a function's of a
+    // deduced type may be a pointer: in a difference or a comparison it counts as one (`template
+    // <class P> long long gap(P a, P b) { return a - b; }`, `auto far = [] { return t; };`,
+    // `__device__ auto there() { return t; }`).
     let maybe_pointers: BTreeSet<&str> = (1..code.len())
         .filter(|&at| code[at].kind == Kind::Identifier)
         .filter(|&at| {
             let typed = (0..at).rev().find(|&i| !matches!(text(i), "const" | "volatile" | "&" | "&&"));
             typed.is_some_and(|i| {
-                template_types.contains(text(i)) || text(i) == "auto" && matches!(text(at + 1), "," | ")")
-            })
+                template_types.contains(text(i))
+                    || text(i) == "auto" && matches!(text(at + 1), "," | ")" | "(")
+                    || text(i) == "auto" && text(at + 1) == "=" && text(at + 2) == "["
+            }) || text(at + 1) == "(" && (at >= 4 && (at - 4..at).map(text).eq(["decltype", "(", "auto", ")"]))
         })
         .map(text)
         .chain(pointers_and_arrays.iter().copied())
         .collect();
+    // Names the part gives numbers (`unsigned row`, `const int k = 2`) and functions that return
+    // one (`unsigned at(...)`): a cast of one to 64 bits makes no address a number. (A name also
+    // given to a pointer anywhere in the part is none.)
+    let numbers: BTreeSet<&str> = (1..code.len())
+        .filter(|&at| code[at].kind == Kind::Identifier && !maybe_pointers.contains(text(at)))
+        .filter(|&at| {
+            let typed =
+                (0..at).rev().find(|&i| !matches!(text(i), "const" | "volatile" | "__forceinline__" | "inline"));
+            typed.is_some_and(|i| is_type_word(text(i)) && text(i) != "void")
+                && matches!(text(at + 1), "," | ")" | "=" | ";" | "(" | "{")
+        })
+        .map(text)
+        .collect();
+    let at_close = |open: usize| declared::matching(code, open);
     // Where each literal stands: inside the parentheses of which call, if any.
     let mut calls: Vec<&str> = Vec::new();
     for (at, token) in code.iter().enumerate() {
@@ -1645,10 +1732,22 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str, &'static str)>
             // An address made a number: two such numbers subtracted move a pointer onto any data,
             // as a difference of pointers would. Only a 64-bit integer holds an address (a cast of
             // one to a narrower number does not compile): `(unsigned long long)t`, `size_t(&x)`.
-            "(" if casts_to_a_wide_integer(code, at, &wide_aliases) => {
+            "(" if casts_to_a_wide_integer(code, at, &wide_aliases) && !a_number(code, at_close(at) + 1, &numbers) => {
                 return Some((token, "a cast to a 64-bit integer (which can make an address a number)", WIDE_NUMBERS));
             }
             "(" => calls.push(if at > 0 { text(at - 1) } else { "" }),
+            // An element of an array of pointers is a pointer no name shows (`ps[0] - ps[1]`).
+            _ if token.kind == Kind::Identifier && text(at + 1) == "[" && star_before(at) => {
+                return Some((token, "an array of pointers", "keep one array of values and index it with numbers"));
+            }
+            // `auto [p, q] = pair;` names values that may be pointers, with no type shown.
+            "auto" if text(at + 1) == "[" || matches!(text(at + 1), "&" | "&&") && text(at + 2) == "[" => {
+                return Some((
+                    token,
+                    "a structured binding, whose names may be pointers,",
+                    "declare each value with its type",
+                ));
+            }
             ")" => {
                 calls.pop();
             }
@@ -1744,7 +1843,7 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str, &'static str)>
             word if (WIDE_INTEGER_WORDS.contains(&word) || wide_aliases.contains(word))
                 && matches!(text(at + 1), "(" | "{")
                 && !(at > 0 && matches!(text(at - 1), "sizeof" | "alignof" | "__alignof__"))
-                && !a_number(code, at + 2) =>
+                && !a_number(code, at + 2, &numbers) =>
             {
                 return Some((token, "a cast to a 64-bit integer (which can make an address a number)", WIDE_NUMBERS));
             }
@@ -1754,12 +1853,20 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str, &'static str)>
                 return Some((token, "a comparison of pointers (which finds where other data lies)", KEEP_IN_LOCALS));
             }
             "<" | ">" | "<=" | ">=" if compares_pointers(code, at, &maybe_pointers) => {
-                return Some((token, "a comparison of a template's values, which may be pointers,", OF_A_NAMED_TYPE));
+                return Some((
+                    token,
+                    "a comparison of values that may be pointers (of a template's type, or deduced with `auto`),",
+                    OF_A_NAMED_TYPE,
+                ));
             }
             // `z + (t - z)` moves a writable pointer onto any data, `const` or not: a difference
             // of pointers (one of the part's pointers or arrays, or an address taken with `&`).
             "-" if !pointer_operand(code, at, &pointers_and_arrays) && pointer_operand(code, at, &maybe_pointers) => {
-                return Some((token, "a difference of a template's values, which may be pointers,", OF_A_NAMED_TYPE));
+                return Some((
+                    token,
+                    "a difference of values that may be pointers (of a template's type, or deduced with `auto`),",
+                    OF_A_NAMED_TYPE,
+                ));
             }
             "-" if pointer_operand(code, at, &pointers_and_arrays) => {
                 return Some((
@@ -1984,8 +2091,19 @@ fn pointer_operand(code: &[Token], at: usize, pointers: &BTreeSet<&str>) -> bool
         "(" => (at + 2..declared::matching(code, at + 1)).any(pointer_at),
         _ => pointer_at(at + 1),
     };
-    // A pointer less something that is not a number (`(ull)t - (ull)p`: addresses as numbers).
-    let left = at > 0 && pointer_at(at - 1) && code.get(at + 1).is_some_and(|t| t.kind != Kind::Number);
+    // A pointer less something that is not a number (`(ull)t - (ull)p`: addresses as numbers), a
+    // call of a function that returns one too (`there() - k`).
+    let called = || {
+        let mut depth = 0i64;
+        let open = (0..at).rev().find(|&i| {
+            depth += i64::from(text(i) == ")") - i64::from(text(i) == "(");
+            depth == 0
+        });
+        open.is_some_and(|open| open > 0 && pointer_at(open - 1))
+    };
+    let left = at > 0
+        && (pointer_at(at - 1) || text(at - 1) == ")" && called())
+        && code.get(at + 1).is_some_and(|t| t.kind != Kind::Number);
     binary && (right || left)
 }
 
@@ -2003,14 +2121,32 @@ fn binary_operator(code: &[Token], at: usize) -> bool {
 /// object, an address taken with `&`, or `this` (not `this->`).
 fn names_a_pointer(code: &[Token], i: usize, pointers: &BTreeSet<&str>) -> bool {
     let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
+    // (`sizeof(tile) <= limit` measures an array; it compares no address.)
+    if in_unevaluated(code, i) {
+        return false;
+    }
     let after_an_operand =
         i > 0 && (matches!(text(i - 1), ")" | "]") || matches!(code[i - 1].kind, Kind::Identifier | Kind::Number));
     matches!(text(i), "&" | "&&") && i > 0 && !after_an_operand
         || text(i) == "this" && text(i + 1) != "->"
+        // (Called, a function of the part that returns a pointer: `there() - mine(x)`.)
         || pointers.contains(text(i))
             && code[i].kind == Kind::Identifier
-            && !matches!(text(i + 1), "[" | "(" | "." | "->")
+            && !matches!(text(i + 1), "[" | "." | "->")
             && !(i > 0 && text(i - 1) == "*")
+}
+
+/// The `(` or `[` that the `)` or `]` at `close` closes.
+fn opener(code: &[Token], close: usize) -> Option<usize> {
+    let mut depth = 0i64;
+    (0..=close).rev().find(|&i| {
+        match code[i].text.as_str() {
+            ")" | "]" => depth += 1,
+            "(" | "[" => depth -= 1,
+            _ => {}
+        }
+        depth == 0
+    })
 }
 
 /// Whether the `*this` at `at` is bound to a reference or kept in a member initializer:
@@ -2352,6 +2488,14 @@ mod tests {
             "__device__ auto (load)(unsigned i) -> unsigned { return i; }\nint f() { return load(1); }",
             "__device__ unsigned __rot(unsigned x, unsigned r);\n\
              __device__ unsigned __rot(unsigned x, unsigned r) { return x >> r | x << (32u - r); }\nint f() { return __rot(1, 1); }",
+            // What compares or widens no address: a size measured, what a call returns, a template's
+            // value against a number, a number of the part's made 64-bit.
+            "int f() { const unsigned t[4] = {1, 2, 3, 4}; static_assert(sizeof(t) <= 16u, \"small\");\n\
+             unsigned s = 0; for (unsigned i = 0; i < sizeof(t) / sizeof(t[0]); ++i) s += t[i]; return s; }",
+            "__device__ unsigned get(const unsigned* t, unsigned i) { return t[i]; }\n\
+             template <typename T> __device__ bool positive(T v) { return v > 0; }\n\
+             int f() { const unsigned t[2] = {1, 2}; unsigned row = 1; printf(\"%llu\", (unsigned long long)row);\n\
+             return get(t, 1) < 16u && positive(row) ? int(size_t(row) * 2) : 0; }",
             // `const` numbers and tables are constants, as `constexpr` ones are.
             "static const unsigned mask = 31u;\n__device__ const unsigned lut[2] = {1u, 0u};\n\
              int f() { static const unsigned k = 1; return k + mask + lut[0]; }",
@@ -2469,7 +2613,7 @@ mod tests {
         let at_most = format!("int f() {{ return 0{}; }}", " + 1".repeat((MAX_PART_TOKENS - 10) / 2));
         assert!(check(&STARTER.replace("int f() { return 0; }", &at_most)).is_ok());
         let (_, problem) = region_error(&format!("int f() {{ return 0{}; }}", " + 1".repeat(MAX_PART_TOKENS / 2)));
-        assert!(problem.starts_with("your part has 4009 tokens, more than the 4000"), "{problem}");
+        assert!(problem.starts_with("your part has 10009 tokens, more than the 10000"), "{problem}");
         let name = "n".repeat(MAX_TOKEN_CHARS);
         assert!(check(&STARTER.replace("int f() { return 0; }", &format!("int {name}() {{ return 0; }}"))).is_ok());
         let (_, problem) = region_error(&format!("int {name}x() {{ return 0; }}"));
@@ -2713,15 +2857,35 @@ mod tests {
             ("int f() { return 0\u{202e}; }", "the invisible character U+202E is outside"),
             ("int f() { return 0\u{1b}; }", "the invisible character U+001B is outside"),
             ("int f() { return 0\u{e9}; }", "the character U+00E9 (`\u{e9}`) is outside"),
+            // Pointers no name shows: an array's elements, a structured binding, a function of a
+            // deduced type, an alternative token's address.
+            (
+                "constexpr unsigned t[1] = {0u};\nint f() { unsigned x = 0; const unsigned* ps[2] = {t, &x}; return ps[0] < ps[1]; }",
+                "an array of pointers",
+            ),
+            (
+                "struct Pq { const unsigned* p; const unsigned* q; };\n\
+                 int f() { unsigned x = 0; Pq pq{&x, &x}; auto [p, q] = pq; return 0; }",
+                "a structured binding",
+            ),
+            (
+                "constexpr unsigned t[1] = {0u};\n__device__ auto there() { return t; }\n\
+                 __device__ auto here(long long m) { return t + m; }\nint f() { return here(3) <= there(); }",
+                "a comparison of values that may be pointers",
+            ),
+            (
+                "constexpr unsigned t[1] = {0u};\nint f() { unsigned x = 0; long long d = t + 0 - bitand x; return int(d); }",
+                "a difference of pointers",
+            ),
             // The same through a template's values, which may be pointers.
             (
                 "template <class P, class Q> __device__ bool le(P a, Q b) { return a <= b; }\n\
                  template <class P, class Q> __device__ long long gap(P a, const Q& b) { return a - b; }\nint f() { return 0; }",
-                "a comparison of a template's values",
+                "a comparison of values that may be pointers",
             ),
             (
                 "template <class P, class Q> __device__ long long gap(P a, const Q& b) { return a - b; }\nint f() { return 0; }",
-                "a difference of a template's values",
+                "a difference of values that may be pointers",
             ),
             (
                 "__device__ bool le(const unsigned* const& a, const unsigned* const& b) { return a <= b; }\nint f() { return 0; }",
