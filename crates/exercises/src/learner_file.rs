@@ -1422,6 +1422,9 @@ const OF_A_NAMED_TYPE: &str = "take values of a type you name (`unsigned`), or u
 const WIDE_NUMBERS: &str = "convert with `static_cast<unsigned long long>(...)`, which cannot make an address a number \
      (or `unsigned long long wide = row;`)";
 
+/// CUDA's functions that return numbers, which a cast to 64 bits may take.
+const NUMBER_FUNCTIONS: [&str; 7] = ["clock", "clock64", "__popc", "__popcll", "__clz", "__ffs", "__brev"];
+
 /// The names of integer types wide enough to hold an address.
 const WIDE_INTEGER_WORDS: [&str; 20] = [
     "long",
@@ -1468,8 +1471,8 @@ fn casts_to_a_wide_integer(code: &[Token], open: usize, wide_aliases: &BTreeSet<
 }
 
 /// Whether the operand at `at` is a number: a literal, `sizeof`, CUDA's built-in indices
-/// (`(unsigned long long)blockIdx.x * n`) and clocks, or one of `numbers` (a name the part gives a
-/// number, or a function that returns one), alone or in parentheses (`(size_t)(row)`).
+/// (`(unsigned long long)blockIdx.x * n`), or one of `numbers` (a name the part gives a number,
+/// a function that returns one, CUDA's clocks), alone or in parentheses (`(size_t)(row)`).
 fn a_number(code: &[Token], at: usize, numbers: &BTreeSet<&str>) -> bool {
     let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
     if text(at) == "(" && text(at + 2) == ")" {
@@ -1481,8 +1484,6 @@ fn a_number(code: &[Token], at: usize, numbers: &BTreeSet<&str>) -> bool {
                 t.text.as_str(),
                 "sizeof" | "alignof" | "__alignof__" | "threadIdx" | "blockIdx" | "blockDim" | "gridDim" | "warpSize"
             )
-            || matches!(t.text.as_str(), "clock" | "clock64" | "__popc" | "__popcll" | "__clz" | "__ffs" | "__brev")
-                && text(at + 1) == "("
             || numbers.contains(t.text.as_str()) && !matches!(text(at + 1), "[" | "." | "->")
     })
 }
@@ -1643,9 +1644,10 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str, &'static str)>
     // (Through qualifiers after the `*`, and a reference to a pointer: `unsigned* volatile z`,
     // `const unsigned* const& z`.)
     let star_before = |at: usize| {
+        // (And a declarator in parentheses: `unsigned* (z) = &x;`.)
         let star = (0..at)
             .rev()
-            .find(|&i| !matches!(text(i), "const" | "volatile" | "__restrict__" | "__restrict" | "&" | "&&"));
+            .find(|&i| !matches!(text(i), "const" | "volatile" | "__restrict__" | "__restrict" | "&" | "&&" | "("));
         // (`unsigned a = 1, *p = &a;`: a later declarator's `*` follows a comma.)
         star.filter(|&i| i > 0 && text(i) == "*" && (a_type(i - 1) || text(i - 1) == ",")).is_some()
     };
@@ -1664,6 +1666,7 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str, &'static str)>
         .map(text)
         .collect();
     pointers_and_arrays.extend(copies);
+    let pointers_and_arrays = pointers_and_arrays;
     // Aliases of 64-bit integer types (`using U = unsigned long long;`, `typedef size_t U;`),
     // through aliases of aliases.
     let mut wide_aliases: BTreeSet<&str> = BTreeSet::new();
@@ -1711,6 +1714,34 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str, &'static str)>
         .map(text)
         .chain(pointers_and_arrays.iter().copied())
         .collect();
+    // A name declared with `auto` holds whatever its value is (`auto b{&x};`, `auto f{there};`,
+    // `auto a = t + 0;`): a pointer where its initializer holds one, an address or a call of a
+    // function that may return one; through copies of copies.
+    let mut maybe_pointers = maybe_pointers;
+    loop {
+        let found: Vec<&str> = (1..code.len())
+            .filter(|&at| {
+                let typed = (0..at).rev().find(|&i| !matches!(text(i), "const" | "volatile" | "&" | "&&" | "*"));
+                code[at].kind == Kind::Identifier
+                    && typed.is_some_and(|i| text(i) == "auto")
+                    && matches!(text(at + 1), "=" | "{" | "(")
+                    && !maybe_pointers.contains(text(at))
+            })
+            .filter(|&at| {
+                let end = (at + 1..code.len()).find(|&i| matches!(text(i), ";" | ",")).unwrap_or(code.len());
+                (at + 2..end).any(|i| {
+                    maybe_pointers.contains(text(i)) && code[i].kind == Kind::Identifier
+                        || matches!(text(i), "&" | "&&") && !binary_operator(code, i)
+                        || text(i) == "this"
+                })
+            })
+            .map(text)
+            .collect();
+        if found.is_empty() {
+            break;
+        }
+        maybe_pointers.extend(found);
+    }
     // Names the part gives numbers (`unsigned row`, `const int k = 2`) and functions that return
     // one (`unsigned at(...)`): a cast of one to 64 bits makes no address a number. (A name also
     // given to a pointer anywhere in the part is none.)
@@ -1723,6 +1754,15 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str, &'static str)>
                 && matches!(text(at + 1), "," | ")" | "=" | ";" | "(" | "{")
         })
         .map(text)
+        // CUDA's functions of numbers, where the part declares none of that name.
+        .chain(NUMBER_FUNCTIONS.into_iter().filter(|name| {
+            !(1..code.len()).any(|i| {
+                text(i) == *name
+                    && (is_type_word(text(i - 1))
+                        || matches!(text(i - 1), "*" | "&" | "&&" | "auto" | ">" | "::" | "}" | ";" | "#")
+                        || part_types.contains(text(i - 1)))
+            })
+        }))
         .collect();
     let at_close = |open: usize| declared::matching(code, open);
     // Where each literal stands: inside the parentheses of which call, if any.
@@ -2093,13 +2133,19 @@ fn pointer_operand(code: &[Token], at: usize, pointers: &BTreeSet<&str>) -> bool
     };
     // A pointer less something that is not a number (`(ull)t - (ull)p`: addresses as numbers), a
     // call of a function that returns one too (`there() - k`).
+    // (A call's name, or what plain parentheses hold: `(t) - z`.)
     let called = || {
-        let mut depth = 0i64;
-        let open = (0..at).rev().find(|&i| {
-            depth += i64::from(text(i) == ")") - i64::from(text(i) == "(");
-            depth == 0
-        });
-        open.is_some_and(|open| open > 0 && pointer_at(open - 1))
+        opener(code, at - 1).is_some_and(|open| {
+            let call = open > 0
+                && matches!(code[open - 1].kind, Kind::Identifier)
+                && !declared::EXPRESSION_WORDS.contains(&text(open - 1));
+            // (`*(end - 1)` reads a number where the pointer points.)
+            let read = open > 0 && text(open - 1) == "*";
+            match call {
+                true => pointer_at(open - 1),
+                false => !read && (open + 1..at - 1).any(pointer_at),
+            }
+        })
     };
     let left = at > 0
         && (pointer_at(at - 1) || text(at - 1) == ")" && called())
