@@ -1422,6 +1422,9 @@ const OF_A_NAMED_TYPE: &str = "take values of a type you name (`unsigned`), or u
 const WIDE_NUMBERS: &str = "convert with `static_cast<unsigned long long>(...)`, which cannot make an address a number \
      (or `unsigned long long wide = row;`)";
 
+/// The words that take a type from an expression.
+const TYPE_OF: [&str; 3] = ["decltype", "__typeof__", "typeof"];
+
 /// CUDA's functions that return numbers, which a cast to 64 bits may take.
 const NUMBER_FUNCTIONS: [&str; 7] = ["clock", "clock64", "__popc", "__popcll", "__clz", "__ffs", "__brev"];
 
@@ -1648,14 +1651,24 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str, &'static str)>
         let star = (0..at)
             .rev()
             .find(|&i| !matches!(text(i), "const" | "volatile" | "__restrict__" | "__restrict" | "&" | "&&" | "("));
-        // (`unsigned a = 1, *p = &a;`: a later declarator's `*` follows a comma.)
-        star.filter(|&i| i > 0 && text(i) == "*" && (a_type(i - 1) || text(i - 1) == ",")).is_some()
+        // (`unsigned a = 1, *p = &a;`: a later declarator's `*` follows a comma; `T (*f)()`, a
+        // pointer to a function, a `(`; `decltype(t)* f`, a type from `decltype`.)
+        let of_decltype =
+            |close: usize| opener(code, close).is_some_and(|open| open > 0 && TYPE_OF.contains(&text(open - 1)));
+        star.filter(|&i| {
+            i > 0
+                && text(i) == "*"
+                && (a_type(i - 1) || matches!(text(i - 1), "," | "(") || text(i - 1) == ")" && of_decltype(i - 1))
+        })
+        .is_some()
     };
     let mut pointers_and_arrays: BTreeSet<&str> = (0..code.len())
         .filter(|&at| code[at].kind == Kind::Identifier)
         .filter(|&at| {
             star_before(at) && matches!(text(at + 1), "=" | ";" | "," | ")" | "{" | "(")
                 || text(at + 1) == "=" && text(at + 2) == "&"
+                // A reference to an array, which becomes a pointer: `unsigned (&w)[1] = t;`.
+                || at > 1 && text(at - 1) == "&" && text(at - 2) == "(" && text(at + 1) == ")" && text(at + 2) == "["
                 || text(at + 1) == "[" && at > 0 && (a_type(at - 1) || code[at - 1].kind == Kind::Identifier)
         })
         .map(text)
@@ -1707,6 +1720,8 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str, &'static str)>
             let typed = (0..at).rev().find(|&i| !matches!(text(i), "const" | "volatile" | "&" | "&&"));
             typed.is_some_and(|i| {
                 template_types.contains(text(i))
+                    // A type from `decltype` may be a pointer's: `decltype(there()) a = there();`.
+                    || text(i) == ")" && opener(code, i).is_some_and(|open| open > 0 && TYPE_OF.contains(&text(open - 1)))
                     || text(i) == "auto" && matches!(text(at + 1), "," | ")" | "(")
                     || text(i) == "auto" && text(at + 1) == "=" && text(at + 2) == "["
             }) || text(at + 1) == "(" && (at >= 4 && (at - 4..at).map(text).eq(["decltype", "(", "auto", ")"]))
@@ -1895,7 +1910,7 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str, &'static str)>
             "<" | ">" | "<=" | ">=" if compares_pointers(code, at, &maybe_pointers) => {
                 return Some((
                     token,
-                    "a comparison of values that may be pointers (of a template's type, or deduced with `auto`),",
+                    "a comparison of values that may be pointers (of a template's type, or from `auto` or `decltype`),",
                     OF_A_NAMED_TYPE,
                 ));
             }
@@ -1904,7 +1919,7 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str, &'static str)>
             "-" if !pointer_operand(code, at, &pointers_and_arrays) && pointer_operand(code, at, &maybe_pointers) => {
                 return Some((
                     token,
-                    "a difference of values that may be pointers (of a template's type, or deduced with `auto`),",
+                    "a difference of values that may be pointers (of a template's type, or from `auto` or `decltype`),",
                     OF_A_NAMED_TYPE,
                 ));
             }
