@@ -951,7 +951,17 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
     // What turns data that lasts from one launch to the next (a constant, a string literal) into
     // something the part can write: casts of pointers, unions, literals outside `printf`.
     let operators = operators_spelled(&expanded);
-    if let Some((token, what, fix)) = write_through(&operators) {
+    // The starter's own constants (`#define TILE 32u`): numbers a cast to 64 bits may take.
+    let starter: Vec<&Token> = before.iter().chain(&after).collect();
+    let starter_constants: BTreeSet<&str> = (0..starter.len())
+        .filter(|&i| starter[i].kind == Kind::Directive)
+        .filter_map(|i| {
+            let (define, name, next) = (starter.get(i + 1)?, starter.get(i + 2)?, starter.get(i + 3));
+            let object_like = next.is_none_or(|t| t.after_space || t.text != "(");
+            (define.text == "define" && object_like).then_some(name.text.as_str())
+        })
+        .collect();
+    if let Some((token, what, fix)) = write_through(&operators, &starter_constants) {
         return problem(
             token.line,
             format!(
@@ -1426,7 +1436,8 @@ const WIDE_NUMBERS: &str = "convert with `static_cast<unsigned long long>(...)`,
 const TYPE_OF: [&str; 3] = ["decltype", "__typeof__", "typeof"];
 
 /// CUDA's functions that return numbers, which a cast to 64 bits may take.
-const NUMBER_FUNCTIONS: [&str; 7] = ["clock", "clock64", "__popc", "__popcll", "__clz", "__ffs", "__brev"];
+const NUMBER_FUNCTIONS: [&str; 10] =
+    ["clock", "clock64", "__popc", "__popcll", "__clz", "__ffs", "__brev", "min", "max", "abs"];
 
 /// The names of integer types wide enough to hold an address.
 const WIDE_INTEGER_WORDS: [&str; 20] = [
@@ -1478,8 +1489,29 @@ fn casts_to_a_wide_integer(code: &[Token], open: usize, wide_aliases: &BTreeSet<
 /// a function that returns one, CUDA's clocks), alone or in parentheses (`(size_t)(row)`).
 fn a_number(code: &[Token], at: usize, numbers: &BTreeSet<&str>) -> bool {
     let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
-    if text(at) == "(" && text(at + 2) == ")" {
+    // A sign before a number, `(long long)-1`; a cast to a narrower number, `(ull)(unsigned)v`.
+    if matches!(text(at), "-" | "+" | "~") {
         return a_number(code, at + 1, numbers);
+    }
+    if text(at) == "(" {
+        let close = declared::matching(code, at).min(code.len());
+        if close > at + 1 && (at + 1..close).all(|i| is_type_word(text(i)) && !WIDE_INTEGER_WORDS.contains(&text(i))) {
+            return true;
+        }
+    }
+    // A group of numbers and operators: `(size_t)(row + k)`, `(long long)(-1)`.
+    if text(at) == "(" {
+        let close = declared::matching(code, at).min(code.len());
+        return close > at + 1
+            && (at + 1..close).all(|i| match code[i].kind {
+                Kind::Identifier => a_number(code, i, numbers) || i > 0 && matches!(text(i - 1), "." | "->"),
+                Kind::Number => true,
+                Kind::Punct => {
+                    !matches!(text(i), "&" | "&&" | "*" | "[" | "]" | "{" | "}" | "," | ";" | "->")
+                        || matches!(text(i), "&" | "*") && binary_operator(code, i)
+                }
+                _ => false,
+            });
     }
     code.get(at).is_some_and(|t| {
         t.kind == Kind::Number
@@ -1560,68 +1592,11 @@ fn template_angle(code: &[Token], at: usize) -> bool {
 /// Whether the relational operator at `at` compares a pointer: one of `pointers` (not indexed), an
 /// address taken with `&`, or `this`, anywhere in either operand (`z + k < t + 1`).
 fn compares_pointers(code: &[Token], at: usize, pointers: &BTreeSet<&str>) -> bool {
-    let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
     if !binary_operator(code, at) || template_angle(code, at) {
         return false;
     }
     let pointer_at = |i: usize| names_a_pointer(code, i, pointers);
-    // An operand ends where an expression's part does: a bracket not its own, a separator, an
-    // assignment, a logical or conditional operator, another comparison.
-    let ends = |word: &str| {
-        matches!(
-            word,
-            ";" | "," | "{" | "}" | "?" | ":" | "=" | "&&" | "||" | "<" | ">" | "<=" | ">=" | "==" | "!=" | "return"
-        )
-    };
-    // A call's arguments are its own: `get(t, i) < 16u` compares what `get` returns, a pointer
-    // only where the function returns one (its name then counts).
-    let call =
-        |open: usize| open > 0 && (code[open - 1].kind == Kind::Identifier || matches!(text(open - 1), ">" | ">>"));
-    let mut depth = 0i64;
-    let mut left = Vec::new();
-    // (Backwards, the opener of a call's `)`: its arguments are passed over.)
-    let mut skip_to: Option<usize> = None;
-    for i in (0..at).rev() {
-        if let Some(open) = skip_to {
-            if i > open {
-                continue;
-            }
-            skip_to = None;
-        }
-        match text(i) {
-            ")" | "]" => {
-                let open = opener(code, i);
-                if text(i) == ")" && open.is_some_and(call) {
-                    skip_to = open;
-                    continue;
-                }
-                depth += 1
-            }
-            "(" | "[" if depth == 0 => break,
-            "(" | "[" => depth -= 1,
-            word if depth == 0 && ends(word) => break,
-            _ => {}
-        }
-        left.push(i);
-    }
-    depth = 0;
-    let mut right = Vec::new();
-    let mut i = at + 1;
-    while i < code.len() {
-        match text(i) {
-            "(" if call(i) => {
-                i = declared::matching(code, i) + 1;
-                continue;
-            }
-            "(" | "[" => depth += 1,
-            ")" | "]" if depth == 0 => break,
-            ")" | "]" => depth -= 1,
-            word if depth == 0 && ends(word) => break,
-            _ => {}
-        }
-        right.push(i);
-        i += 1;
-    }
+    let (left, right) = operands(code, at, false);
     // Compared with a number alone (`v > 0`), a pointer tells no distance: against 0 it is tested
     // for null, and `p > 5` does not compile.
     let lone_number = |side: &[usize]| matches!(side, [only] if code[*only].kind == Kind::Number);
@@ -1634,7 +1609,10 @@ fn compares_pointers(code: &[Token], at: usize, pointers: &BTreeSet<&str>) -> bo
 /// The first cast of a pointer or reference (`const_cast`, `reinterpret_cast`, `(unsigned*)x`),
 /// union, or string literal outside `printf(...)`, `static_assert(...)`, `_Pragma(...)` and
 /// `extern "C"` in `code`, and what it is.
-fn write_through(code: &[Token]) -> Option<(&Token, &'static str, &'static str)> {
+fn write_through<'c>(
+    code: &'c [Token],
+    starter_constants: &BTreeSet<&str>,
+) -> Option<(&'c Token, &'static str, &'static str)> {
     let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
     // Names the part declares as pointers (`unsigned* z`, `Coord* z`, `auto* z`, `decltype(x)* z`,
     // `auto z = &x`) or arrays (`t[1]`); not `m * m`.
@@ -1662,7 +1640,7 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str, &'static str)>
         })
         .is_some()
     };
-    let mut pointers_and_arrays: BTreeSet<&str> = (0..code.len())
+    let pointers_and_arrays: BTreeSet<&str> = (0..code.len())
         .filter(|&at| code[at].kind == Kind::Identifier)
         .filter(|&at| {
             star_before(at) && matches!(text(at + 1), "=" | ";" | "," | ")" | "{" | "(")
@@ -1674,12 +1652,6 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str, &'static str)>
         .map(text)
         .collect();
     // `auto z = t;` of a pointer or an array (which becomes a pointer).
-    let copies: Vec<&str> = (1..code.len())
-        .filter(|&at| text(at - 1) == "auto" && text(at + 1) == "=" && pointers_and_arrays.contains(text(at + 2)))
-        .map(text)
-        .collect();
-    pointers_and_arrays.extend(copies);
-    let pointers_and_arrays = pointers_and_arrays;
     // Aliases of 64-bit integer types (`using U = unsigned long long;`, `typedef size_t U;`),
     // through aliases of aliases.
     let mut wide_aliases: BTreeSet<&str> = BTreeSet::new();
@@ -1744,11 +1716,7 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str, &'static str)>
             })
             .filter(|&at| {
                 let end = (at + 1..code.len()).find(|&i| matches!(text(i), ";" | ",")).unwrap_or(code.len());
-                (at + 2..end).any(|i| {
-                    maybe_pointers.contains(text(i)) && code[i].kind == Kind::Identifier
-                        || matches!(text(i), "&" | "&&") && !binary_operator(code, i)
-                        || text(i) == "this"
-                })
+                (at + 2..end).any(|i| names_a_pointer(code, i, &maybe_pointers))
             })
             .map(text)
             .collect();
@@ -1769,6 +1737,7 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str, &'static str)>
                 && matches!(text(at + 1), "," | ")" | "=" | ";" | "(" | "{")
         })
         .map(text)
+        .chain(starter_constants.iter().copied().filter(|name| !maybe_pointers.contains(name)))
         // CUDA's functions of numbers, where the part declares none of that name.
         .chain(NUMBER_FUNCTIONS.into_iter().filter(|name| {
             !(1..code.len()).any(|i| {
@@ -1791,6 +1760,27 @@ fn write_through(code: &[Token]) -> Option<(&Token, &'static str, &'static str)>
                 return Some((token, "a cast to a 64-bit integer (which can make an address a number)", WIDE_NUMBERS));
             }
             "(" => calls.push(if at > 0 { text(at - 1) } else { "" }),
+            // What `*pp`, `pa[0]` or `s.*m` reads is a pointer no name shows.
+            "*" if at > 0
+                && a_type(at - 1)
+                && (at + 1..code.len())
+                    .find(|&i| !matches!(text(i), "const" | "volatile" | "__restrict__" | "__restrict"))
+                    .is_some_and(|i| text(i) == "*") =>
+            {
+                return Some((token, "a pointer to a pointer", "keep one array of values and index it with numbers"));
+            }
+            "::" if text(at + 1) == "*" => {
+                return Some((token, "a pointer to a member", "keep values in locals and index with numbers"));
+            }
+            _ if token.kind == Kind::Identifier
+                && at > 1
+                && text(at - 1) == "*"
+                && text(at - 2) == "("
+                && text(at + 1) == ")"
+                && text(at + 2) == "[" =>
+            {
+                return Some((token, "a pointer to an array", "index the array itself with numbers"));
+            }
             // An element of an array of pointers is a pointer no name shows (`ps[0] - ps[1]`).
             _ if token.kind == Kind::Identifier && text(at + 1) == "[" && star_before(at) => {
                 return Some((token, "an array of pointers", "keep one array of values and index it with numbers"));
@@ -2139,33 +2129,15 @@ fn writes_a_count(literal: &str) -> bool {
 /// or takes anything but a number from one (`(ull)t - (ull)p`). A pointer less a number
 /// (`*(p - 1)`) moves within its own data.
 fn pointer_operand(code: &[Token], at: usize, pointers: &BTreeSet<&str>) -> bool {
-    let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
-    let binary = binary_operator(code, at);
-    let pointer_at = |i: usize| names_a_pointer(code, i, pointers);
-    let right = match text(at + 1) {
-        "(" => (at + 2..declared::matching(code, at + 1)).any(pointer_at),
-        _ => pointer_at(at + 1),
-    };
-    // A pointer less something that is not a number (`(ull)t - (ull)p`: addresses as numbers), a
-    // call of a function that returns one too (`there() - k`).
-    // (A call's name, or what plain parentheses hold: `(t) - z`.)
-    let called = || {
-        opener(code, at - 1).is_some_and(|open| {
-            let call = open > 0
-                && matches!(code[open - 1].kind, Kind::Identifier)
-                && !declared::EXPRESSION_WORDS.contains(&text(open - 1));
-            // (`*(end - 1)` reads a number where the pointer points.)
-            let read = open > 0 && text(open - 1) == "*";
-            match call {
-                true => pointer_at(open - 1),
-                false => !read && (open + 1..at - 1).any(pointer_at),
-            }
-        })
-    };
-    let left = at > 0
-        && (pointer_at(at - 1) || text(at - 1) == ")" && called())
-        && code.get(at + 1).is_some_and(|t| t.kind != Kind::Number);
-    binary && (right || left)
+    if !binary_operator(code, at) {
+        return false;
+    }
+    let (left, right) = operands(code, at, true);
+    let pointer_in = |side: &[usize]| side.iter().any(|&i| names_a_pointer(code, i, pointers));
+    // A pointer less a number moves within its own data (`end - 1`); less anything else, or
+    // anything less a pointer, is a distance (`t + 0 - +z`, `(ull)t - (ull)p`).
+    let a_number_alone = matches!(right.as_slice(), [only] if code[*only].kind == Kind::Number);
+    pointer_in(&right) || pointer_in(&left) && !a_number_alone
 }
 
 /// Whether the operator at `at` is binary: an operand ends before it (a number, a name that is no
@@ -2195,6 +2167,63 @@ fn names_a_pointer(code: &[Token], i: usize, pointers: &BTreeSet<&str>) -> bool 
             && code[i].kind == Kind::Identifier
             && !matches!(text(i + 1), "[" | "." | "->")
             && !(i > 0 && text(i - 1) == "*")
+}
+
+/// The tokens of the operands of the binary operator at `at`, left and right, to where an
+/// expression's part ends (a bracket not its own, a separator, an assignment, a logical or
+/// conditional operator, a comparison; for a difference, `+` and `-` end the right operand too).
+/// A call's arguments, and what a dereferenced group holds (`*(end - 1)`), are passed over: what
+/// a call returns is a pointer only where its name says so, and what `*` reads is a value.
+fn operands(code: &[Token], at: usize, difference: bool) -> (Vec<usize>, Vec<usize>) {
+    let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
+    let ends = |word: &str| {
+        matches!(
+            word,
+            ";" | "," | "{" | "}" | "?" | ":" | "=" | "&&" | "||" | "<" | ">" | "<=" | ">=" | "==" | "!=" | "return"
+        )
+    };
+    let passed_over = |open: usize| {
+        open > 0
+            && (code[open - 1].kind == Kind::Identifier && !declared::EXPRESSION_WORDS.contains(&text(open - 1))
+                || matches!(text(open - 1), ">" | ">>")
+                || text(open - 1) == "*" && !binary_operator(code, open - 1))
+    };
+    let mut left = Vec::new();
+    let (mut depth, mut i) = (0i64, at);
+    while i > 0 {
+        i -= 1;
+        match text(i) {
+            ")" if opener(code, i).is_some_and(passed_over) => {
+                i = opener(code, i).unwrap_or(i);
+                continue;
+            }
+            ")" | "]" => depth += 1,
+            "(" | "[" if depth == 0 => break,
+            "(" | "[" => depth -= 1,
+            word if depth == 0 && ends(word) => break,
+            _ => {}
+        }
+        left.push(i);
+    }
+    let mut right = Vec::new();
+    let (mut depth, mut i) = (0i64, at + 1);
+    while i < code.len() {
+        match text(i) {
+            "(" if passed_over(i) => {
+                i = declared::matching(code, i) + 1;
+                continue;
+            }
+            "(" | "[" => depth += 1,
+            ")" | "]" if depth == 0 => break,
+            ")" | "]" => depth -= 1,
+            "+" | "-" if difference && depth == 0 && !right.is_empty() && binary_operator(code, i) => break,
+            word if depth == 0 && ends(word) => break,
+            _ => {}
+        }
+        right.push(i);
+        i += 1;
+    }
+    (left, right)
 }
 
 /// The `(` or `[` that the `)` or `]` at `close` closes.
@@ -2549,6 +2578,10 @@ mod tests {
             "__device__ auto (load)(unsigned i) -> unsigned { return i; }\nint f() { return load(1); }",
             "__device__ unsigned __rot(unsigned x, unsigned r);\n\
              __device__ unsigned __rot(unsigned x, unsigned r) { return x >> r | x << (32u - r); }\nint f() { return __rot(1, 1); }",
+            // `auto` from numbers (an element, a value read, a size), a group of numbers made 64-bit.
+            "int f() { unsigned t[2] = {1, 2}; const unsigned* p = t; auto s = t[0]; auto v = *p;\n\
+             auto n = sizeof(t) / sizeof(t[0]); unsigned row = 1;\n\
+             return s < 3u && v - s < n ? int((size_t)(row * 2u + 1u) + (long long)-1 + (unsigned long long)N) : 0; }",
             // What compares or widens no address: a size measured, what a call returns, a template's
             // value against a number, a number of the part's made 64-bit.
             "int f() { const unsigned t[4] = {1, 2, 3, 4}; static_assert(sizeof(t) <= 16u, \"small\");\n\
@@ -2936,6 +2969,20 @@ mod tests {
             ),
             (
                 "constexpr unsigned t[1] = {0u};\nint f() { unsigned x = 0; long long d = t + 0 - bitand x; return int(d); }",
+                "a difference of pointers",
+            ),
+            // A pointer read through another, an array's, a member's; a unary `+` before a pointer.
+            (
+                "constexpr unsigned t[1] = {0u};\nint f() { const unsigned* a = t; const unsigned** pp = &a; return 0; }",
+                "a pointer to a pointer",
+            ),
+            (
+                "constexpr unsigned t[1] = {0u};\nint f() { const unsigned (*pa)[1] = &t; return 0; }",
+                "a pointer to an array",
+            ),
+            ("struct S { unsigned* p; };\nint f() { unsigned* S::* m = &S::p; return 0; }", "a pointer to a member"),
+            (
+                "constexpr unsigned t[1] = {0u};\nint f() { unsigned x = 0; unsigned* z = &x; long long d = t + 0 - +z; return int(d); }",
                 "a difference of pointers",
             ),
             // The same through a template's values, which may be pointers.
