@@ -2154,19 +2154,17 @@ fn binary_operator(code: &[Token], at: usize) -> bool {
 /// object, an address taken with `&`, or `this` (not `this->`).
 fn names_a_pointer(code: &[Token], i: usize, pointers: &BTreeSet<&str>) -> bool {
     let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
-    // (`sizeof(tile) <= limit` measures an array; it compares no address.)
-    if in_unevaluated(code, i) {
-        return false;
-    }
     let after_an_operand =
         i > 0 && (matches!(text(i - 1), ")" | "]") || matches!(code[i - 1].kind, Kind::Identifier | Kind::Number));
-    matches!(text(i), "&" | "&&") && i > 0 && !after_an_operand
+    let pointer = matches!(text(i), "&" | "&&") && i > 0 && !after_an_operand
         || text(i) == "this" && text(i + 1) != "->"
         // (Called, a function of the part that returns a pointer: `there() - mine(x)`.)
         || pointers.contains(text(i))
             && code[i].kind == Kind::Identifier
             && !matches!(text(i + 1), "[" | "." | "->")
-            && !(i > 0 && text(i - 1) == "*")
+            && !(i > 0 && text(i - 1) == "*");
+    // (`sizeof(tile) <= limit` measures an array; it compares no address.)
+    pointer && !in_unevaluated(code, i)
 }
 
 /// The tokens of the operands of the binary operator at `at`, left and right, to where an
@@ -2188,22 +2186,26 @@ fn operands(code: &[Token], at: usize, difference: bool) -> (Vec<usize>, Vec<usi
                 || matches!(text(open - 1), ">" | ">>")
                 || text(open - 1) == "*" && !binary_operator(code, open - 1))
     };
+    // (Backwards, a group is known to be a call's at its opener: what it held is dropped then.
+    // One pass, whatever the nesting.)
     let mut left = Vec::new();
-    let (mut depth, mut i) = (0i64, at);
+    let mut groups: Vec<usize> = Vec::new();
+    let mut i = at;
     while i > 0 {
         i -= 1;
         match text(i) {
-            ")" if opener(code, i).is_some_and(passed_over) => {
-                i = opener(code, i).unwrap_or(i);
-                continue;
+            ")" | "]" => {
+                groups.push(left.len());
+                left.push(i);
             }
-            ")" | "]" => depth += 1,
-            "(" | "[" if depth == 0 => break,
-            "(" | "[" => depth -= 1,
-            word if depth == 0 && ends(word) => break,
-            _ => {}
+            "(" | "[" => match groups.pop() {
+                None => break,
+                Some(held) if text(i) == "(" && passed_over(i) => left.truncate(held),
+                Some(_) => left.push(i),
+            },
+            word if groups.is_empty() && ends(word) => break,
+            _ => left.push(i),
         }
-        left.push(i);
     }
     let mut right = Vec::new();
     let (mut depth, mut i) = (0i64, at + 1);
