@@ -1432,6 +1432,22 @@ const OF_A_NAMED_TYPE: &str = "take values of a type you name (`unsigned`), or u
 const WIDE_NUMBERS: &str = "convert with `static_cast<unsigned long long>(...)`, which cannot make an address a number \
      (or `unsigned long long wide = row;`)";
 
+/// The compiler's built-in functions of numbers a part may call.
+const NUMBER_BUILTINS: [&str; 12] = [
+    "__builtin_expect",
+    "__builtin_popcount",
+    "__builtin_popcountll",
+    "__builtin_clz",
+    "__builtin_clzll",
+    "__builtin_ctz",
+    "__builtin_ctzll",
+    "__builtin_ffs",
+    "__builtin_abs",
+    "__builtin_offsetof",
+    "__builtin_constant_p",
+    "__builtin_bswap32",
+];
+
 /// The words that take a type from an expression.
 const TYPE_OF: [&str; 3] = ["decltype", "__typeof__", "typeof"];
 
@@ -1865,6 +1881,11 @@ fn write_through<'c>(
             // A `void*` converts to any pointer, and `__builtin_assume_aligned` makes one of a
             // `const` pointer.
             "__builtin_assume_aligned" => return Some((token, "`__builtin_assume_aligned`", KEEP_IN_LOCALS)),
+            // A compiler's built-in function may take or make an address no check reads
+            // (`__builtin_addressof(x)`); those of numbers are fine.
+            word if word.starts_with("__builtin_") && !NUMBER_BUILTINS.contains(&word) || word == "addressof" => {
+                return Some((token, "a compiler's built-in function other than those of numbers", KEEP_IN_LOCALS));
+            }
             "void"
                 if text(at + 1) == "*"
                     && at > 0
@@ -2180,11 +2201,16 @@ fn operands(code: &[Token], at: usize, difference: bool) -> (Vec<usize>, Vec<usi
             ";" | "," | "{" | "}" | "?" | ":" | "=" | "&&" | "||" | "<" | ">" | "<=" | ">=" | "==" | "!=" | "return"
         )
     };
+    // (A dereferenced group that takes an address reads the pointer itself: `*(&p)` is `p`.)
+    let takes_an_address = |open: usize| {
+        (open + 1..declared::matching(code, open).min(code.len()))
+            .any(|i| matches!(text(i), "&" | "&&") && !binary_operator(code, i))
+    };
     let passed_over = |open: usize| {
         open > 0
             && (code[open - 1].kind == Kind::Identifier && !declared::EXPRESSION_WORDS.contains(&text(open - 1))
                 || matches!(text(open - 1), ">" | ">>")
-                || text(open - 1) == "*" && !binary_operator(code, open - 1))
+                || text(open - 1) == "*" && !binary_operator(code, open - 1) && !takes_an_address(open))
     };
     // (Backwards, a group is known to be a call's at its opener: what it held is dropped then.
     // One pass, whatever the nesting.)
@@ -2581,6 +2607,7 @@ mod tests {
             "__device__ unsigned __rot(unsigned x, unsigned r);\n\
              __device__ unsigned __rot(unsigned x, unsigned r) { return x >> r | x << (32u - r); }\nint f() { return __rot(1, 1); }",
             // `auto` from numbers (an element, a value read, a size), a group of numbers made 64-bit.
+            "int f() { return __builtin_popcount(5u) + int(__builtin_expect(1, 1)); }",
             "int f() { unsigned t[2] = {1, 2}; const unsigned* p = t; auto s = t[0]; auto v = *p;\n\
              auto n = sizeof(t) / sizeof(t[0]); unsigned row = 1;\n\
              return s < 3u && v - s < n ? int((size_t)(row * 2u + 1u) + (long long)-1 + (unsigned long long)N) : 0; }",
@@ -2983,6 +3010,12 @@ mod tests {
                 "a pointer to an array",
             ),
             ("struct S { unsigned* p; };\nint f() { unsigned* S::* m = &S::p; return 0; }", "a pointer to a member"),
+            (
+                "constexpr unsigned t[1] = {0u};\nint f() { const unsigned* a = t; unsigned x = 0; unsigned* z = &x;\n\
+                 return int(*(&a) - *(&z)); }",
+                "a difference of pointers",
+            ),
+            ("int f() { unsigned x = 0; return __builtin_addressof(x) != 0; }", "a compiler's built-in function"),
             (
                 "constexpr unsigned t[1] = {0u};\nint f() { unsigned x = 0; unsigned* z = &x; long long d = t + 0 - +z; return int(d); }",
                 "a difference of pointers",
