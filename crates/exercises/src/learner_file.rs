@@ -1797,6 +1797,37 @@ fn write_through<'c>(
             {
                 return Some((token, "a pointer to an array", "index the array itself with numbers"));
             }
+            // A function that returns a reference or pointer to an array returns what becomes a
+            // pointer: `const unsigned (&there())[1] { return t; }`.
+            _ if token.kind == Kind::Identifier
+                && at > 1
+                && matches!(text(at - 1), "&" | "&&" | "*")
+                && text(at - 2) == "("
+                && text(at + 1) == "("
+                && text(declared::matching(code, at + 1) + 1) == ")"
+                && text(declared::matching(code, at + 1) + 2) == "[" =>
+            {
+                return Some((
+                    token,
+                    "a function that returns an array",
+                    "return a value, and index the array with numbers",
+                ));
+            }
+            // A row of an array of arrays is a pointer no name shows (`t[0] - u[0]`); but for the
+            // tiles in shared memory the exercises are about, whose rows are nothing of another's.
+            _ if token.kind == Kind::Identifier
+                && at > 0
+                && a_type(at - 1)
+                && text(at + 1) == "["
+                && text(declared::matching(code, at + 1) + 1) == "["
+                && !(statement_start(code, at)..at).any(|i| text(i) == "__shared__") =>
+            {
+                return Some((
+                    token,
+                    "an array of arrays (whose rows are pointers)",
+                    "keep one array and index it with `row * width + column`",
+                ));
+            }
             // An element of an array of pointers is a pointer no name shows (`ps[0] - ps[1]`).
             _ if token.kind == Kind::Identifier && text(at + 1) == "[" && star_before(at) => {
                 return Some((token, "an array of pointers", "keep one array of values and index it with numbers"));
@@ -3016,6 +3047,11 @@ mod tests {
                 "a difference of pointers",
             ),
             ("int f() { unsigned x = 0; return __builtin_addressof(x) != 0; }", "a compiler's built-in function"),
+            ("constexpr unsigned t[1][1] = {{0u}};\nint f() { return int(t[0][0]); }", "an array of arrays"),
+            (
+                "constexpr unsigned t[1] = {0u};\n__device__ const unsigned (&there())[1] { return t; }\nint f() { return 0; }",
+                "a function that returns an array",
+            ),
             (
                 "constexpr unsigned t[1] = {0u};\nint f() { unsigned x = 0; unsigned* z = &x; long long d = t + 0 - +z; return int(d); }",
                 "a difference of pointers",
