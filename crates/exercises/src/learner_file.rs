@@ -952,13 +952,14 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
     // something the part can write: casts of pointers, unions, literals outside `printf`.
     let operators = operators_spelled(&expanded);
     // The starter's own constants (`#define TILE 32u`): numbers a cast to 64 bits may take.
-    let starter: Vec<&Token> = before.iter().chain(&after).collect();
-    let starter_constants: BTreeSet<&str> = (0..starter.len())
-        .filter(|&i| starter[i].kind == Kind::Directive)
-        .filter_map(|i| {
-            let (define, name, next) = (starter.get(i + 1)?, starter.get(i + 2)?, starter.get(i + 3));
-            let object_like = next.is_none_or(|t| t.after_space || t.text != "(");
-            (define.text == "define" && object_like).then_some(name.text.as_str())
+    let starter_constants: BTreeSet<&str> = [&before, &after]
+        .into_iter()
+        .flat_map(|part| {
+            tokens::directives(part)
+                .filter(|&(_, name)| name == "define")
+                .filter_map(|(at, _)| tokens::definition(tokens::directive_tokens(part, at)))
+                .filter(|definition| !definition.function_like)
+                .map(|definition| definition.name.text.as_str())
         })
         .collect();
     if let Some((token, what, fix)) = write_through(&operators, &starter_constants) {
@@ -1615,8 +1616,7 @@ fn compares_pointers(code: &[Token], at: usize, pointers: &BTreeSet<&str>) -> bo
     let (left, right) = operands(code, at, false);
     // Compared with a number alone (`v > 0`), a pointer tells no distance: against 0 it is tested
     // for null, and `p > 5` does not compile.
-    let lone_number = |side: &[usize]| matches!(side, [only] if code[*only].kind == Kind::Number);
-    if lone_number(&left) || lone_number(&right) {
+    if a_literal_alone(code, &left) || a_literal_alone(code, &right) {
         return false;
     }
     left.into_iter().chain(right).any(pointer_at)
@@ -2188,8 +2188,7 @@ fn pointer_operand(code: &[Token], at: usize, pointers: &BTreeSet<&str>) -> bool
     let pointer_in = |side: &[usize]| side.iter().any(|&i| names_a_pointer(code, i, pointers));
     // A pointer less a number moves within its own data (`end - 1`); less anything else, or
     // anything less a pointer, is a distance (`t + 0 - +z`, `(ull)t - (ull)p`).
-    let a_number_alone = matches!(right.as_slice(), [only] if code[*only].kind == Kind::Number);
-    pointer_in(&right) || pointer_in(&left) && !a_number_alone
+    pointer_in(&right) || pointer_in(&left) && !a_literal_alone(code, &right)
 }
 
 /// Whether the operator at `at` is binary: an operand ends before it (a number, a name that is no
@@ -2283,6 +2282,11 @@ fn operands(code: &[Token], at: usize, difference: bool) -> (Vec<usize>, Vec<usi
         i += 1;
     }
     (left, right)
+}
+
+/// Whether an operand (its tokens, as [`operands`] gives them) is one number literal.
+fn a_literal_alone(code: &[Token], side: &[usize]) -> bool {
+    matches!(side, [only] if code[*only].kind == Kind::Number)
 }
 
 /// The `(` or `[` that the `)` or `]` at `close` closes.
