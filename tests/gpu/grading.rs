@@ -166,6 +166,40 @@ fn a_launch_that_writes_lasting_memory_is_caught_however_the_address_was_made() 
     }
 }
 
+/// A part that reaches the recorder's memory cannot undo its verdict: at the first place outside
+/// the tile the recorder stops the kernel with a trap. This part, the round of cheats' file that
+/// scored 100 when the recorder only counted (it adds -31 to the word after a constant of its own,
+/// then the count, through an address made a number, which the check of the source now refuses),
+/// is handed to the check directly.
+#[test]
+fn a_part_that_reaches_the_recorder_is_still_stopped_at_its_first_place_outside_the_tile() {
+    if !gpu_suite_runs("grading") {
+        return;
+    }
+    let _gpu = ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let (manifest, _) = starter_of("transpose-swizzle");
+    let exercise = manifest.exercise("transpose-swizzle").unwrap();
+    let case =
+        root().join("tests/fixtures/grading/cases/transpose-swizzle/recorder-cancelled-through-addresses-as-numbers");
+    let text = std::fs::read_to_string(case.join("exercise.cu")).unwrap();
+    let first = text.lines().position(|line| line.contains("EDIT BELOW")).unwrap() + 2;
+    let last = text.lines().position(|line| line.contains("EDIT ABOVE")).unwrap();
+    let file = exercises::learner_file::LearnerFile { text, region: (first, last) };
+    let turn = exercises::supervise::LockTurn::new(None, tempfile::tempdir().unwrap().path().join("turn"));
+    let outcome = exercises::check::check(&manifest, exercise, &file, "anchor.cu", &|_| {}, &turn);
+    // Where the -31 lands decides the message (the record, or a kernel stopped with no record):
+    // never a grade.
+    match &outcome {
+        exercises::check::CheckOutcome::OutsideTheTile { detail } => {
+            assert!(detail.starts_with("slot(0, 0) is 4294967265 (-31 as a signed number)"), "{detail}")
+        }
+        exercises::check::CheckOutcome::Crashed { detail } => {
+            assert!(detail.starts_with("on the "), "stopped in a correctness launch: {detail}")
+        }
+        other => panic!("the part reached the recorder and was still graded: {other:?}"),
+    }
+}
+
 /// While a submission runs, no other kernel's answer is on the GPU: the reference's and the
 /// starter's outputs are zeroed once checked, and the timed answer stays on the host (the GPU
 /// compares a checksum). This kernel, handed to the check directly (the check of the source

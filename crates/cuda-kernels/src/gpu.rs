@@ -11,7 +11,9 @@ use serde::Serialize;
 use thiserror::Error;
 
 use crate::{
-    compile, source,
+    compile,
+    host_words::HostWords,
+    source,
     static_shared::{self, STATIC_SHARED_LIMIT_BYTES, TooMuchStaticShared},
     written_globals,
 };
@@ -152,6 +154,13 @@ impl TextModule {
         let mut bytes = vec![0u8; global.len()];
         gpu.stream().memcpy_dtoh(&global, &mut bytes)?;
         Ok(bytes)
+    }
+
+    /// Sets its module-scope pointer `name` (a `__device__ T *name;`) to `address`.
+    pub fn set_address(&self, gpu: &Gpu, name: &str, address: u64) -> Result<(), GpuError> {
+        let mut global = self.module.get_global(name, gpu.stream())?;
+        gpu.stream().memcpy_htod(&address.to_le_bytes(), &mut global)?;
+        Ok(gpu.stream().synchronize()?)
     }
 
     /// Each of its module-scope variables (`__device__`, `__constant__`, a function's `static`, a
@@ -337,6 +346,16 @@ impl Gpu {
 
     pub fn synchronize(&self) -> Result<(), GpuError> {
         Ok(self.stream.synchronize()?)
+    }
+
+    /// `len` zeroed words in the host's memory that this GPU's kernels can write: see [`HostWords`].
+    pub fn host_words(&self, len: usize) -> Result<HostWords, GpuError> {
+        HostWords::new(self, len)
+    }
+
+    /// Makes this GPU's context the calling thread's.
+    pub(crate) fn bind(&self) -> Result<(), GpuError> {
+        Ok(self.context.bind_to_thread()?)
     }
 
     pub(crate) fn timing_event(&self) -> Result<CudaEvent, GpuError> {

@@ -16,12 +16,14 @@
 //! - [`sass`]: the machine code's shared-memory instructions, where `nvcc` and `cuobjdump` exist.
 //! - [`static_shared`]: the static shared memory a module declares, when the driver refuses it.
 //! - [`written_globals`]: the module-scope variables a module's code writes, which outlive a launch.
+//! - [`HostWords`]: host memory kernels write, readable after a kernel trapped.
 //! - [`half`]: bf16 and fp16 on the host (the `half` crate, as cudarc moves them).
 
 pub mod blas;
 pub mod compile;
 pub mod fft;
 mod gpu;
+mod host_words;
 pub mod kernel_names;
 pub mod ncu;
 pub mod sanitizer;
@@ -38,3 +40,4 @@ pub use cudarc::driver::{
     CudaFunction, CudaSlice, CudaStream, CudaView, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits,
 };
 pub use gpu::{Gpu, GpuError, GpuInfo, Occupancy, TextModule, Unavailable, driver_version};
+pub use host_words::HostWords;

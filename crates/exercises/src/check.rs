@@ -52,7 +52,8 @@ pub enum CheckOutcome {
         input: Input,
         detail: String,
     },
-    /// The part places an element outside the tile it declares ([`crate::within`]).
+    /// The part places an element outside the tile it declares ([`crate::within`]): the
+    /// recorder stopped the kernel with a trap there.
     OutsideTheTile {
         detail: String,
     },
@@ -76,13 +77,13 @@ pub enum CheckOutcome {
 
 impl CheckOutcome {
     /// Whether the check ended with every launch finished and no CUDA error, so the process that
-    /// ran it may check the next file: not after a crash, a timeout, or a check not made.
+    /// ran it may check the next file: not after a crash, a trap at a place outside the tile, a
+    /// timeout, or a check not made.
     pub fn leaves_the_gpu_clean(&self) -> bool {
         matches!(
             self,
             CheckOutcome::Correct(_)
                 | CheckOutcome::Incorrect { .. }
-                | CheckOutcome::OutsideTheTile { .. }
                 | CheckOutcome::KeptMemory { .. }
                 | CheckOutcome::CompileError { .. }
         )
@@ -365,10 +366,16 @@ pub fn check(
     // Every buffer is made and filled before the turn, which is kept for the launches: other
     // checks' uploads then overlap this GPU's timing rather than wait in line with it.
     let (checked_module, checked) = kernels.recorded.as_ref().unwrap_or(&kernels.submission);
-    let lasting = LastingMemory::new(&gpu, checked_module)
-        .and_then(|checked| Ok((checked, LastingMemory::new(&gpu, &kernels.submission.0)?)));
-    let (checked_lasting, timed_lasting) = match lasting {
-        Ok(lasting) => lasting,
+    // (Pointed to first: the pointer is memory the part's launches must leave as it is.)
+    let record = match (&exercise.within, &kernels.recorded) {
+        (Some(_), Some((recorded, _))) => crate::within::Within::record(&gpu, recorded).map(Some),
+        _ => Ok(None),
+    };
+    let prepared = record.and_then(|record| {
+        Ok((record, LastingMemory::new(&gpu, checked_module)?, LastingMemory::new(&gpu, &kernels.submission.0)?))
+    });
+    let (record, checked_lasting, timed_lasting) = match prepared {
+        Ok(prepared) => prepared,
         Err(error) => {
             return CheckOutcome::Crashed { detail: diagnostics::scrub(&format!("before launching: {error}")) };
         }
@@ -410,17 +417,18 @@ pub fn check(
                 None => output,
             })
         });
-        let outside = match (&exercise.within, &kernels.recorded, &result) {
-            (Some(within), Some((recorder, _)), Ok(_)) => within.outside(&gpu, recorder),
-            _ => Ok(None),
+        // (Read first: a launch that placed an element outside the tile stopped with a trap.)
+        let outside = match (&exercise.within, &record) {
+            (Some(within), Some(record)) => within.outside(record),
+            _ => None,
         };
         let kept = result.as_ref().map_or(Ok(None), |_| checked_lasting.changed(&gpu));
-        match (kept, outside, result) {
-            (Ok(Some(what)), ..) => {
+        match (outside, kept, result) {
+            (Some(detail), ..) => return CheckOutcome::OutsideTheTile { detail },
+            (_, Ok(Some(what)), _) => {
                 return CheckOutcome::KeptMemory { detail: format!("the launch on the {input} input wrote {what}") };
             }
-            (_, Ok(Some(detail)), _) => return CheckOutcome::OutsideTheTile { detail },
-            (Err(error), ..) | (_, Err(error), _) | (.., Err(error)) => {
+            (_, Err(error), _) | (.., Err(error)) => {
                 return CheckOutcome::Crashed { detail: format!("on the {input} input: {error}") };
             }
             (.., Ok(Err(detail))) => return CheckOutcome::Incorrect { input, detail },

@@ -4,19 +4,25 @@
 //! faults), so a padded layout shifted below its tile would pass for an unpadded
 //! one, and take its shared-memory points. So the check's correctness launches run the part
 //! compiled with a recorder: the part's function renamed, and a function of the grader's in its
-//! place that calls it and records the first place outside the tile, in the exercise's own kernel,
-//! for the very threads and arguments that kernel uses. Every other build of the part (timed,
+//! place that calls it and, at the first place outside the tile, in the exercise's own kernel,
+//! for the very threads and arguments that kernel uses, writes the place to the host's memory and
+//! stops the kernel with a trap. Nothing the part does can undo a trap, whatever it writes: the
+//! verdict holds even where a part reaches the record. Every other build of the part (timed,
 //! profiled) is renamed and wrapped the same way, the wrapper only passing the place on, so that
 //! nothing the part can see (`#ifdef slot`, the macro's spelling) tells it which build it is in.
 
-use cuda_kernels::{Gpu, GpuError, TextModule};
+use cuda_kernels::{Gpu, GpuError, HostWords, TextModule};
 use serde::Deserialize;
 
 use crate::learner_file::LearnerFile;
 
-/// The recorder's `__device__` words: how many places fell outside the tile, then the first
-/// one's place, the tile's size, its number of arguments and up to four arguments.
+/// The recorder's `__device__` count of the places outside the tile: the first to count writes
+/// the record (a launch writes it: no memory of the part's).
 pub const RECORD: &str = "bcm_places_outside";
+/// The recorder's `__device__` pointer to the record in the host's memory ([`Within::record`]):
+/// whether it is written, then the first place outside, the tile's size, its number of
+/// arguments and up to four arguments.
+const RECORD_AT: &str = "bcm_record_at";
 /// What the wrapper puts before the part's function's name, the grader's function taking its.
 pub const RENAMED: &str = "bcm_part_";
 const RECORD_WORDS: usize = 8;
@@ -24,13 +30,16 @@ const ARGUMENTS_KEPT: usize = 4;
 
 /// Every word the grader's code after the part uses that a part could define as a macro: each is
 /// undefined before that code.
-const GRADERS_WORDS: [&str; 37] = [
+const GRADERS_WORDS: [&str; 43] = [
     "bcm_A",
     "bcm_a",
     "bcm_place",
     "bcm_args",
     "bcm_tile_size",
+    "bcm_record",
+    "bcm_wait",
     RECORD,
+    RECORD_AT,
     "bcm_T",
     "bcm_bare",
     "bcm_integer",
@@ -60,7 +69,10 @@ const GRADERS_WORDS: [&str; 37] = [
     "sizeof",
     "if",
     "return",
+    "for",
     "atomicAdd",
+    "__threadfence_system",
+    "__trap",
     "__builtin_is_constant_evaluated",
 ];
 
@@ -154,18 +166,28 @@ impl Within {
         let recorder = match record {
             false => String::new(),
             true => {
-                let kept: String =
-                    (0..ARGUMENTS_KEPT).map(|i| format!("        {RECORD}[{}] = bcm_args[{i}];\n", 4 + i)).collect();
+                let kept: String = (0..ARGUMENTS_KEPT)
+                    .map(|i| format!("            bcm_record[{}] = bcm_args[{i}];\n", 4 + i))
+                    .collect();
                 // A place of 2^31 or more is one below the tile, whatever size the part declares.
+                // The first to count writes the record, then all stop; the others wait a while
+                // for the record first (a trap ends every thread's launch).
                 format!(
                     "    if (!__builtin_is_constant_evaluated() && ((unsigned)(bcm_place) >= 0x80000000u \
-                     || bcm_tile_size < {span}u || (unsigned)(bcm_place) > bcm_tile_size - {span}u) \
-                     && atomicAdd(&{RECORD}[0], 1u) == 0u) {{\n\
-                     \x20       const unsigned bcm_args[] = {{(unsigned)(bcm_a)..., 0u, 0u, 0u, 0u}};\n\
-                     \x20       {RECORD}[1] = (unsigned)(bcm_place);\n\
-                     \x20       {RECORD}[2] = bcm_tile_size;\n\
-                     \x20       {RECORD}[3] = sizeof...(bcm_a);\n\
+                     || bcm_tile_size < {span}u || (unsigned)(bcm_place) > bcm_tile_size - {span}u)) {{\n\
+                     \x20       volatile unsigned *bcm_record = {RECORD_AT};\n\
+                     \x20       if (atomicAdd(&{RECORD}, 1u) == 0u) {{\n\
+                     \x20           const unsigned bcm_args[] = {{(unsigned)(bcm_a)..., 0u, 0u, 0u, 0u}};\n\
+                     \x20           bcm_record[1] = (unsigned)(bcm_place);\n\
+                     \x20           bcm_record[2] = bcm_tile_size;\n\
+                     \x20           bcm_record[3] = sizeof...(bcm_a);\n\
                      {kept}\
+                     \x20           __threadfence_system();\n\
+                     \x20           bcm_record[0] = 1u;\n\
+                     \x20           __threadfence_system();\n\
+                     \x20       }}\n\
+                     \x20       for (unsigned bcm_wait = 0u; bcm_wait < 65536u && bcm_record[0] == 0u; ++bcm_wait) {{}}\n\
+                     \x20       __trap();\n\
                      \x20   }}\n"
                 )
             }
@@ -177,7 +199,8 @@ impl Within {
              {undefined}\
              constexpr unsigned bcm_tile_size = (unsigned)({size});\n\
              #undef {function}\n#undef {renamed}\n\
-             __device__ unsigned {RECORD}[{RECORD_WORDS}];\n\
+             __device__ unsigned {RECORD};\n\
+             __device__ unsigned *{RECORD_AT};\n\
              {BARE_AND_INTEGER}{integers}\
              template <class... bcm_A>\n\
              __device__ __forceinline__ constexpr auto {function}(bcm_A... bcm_a) -> decltype(+{renamed}(bcm_a...)) {{\n\
@@ -196,16 +219,24 @@ impl Within {
         )
     }
 
-    /// What the recorder in `recorded` (compiled from [`Within::wrap`]'s text, recording) has seen
-    /// in the launches so far: the first place outside the tile, if any.
-    pub fn outside(&self, gpu: &Gpu, recorded: &TextModule) -> Result<Option<String>, GpuError> {
-        Ok(self.describe(&recorded.words(gpu, RECORD)?))
+    /// The record of `recorded` (compiled from [`Within::wrap`]'s text, recording), made and
+    /// pointed to: it is read with [`Within::outside`], whatever state the GPU is in after.
+    pub fn record(gpu: &Gpu, recorded: &TextModule) -> Result<HostWords, GpuError> {
+        let record = gpu.host_words(RECORD_WORDS)?;
+        recorded.set_address(gpu, RECORD_AT, record.device_address())?;
+        Ok(record)
+    }
+
+    /// What the recorder has written in `record` in the launches so far: the first place
+    /// outside the tile, if any (its launch trapped).
+    pub fn outside(&self, record: &HostWords) -> Option<String> {
+        self.describe(&record.read())
     }
 
     /// The recorder's words, in words.
     fn describe(&self, record: &[u32]) -> Option<String> {
-        let &[count, place, size, arguments, ref kept @ ..] = record else { return None };
-        if count == 0 {
+        let &[written, place, size, arguments, ref kept @ ..] = record else { return None };
+        if written == 0 {
             return None;
         }
         let shown = kept.iter().take((arguments as usize).min(ARGUMENTS_KEPT)).map(u32::to_string);
@@ -220,14 +251,10 @@ impl Within {
             (1, Some(last)) => format!("its places are 0 to {last}"),
             (span, Some(last)) => format!("an element takes {span}, so its places are 0 to {last}"),
         };
-        let calls = match count {
-            1 => "the only such call".to_owned(),
-            n => format!("the first of {n} such calls"),
-        };
         Some(format!(
-            "{}({arguments}) is {place}{signed}, outside the tile ({calls} at the check size): {} is {size} here, \
-             and {allowed}. Memory below or past the tile is not the tile's, even where the GPU lets a store \
-             there pass",
+            "{}({arguments}) is {place}{signed}, outside the tile (the first such call at the check size, where the \
+             check stopped the kernel): {} is {size} here, and {allowed}. Memory below or past the tile is not the \
+             tile's, even where the GPU lets a store there pass",
             self.function, self.size
         ))
     }
@@ -266,7 +293,12 @@ mod tests {
             size.unwrap() < renamed.unwrap() && renamed.unwrap() < recorder,
             "the size with the part's own function"
         );
-        assert!(text.contains("> bcm_tile_size - 1u)"), "{text}");
+        assert!(text.contains("> bcm_tile_size - 1u))"), "{text}");
+        // The record goes to the host's memory, and the kernel stops: nothing after can undo it.
+        let outside = text.find("volatile unsigned *bcm_record = bcm_record_at;").expect("the record");
+        let written = text.find("bcm_record[0] = 1u;").expect("written last");
+        let trap = text.find("__trap();").expect("the trap");
+        assert!(outside < written && written < trap, "{text}");
         assert_eq!(
             lines[lines.len() - 3..],
             ["#line 5", "// ---- EDIT ABOVE ----", "void k() { tile[slot(1, 2)] = 0; }"]
@@ -275,6 +307,7 @@ mod tests {
         let passed_on = transpose().wrap(&file, false);
         assert!(
             !passed_on.contains("atomicAdd(&")
+                && !passed_on.contains("__trap()")
                 && passed_on.contains("const auto bcm_place = +bcm_part_slot(bcm_a...);")
         );
         let part = |text: &str| text.lines().take(6).map(str::to_owned).collect::<Vec<_>>();
@@ -284,16 +317,16 @@ mod tests {
     #[test]
     fn a_place_below_or_past_the_tile_is_named_and_none_is_not() {
         assert_eq!(transpose().describe(&[0, 0, 0, 0, 0, 0, 0, 0]), None);
-        let below = transpose().describe(&[31, -31i32 as u32, 1024, 2, 0, 0, 0, 0]).unwrap();
+        let below = transpose().describe(&[1, -31i32 as u32, 1024, 2, 0, 0, 0, 0]).unwrap();
         assert!(
             below.starts_with(
-                "slot(0, 0) is 4294967265 (-31 as a signed number), outside the tile (the first of 31 such calls at \
-                 the check size): TILE_WORDS is 1024 here, and its places are 0 to 1023."
+                "slot(0, 0) is 4294967265 (-31 as a signed number), outside the tile (the first such call at the \
+                 check size, where the check stopped the kernel): TILE_WORDS is 1024 here, and its places are 0 to 1023."
             ),
             "{below}"
         );
         let past = transpose().describe(&[1, 1054, 1024, 2, 31, 31, 0, 0]).unwrap();
-        assert!(past.starts_with("slot(31, 31) is 1054, outside the tile (the only such call"), "{past}");
+        assert!(past.starts_with("slot(31, 31) is 1054, outside the tile (the first such call"), "{past}");
         let chunks = Within { span: 8, ..transpose() };
         assert!(chunks.describe(&[1, 4090, 4096, 5, 1, 2, 3, 4]).unwrap().starts_with("slot(1, 2, 3, 4, ...) is 4090"));
         assert!(
