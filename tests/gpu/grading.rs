@@ -6,7 +6,7 @@
 use std::{collections::BTreeMap, path::Path, process::Command, sync::Mutex};
 
 use course_tests::{files_under, gpu_suite_runs, root, xtask_program};
-use exercises::Manifest;
+use exercises::{Manifest, check::CheckOutcome};
 use serde_json::Value;
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
@@ -170,34 +170,58 @@ fn a_launch_that_writes_lasting_memory_is_caught_however_the_address_was_made() 
 /// the tile the recorder stops the kernel with a trap. This part, the round of cheats' file that
 /// scored 100 when the recorder only counted (it adds -31 to the word after a constant of its own,
 /// then the count, through an address made a number, which the check of the source now refuses),
-/// is handed to the check directly.
+/// is handed to the check directly, in a child process: a trap leaves its process's GPU unusable,
+/// and this suite's tests share one process.
 #[test]
 fn a_part_that_reaches_the_recorder_is_still_stopped_at_its_first_place_outside_the_tile() {
     if !gpu_suite_runs("grading") {
         return;
     }
     let _gpu = ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    let (manifest, _) = starter_of("transpose-swizzle");
-    let exercise = manifest.exercise("transpose-swizzle").unwrap();
-    let case =
-        root().join("tests/fixtures/grading/cases/transpose-swizzle/recorder-cancelled-through-addresses-as-numbers");
-    let text = std::fs::read_to_string(case.join("exercise.cu")).unwrap();
-    let first = text.lines().position(|line| line.contains("EDIT BELOW")).unwrap() + 2;
-    let last = text.lines().position(|line| line.contains("EDIT ABOVE")).unwrap();
-    let file = exercises::learner_file::LearnerFile { text, region: (first, last) };
-    let turn = exercises::supervise::LockTurn::new(None, tempfile::tempdir().unwrap().path().join("turn"));
-    let outcome = exercises::check::check(&manifest, exercise, &file, "anchor.cu", &|_| {}, &turn);
+    let case = "transpose-swizzle/recorder-cancelled-through-addresses-as-numbers";
+    let child = Command::new(std::env::current_exe().unwrap())
+        .args(["grading::a_case_checked_for_a_parent", "--exact", "--ignored", "--nocapture"])
+        .env(CASE_FOR_A_CHILD_VAR, case)
+        .output()
+        .unwrap();
+    let printed = String::from_utf8_lossy(&child.stdout);
+    let Some(outcome) = printed.lines().find_map(|line| line.strip_prefix(OUTCOME_LINE)) else {
+        panic!("the child printed no outcome:\n{printed}\n{}", String::from_utf8_lossy(&child.stderr))
+    };
     // Where the -31 lands decides the message (the record, or a kernel stopped with no record):
     // never a grade.
-    match &outcome {
-        exercises::check::CheckOutcome::OutsideTheTile { detail } => {
+    match serde_json::from_str(outcome).unwrap() {
+        CheckOutcome::OutsideTheTile { detail } => {
             assert!(detail.starts_with("slot(0, 0) is 4294967265 (-31 as a signed number)"), "{detail}")
         }
-        exercises::check::CheckOutcome::Crashed { detail } => {
+        CheckOutcome::Crashed { detail } => {
             assert!(detail.starts_with("on the "), "stopped in a correctness launch: {detail}")
         }
         other => panic!("the part reached the recorder and was still graded: {other:?}"),
     }
+}
+
+/// Names the grading fixture (`EXERCISE/CASE`) a child of this suite checks.
+const CASE_FOR_A_CHILD_VAR: &str = "BCM_SUITE_CASE_FOR_A_CHILD";
+/// What begins the child's line with the outcome, as JSON.
+const OUTCOME_LINE: &str = "outcome: ";
+
+/// The child's side: checks the fixture `CASE_FOR_A_CHILD_VAR` names, its source unchecked, and
+/// prints the outcome.
+#[test]
+#[ignore = "run in a child process by the test that reads its outcome"]
+fn a_case_checked_for_a_parent() {
+    let case = std::env::var(CASE_FOR_A_CHILD_VAR).expect("run by a test of this suite, which names the case");
+    let (id, _) = case.split_once('/').unwrap();
+    let (manifest, _) = starter_of(id);
+    let text =
+        std::fs::read_to_string(root().join("tests/fixtures/grading/cases").join(&case).join("exercise.cu")).unwrap();
+    let first = text.lines().position(|line| line.contains("EDIT BELOW")).unwrap() + 2;
+    let last = text.lines().position(|line| line.contains("EDIT ABOVE")).unwrap();
+    let file = exercises::learner_file::LearnerFile { text, region: (first, last) };
+    let turn = exercises::supervise::LockTurn::new(None, tempfile::tempdir().unwrap().path().join("turn"));
+    let outcome = exercises::check::check(&manifest, manifest.exercise(id).unwrap(), &file, "case.cu", &|_| {}, &turn);
+    println!("{OUTCOME_LINE}{}", serde_json::to_string(&outcome).unwrap());
 }
 
 /// While a submission runs, no other kernel's answer is on the GPU: the reference's and the
