@@ -190,6 +190,7 @@ fn a_part_that_reaches_the_recorder_is_still_stopped_at_its_first_place_outside_
     };
     // Where the -31 lands decides the message (the record, or a kernel stopped with no record):
     // never a grade.
+    eprintln!("the part that reaches the recorder, checked: {outcome}");
     match serde_json::from_str(outcome).unwrap() {
         CheckOutcome::OutsideTheTile { detail } => {
             assert!(detail.starts_with("slot(0, 0) is 4294967265 (-31 as a signed number)"), "{detail}")
