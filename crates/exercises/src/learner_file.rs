@@ -317,6 +317,19 @@ fn kernel_return(code: &[Token]) -> Option<usize> {
     None
 }
 
+/// The course's helpers (`tensor_core.cuh`, `tma.cuh`) that take or make a shared-memory address
+/// as a number.
+const RAW_SHARED_HELPERS: [&str; 8] = [
+    "shared_address",
+    "ldmatrix_x4",
+    "ldmatrix_x4_trans",
+    "stmatrix_x4",
+    "cp_async_16",
+    "barrier_init",
+    "barrier_wait",
+    "tma_load_box",
+];
+
 /// Why a part that defines a kernel is refused.
 const DEFINES_A_KERNEL: &str = "your part may not define a kernel (`__global__`): the starter's part has none";
 
@@ -1031,6 +1044,21 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
                 "this declares `{}`, a name the code outside your part uses, which would then mean yours: \
                  choose another name",
                 shadow.name
+            ),
+        );
+    }
+    // The course's helpers that reach shared memory at an address given as a number reach past any
+    // tile, where no place is checked, and their instructions are counted apart from the loads and
+    // stores an exercise judges.
+    if let Some(helper) =
+        expanded.iter().find(|t| RAW_SHARED_HELPERS.contains(&t.text.as_str()) && !starter_has(&t.text))
+    {
+        return problem(
+            helper.line,
+            format!(
+                "`{}` reaches shared memory at an address given as a number, past any tile your part places \
+                 elements in: leave the tensor-core and TMA helpers to the code outside your part",
+                helper.text
             ),
         );
     }
@@ -2842,6 +2870,14 @@ mod tests {
             ("int f\u{200b}() { return 0; }", "U+200B"),
             ("__global__ void k2() {}", "may not define a kernel"),
             ("int f() { asm(\"exit;\"); return 0; }", "inline assembly"),
+            (
+                "#include \"tensor_core.cuh\"\nint f() { unsigned r[4] = {}; stmatrix_x4(0u, r); return 0; }",
+                "`stmatrix_x4` reaches shared memory at an address given as a number",
+            ),
+            (
+                "#define AT shared_address\nunsigned f(const void* p) { return AT(p); }",
+                "`shared_address` reaches shared memory",
+            ),
             ("#define \\u005f_syncthreads() (void)0", "universal character name"),
             ("int f() { return N\\U00000030; }", "write names in ASCII"),
             ("#define CAT(a, b) a##b\nint f() { CAT(re, turn) 0; }", "`##` pastes tokens"),
