@@ -7,7 +7,8 @@
 // ANCHOR: conflict_free_column
 // Conflict-free when a row is an odd, whole number of units, a unit being the larger of a 4-byte
 // word and the element; or when a row is shorter than a word, so that 32 rows fit in 32 words.
-constexpr bool conflict_free_column_bytes(unsigned row_bytes, unsigned element_bytes) {
+// (`__host__ __device__`: NVRTC compiles no function that is the host's alone.)
+__host__ __device__ constexpr bool conflict_free_column_bytes(unsigned row_bytes, unsigned element_bytes) {
     const unsigned unit = element_bytes > 4 ? element_bytes : 4;
     return row_bytes < 4 || (row_bytes % unit == 0 && (row_bytes / unit) % 2 == 1);
 }
@@ -15,7 +16,7 @@ constexpr bool conflict_free_column_bytes(unsigned row_bytes, unsigned element_b
 // `row_elements` is the tile's pitch, COLS + PAD; for a vector view of a float tile, ask with the
 // vector type and the pitch in vectors: conflict_free_column<float4>(pitch_in_floats / 4).
 template <typename T>
-constexpr bool conflict_free_column(unsigned row_elements) {
+__host__ __device__ constexpr bool conflict_free_column(unsigned row_elements) {
     return conflict_free_column_bytes(row_elements * static_cast<unsigned>(sizeof(T)),
                                       static_cast<unsigned>(sizeof(T)));
 }

@@ -3,4 +3,5 @@
 //! build carries it compiled, so it also runs where there is no Rust toolchain.
 
 mod grading;
+mod headers;
 mod lessons;
