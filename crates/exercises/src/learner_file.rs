@@ -771,13 +771,20 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
                                 }
                             }
                             _ => {
-                                let spelled: Vec<&str> = directive[2..].iter().map(|t| t.text.as_str()).collect();
+                                // (Spaced as written: `<swizzle.cuh>`, not `< swizzle . cuh >`.)
+                                let spelled: String = directive[2..]
+                                    .iter()
+                                    .enumerate()
+                                    .map(|(i, t)| match i > 0 && t.after_space {
+                                        true => format!(" {}", t.text),
+                                        false => t.text.clone(),
+                                    })
+                                    .collect();
                                 return problem(
                                     line,
                                     format!(
-                                        "`#include {}`: only the course's headers may be included, by bare name in quotes \
-                                         ({})",
-                                        spelled.join(" "),
+                                        "`#include {spelled}`: only the course's headers may be included, by bare name in \
+                                         quotes ({})",
                                         headers
                                             .iter()
                                             .filter(|h| statement_macro(h).is_none())
@@ -947,8 +954,8 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
         return problem(
             place.line,
             format!(
-                "`{}` has another value on each line or use, so the code after your part could see other values \
-                 than the checks: write the value out",
+                "`{}` takes its value from where it is used (its line, function or file, or whether the compiler \
+                 evaluates it), so the code after your part could see other values than the checks: write the value out",
                 place.text
             ),
         );
@@ -1266,7 +1273,9 @@ fn lasting_variable(code: &[Token]) -> Option<Lasting<'_>> {
             }
             _ => None,
         };
-        (declares && !function && !constant).then_some(Lasting { keyword: &code[at], unnamed_parameter })
+        // Shared memory lasts one block, `static` or not (`static __shared__ unsigned tile[32][33];`).
+        let shared = (statement_start(code, at)..end).any(|i| text(i) == "__shared__");
+        (declares && !function && !constant && !shared).then_some(Lasting { keyword: &code[at], unnamed_parameter })
     })
 }
 
@@ -2696,6 +2705,22 @@ mod tests {
     }
 
     #[test]
+    fn shared_memory_lasts_one_block_static_or_not() {
+        let lasting =
+            |code: &str| lasting_variable(&tokens::tokenize(code, 1).unwrap()).map(|l| l.keyword.text.clone());
+        for shared in [
+            "static __shared__ unsigned tile[32][33];",
+            "__shared__ static unsigned tile[32][33];",
+            "__device__ __shared__ unsigned tile[4];",
+            "void k() { static __shared__ unsigned char tile[32][132]; }",
+        ] {
+            assert_eq!(lasting(shared), None, "{shared}");
+        }
+        assert_eq!(lasting("static unsigned seen[4];").as_deref(), Some("static"));
+        assert_eq!(lasting("__shared__ unsigned t[4]; static unsigned seen;").as_deref(), Some("static"));
+    }
+
+    #[test]
     fn a_count_printf_writes_is_told_from_a_percent_sign() {
         for format in ["\"%n\"", "\"ab%hhn\"", "\"%5ln\"", "\"%d %n\""] {
             assert!(writes_a_count(format), "{format}");
@@ -2839,7 +2864,7 @@ mod tests {
             ("int f() { return 0; } \\", "joins it to `// ---- EDIT ABOVE ----`"),
             ("#include \"/etc/passwd\"", "only the course's headers may be included"),
             ("#include \"../kernels/shared_load.cuh\"", "only the course's headers"),
-            ("#include </dev/zero>", "`#include < / dev / zero >`"),
+            ("#include </dev/zero>", "`#include </dev/zero>`"),
             ("#define P \"/etc/passwd\"\n#include P", "`#include P`"),
             ("%:include \"/etc/passwd\"", "only the course's headers"),
             ("#\\\ninclude \"/etc/passwd\"", "only the course's headers"),
@@ -2915,13 +2940,13 @@ mod tests {
             ("__managed__ int seen = 0;\nint f() { return 0; }", "`__managed__` here keeps a variable"),
             ("int f() { static int calls; return calls++; }", "`static` here keeps a variable"),
             ("struct S { static __device__ int n; };\nint f() { return 0; }", "`static` here keeps a variable"),
-            ("#define MODE (__LINE__ > 30)\nint f() { return 0; }", "`__LINE__` has another value"),
+            ("#define MODE (__LINE__ > 30)\nint f() { return 0; }", "`__LINE__` takes its value from where it is used"),
             ("int f() { return gridDim.x > 8 ? 1 : 0; }", "`gridDim` would let your part act otherwise"),
             ("int f() { return __clusterGridDimInClusters().x > 8; }", "`__clusterGridDimInClusters` would let"),
             ("#define __pragma(a, b) a b\nint f() { return 0; }", "`#define __pragma` changes a word of C++"),
             (
                 "constexpr unsigned line(unsigned l = __builtin_LINE()) { return l; }\nint f() { return 0; }",
-                "`__builtin_LINE` has another value",
+                "`__builtin_LINE` takes its value from where it is used",
             ),
             (
                 "__attribute__((device)) unsigned seen;\nint f() { return 0; }",
