@@ -1117,10 +1117,14 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
     // Every launch is checked, Nsight Compute counts at the check size and the clock runs at the
     // timed size: a part that could tell them apart could be conflict-free only where it is counted.
     // (Hopper's cluster built-ins are the grid's and the block's too, in clusters of one block.)
-    if let Some(grid) = expanded.iter().find(|t| {
-        matches!(t.text.as_str(), "gridDim" | "blockIdx")
+    // (But for a debugging print left in, `if (blockIdx.x == 0 && threadIdx.x == 0) printf(...);`,
+    // which changes no value.)
+    let printed = only_printed(&expanded);
+    if let Some((_, grid)) = expanded.iter().enumerate().find(|&(at, t)| {
+        (matches!(t.text.as_str(), "gridDim" | "blockIdx")
             || t.text.starts_with("__cluster")
-            || t.text.starts_with("__nv_")
+            || t.text.starts_with("__nv_"))
+            && !printed.contains(&at)
     }) {
         return problem(
             grid.line,
@@ -1277,6 +1281,53 @@ fn lasting_variable(code: &[Token]) -> Option<Lasting<'_>> {
         let shared = (statement_start(code, at)..end).any(|i| text(i) == "__shared__");
         (declares && !function && !constant && !shared).then_some(Lasting { keyword: &code[at], unnamed_parameter })
     })
+}
+
+/// The places of `code` that only decide or make what a `printf` prints: each `printf(...);` whose
+/// arguments change nothing (no assignment, increment or call), and each `if` whose condition
+/// changes nothing and whose body, with no `else`, is such calls alone. What they read changes no
+/// value the kernel computes.
+fn only_printed(code: &[Token]) -> BTreeSet<usize> {
+    let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
+    // (An assignment, an increment, a block or a statement's end, or a call but `sizeof`.)
+    let changes = |i: usize| {
+        matches!(
+            text(i),
+            "=" | "+=" | "-=" | "*=" | "/=" | "%=" | "&=" | "|=" | "^=" | "<<=" | ">>=" | "++" | "--" | "{" | "}" | ";"
+        ) || code[i].kind == Kind::Identifier && text(i) != "sizeof" && text(i + 1) == "("
+    };
+    let changes_nothing = |from: usize, to: usize| !(from..to).any(changes);
+    // The end (its `;`) of a `printf(...);` at `at` that changes nothing.
+    let print = |at: usize| {
+        let close = declared::matching(code, at + 1);
+        (text(at) == "printf" && text(at + 1) == "(" && text(close + 1) == ";" && changes_nothing(at + 2, close))
+            .then_some(close + 1)
+    };
+    let mut printed = BTreeSet::new();
+    for at in 0..code.len() {
+        if let Some(end) = print(at) {
+            printed.extend(at..=end);
+        }
+        if text(at) != "if" || text(at + 1) != "(" {
+            continue;
+        }
+        let close = declared::matching(code, at + 1);
+        let body_end = match text(close + 1) {
+            "{" => {
+                let shut = declared::matching(code, close + 1);
+                let mut next = close + 2;
+                while let Some(end) = print(next).filter(|&end| end < shut) {
+                    next = end + 1;
+                }
+                (next == shut && next > close + 2).then_some(shut)
+            }
+            _ => print(close + 1),
+        };
+        if let Some(end) = body_end.filter(|&end| text(end + 1) != "else" && changes_nothing(at + 2, close)) {
+            printed.extend(at..=end);
+        }
+    }
+    printed
 }
 
 /// Whether every declarator after a function's, from `at` (`, flip(unsigned x)`), declares a
@@ -2654,6 +2705,10 @@ mod tests {
             "int f() { const unsigned global = 1, free = 2; return global + free; }",
             "int f() { assert(1 < 2 && \"in order\"); if (2 < 1) assert(!\"unreachable\"); return 0; }",
             "int f() { unsigned k = 3; printf(\"%s %u\\n\", k % 2u == 1 ? \"odd\" : \"even\", k); return 0; }",
+            // A debugging print left in, by block: it changes no value.
+            "int f() { unsigned k = 3;\n if (blockIdx.x == 0 && threadIdx.x == 0) printf(\"k = %u\\n\", k);\n\
+             if (blockIdx.x == gridDim.x - 1) { printf(\"last\\n\"); printf(\"%u %u\", blockIdx.x, (unsigned)k); }\n\
+             printf(\"block %u\\n\", blockIdx.y); return 0; }",
             "int f() { unsigned k = 3; const char* parity = k % 2u ? \"odd\" : \"even\"; printf(\"%s\", parity); return 0; }",
             "int f() { const unsigned t[2] = {1, 2}; unsigned k = 1, m = 4; return t[k] - t[0] - k + m * m - m; }",
             "__device__ unsigned dec(unsigned& c) { return c - 1u; }\n__device__ unsigned neg(const unsigned& x) { return -x; }\n\
@@ -2942,6 +2997,26 @@ mod tests {
             ("struct S { static __device__ int n; };\nint f() { return 0; }", "`static` here keeps a variable"),
             ("#define MODE (__LINE__ > 30)\nint f() { return 0; }", "`__LINE__` takes its value from where it is used"),
             ("int f() { return gridDim.x > 8 ? 1 : 0; }", "`gridDim` would let your part act otherwise"),
+            (
+                "int f() { unsigned m = 0; if (blockIdx.x > 8) printf(\"%u\", m = 1); return m; }",
+                "`blockIdx` would let your part act otherwise",
+            ),
+            (
+                "int f() { unsigned m = 0; if (blockIdx.x > 8) printf(\"big\"); else m = 1; return m; }",
+                "`blockIdx` would let your part act otherwise",
+            ),
+            (
+                "int f() { unsigned m = 0; if (blockIdx.x > 8 && (m = 1)) printf(\"big\"); return m; }",
+                "`blockIdx` would let your part act otherwise",
+            ),
+            (
+                "int g(unsigned& m) { m = 1; return 0; }\nint f() { unsigned m = 0; if (blockIdx.x > 8) printf(\"%d\", g(m)); return m; }",
+                "`blockIdx` would let your part act otherwise",
+            ),
+            (
+                "int f() { unsigned m = 0; if (blockIdx.x > 8) { printf(\"big\"); m = 1; } return m; }",
+                "`blockIdx` would let your part act otherwise",
+            ),
             ("int f() { return __clusterGridDimInClusters().x > 8; }", "`__clusterGridDimInClusters` would let"),
             ("#define __pragma(a, b) a b\nint f() { return 0; }", "`#define __pragma` changes a word of C++"),
             (
