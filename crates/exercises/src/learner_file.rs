@@ -180,6 +180,17 @@ pub fn validate(exercise: &Exercise, starter: &str, bytes: &[u8]) -> Result<Lear
 /// (this text is the one compiled). A group with an `#else` or `#elif` of its own, or not closed
 /// in the region, stays for the checks to refuse.
 fn without_if_0_groups(text: String) -> String {
+    // `0` or `false` (which C++'s preprocessor reads as 0; no macro of a part may redefine it), in
+    // parentheses or not.
+    let never = |mut condition: &[Token]| {
+        while let [open, inside @ .., close] = condition
+            && open.text == "("
+            && close.text == ")"
+        {
+            condition = inside;
+        }
+        matches!(condition, [only] if matches!(only.text.as_str(), "0" | "false"))
+    };
     let groups: Vec<(usize, usize)> = {
         let Some(parts) = parts(&text) else { return text };
         let Ok(tokens) = tokens::tokenize(&parts.region, parts.region_start + 1) else { return text };
@@ -189,8 +200,8 @@ fn without_if_0_groups(text: String) -> String {
         while next < directives.len() {
             let (open, name) = directives[next];
             next += 1;
-            let condition = tokens::directive_tokens(&tokens, open).get(2..);
-            if name != "if" || !matches!(condition, Some([zero]) if zero.text == "0") {
+            let condition = tokens::directive_tokens(&tokens, open).get(2..).unwrap_or_default();
+            if name != "if" || !never(condition) {
                 continue;
             }
             // The group runs to its own `#endif`: the conditionals inside nest, and whatever else
@@ -2899,6 +2910,16 @@ mod tests {
         assert_eq!(file.region_text(), "\n\n\nint f() { return 0; }\n\n\n", "the groups' lines, emptied");
         assert_eq!(file.text.lines().count(), STARTER.lines().count() + 6, "every line keeps its number");
         assert!(file.text.ends_with("}\n"));
+        // `#if false`, `#if (0)` say the same; `#if 0 + 1` or `#if (0) || (1)` does not.
+        for never in ["false", "(0)", "((false))"] {
+            let old = format!("#if {never}\nint f() {{ return 1; }} }}\n#endif\nint f() {{ return 0; }}");
+            assert!(check(&STARTER.replace("int f() { return 0; }", &old)).is_ok(), "{never}");
+        }
+        for maybe in ["0 + 1", "(0) || (1)", "false || true"] {
+            let old = format!("#if {maybe}\nint g();\n#endif\nint f() {{ return 0; }}");
+            let refused = check(&STARTER.replace("int f() { return 0; }", &old));
+            assert!(matches!(&refused, Err(Invalid::Region { problem, .. }) if problem.contains("`#if`")), "{maybe}");
+        }
         // What the compiler might read otherwise (an unclosed literal's quote) is no group.
         let quote = STARTER.replace("int f() { return 0; }", "#if 0\nit's\n#endif\nint f() { return 0; }");
         assert!(
