@@ -1150,7 +1150,9 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
     // or an earlier one (the reference's, another file's): a `__shared__` variable that only the
     // part reads would hand it leftovers. A kernel's tile, declared at the part's own level, is
     // filled by the code after it.
-    if let Some(shared) = own_shared_variable(&expanded, inside_function) {
+    let after_names: BTreeSet<&str> =
+        after.iter().filter(|t| t.kind == Kind::Identifier).map(|t| t.text.as_str()).collect();
+    if let Some(shared) = own_shared_variable(&expanded, inside_function, &after_names) {
         return problem(
             shared.line,
             "`__shared__` here declares shared memory that only your part reads, which holds whatever the last \
@@ -1288,38 +1290,101 @@ fn lasting_variable(code: &[Token]) -> Option<Lasting<'_>> {
             }
             _ => None,
         };
-        // Shared memory lasts one block, `static` or not (`static __shared__ unsigned tile[32][33];`).
-        let shared = (statement_start(code, at)..end).any(|i| text(i) == "__shared__");
+        // Shared memory lasts one block, `static` or not (`static __shared__ unsigned tile[32][33];`):
+        // `__shared__` among the declaration's words, not in a group (`decltype(sizeof(__shared__ unsigned))`).
+        let mut depth = 0i64;
+        let shared = (statement_start(code, at)..end).any(|i| {
+            depth += i64::from(text(i) == "(") - i64::from(text(i) == ")");
+            depth == 0 && text(i) == "__shared__"
+        });
         (declares && !function && !constant && !shared).then_some(Lasting { keyword: &code[at], unnamed_parameter })
     })
 }
 
-/// The places of `code` that only decide or make what a `printf` prints: each `printf(...);` whose
-/// arguments change nothing (no assignment, increment or call), and each `if` whose condition
-/// changes nothing and whose body, with no `else`, is such calls alone. What they read changes no
-/// value the kernel computes.
+/// The places of `code` that only decide or make what a `printf` prints: each `printf(...);`
+/// statement whose arguments are plain values, and each `if` whose condition is plain and whose
+/// body, with no `else`, is such statements alone. A plain condition holds the built-in indices
+/// (`blockIdx.x`), numbers and operators; a plain value is a literal, a number, a built-in index
+/// or a `sizeof`, perhaps cast to a built-in type. Nothing in them runs code of the part's (a
+/// call, a constructor, a conversion, an operator of a class, a class copied through printf's
+/// `...`, which a name of the part's could be): what they read changes no value the kernel computes.
 fn only_printed(code: &[Token]) -> BTreeSet<usize> {
     let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
-    // (An assignment, an increment, a block or a statement's end, or a call but `sizeof`.)
-    let changes = |i: usize| {
-        matches!(
-            text(i),
-            "=" | "+=" | "-=" | "*=" | "/=" | "%=" | "&=" | "|=" | "^=" | "<<=" | ">>=" | "++" | "--" | "{" | "}" | ";"
-        ) || code[i].kind == Kind::Identifier && text(i) != "sizeof" && text(i + 1) == "("
+    // `blockIdx.x`: three tokens.
+    let index = |i: usize| {
+        matches!(text(i), "blockIdx" | "gridDim" | "threadIdx" | "blockDim")
+            && text(i + 1) == "."
+            && matches!(text(i + 2), "x" | "y" | "z")
     };
-    let changes_nothing = |from: usize, to: usize| !(from..to).any(changes);
-    // The end (its `;`) of a `printf(...);` at `at` that changes nothing.
+    let plain_condition = |mut at: usize, end: usize| {
+        while at < end {
+            if index(at) {
+                at += 3;
+                continue;
+            }
+            let operator = matches!(
+                text(at),
+                "==" | "!=" | "<" | ">" | "<=" | ">=" | "&&" | "||" | "!" | "+" | "-" | "*" | "/" | "%" | "(" | ")"
+            );
+            if code[at].kind != Kind::Number && !operator {
+                return false;
+            }
+            at += 1;
+        }
+        true
+    };
+    // One argument, `from..to`: a cast to built-in types, perhaps, then a plain value.
+    let plain_value = |mut from: usize, to: usize| {
+        if text(from) == "(" {
+            let close = declared::matching(code, from);
+            if close >= to || !(from + 1..close).all(|i| is_type_word(text(i)) || matches!(text(i), "const")) {
+                return false;
+            }
+            from = close + 1;
+        }
+        match to.checked_sub(from) {
+            Some(1) => {
+                matches!(code[from].kind, Kind::Number | Kind::Literal)
+            }
+            Some(3) if index(from) => true,
+            Some(n) if n > 0 && text(from) == "sizeof" => {
+                text(from + 1) != "(" || declared::matching(code, from + 1) == to - 1
+            }
+            // Adjacent string literals.
+            Some(n) if n > 0 => (from..to).all(|i| code[i].kind == Kind::Literal),
+            _ => false,
+        }
+    };
+    // The end (its `;`) of a `printf(...);` statement at `at` whose arguments are plain values.
     let print = |at: usize| {
         let close = declared::matching(code, at + 1);
-        (text(at) == "printf" && text(at + 1) == "(" && text(close + 1) == ";" && changes_nothing(at + 2, close))
-            .then_some(close + 1)
+        if text(at) != "printf" || text(at + 1) != "(" || text(close + 1) != ";" {
+            return None;
+        }
+        let mut from = at + 2;
+        let mut depth = 0i64;
+        for i in at + 2..=close {
+            match text(i) {
+                "(" | "[" | "{" => depth += 1,
+                ")" | "]" | "}" if i < close => depth -= 1,
+                "," | ")" if depth == 0 => {
+                    if !plain_value(from, i) {
+                        return None;
+                    }
+                    from = i + 1;
+                }
+                _ => {}
+            }
+        }
+        Some(close + 1)
     };
+    let statement_start = |at: usize| at == 0 || matches!(text(at - 1), ";" | "{" | "}");
     let mut printed = BTreeSet::new();
     for at in 0..code.len() {
-        if let Some(end) = print(at) {
+        if let Some(end) = print(at).filter(|_| statement_start(at)) {
             printed.extend(at..=end);
         }
-        if text(at) != "if" || text(at + 1) != "(" {
+        if text(at) != "if" || text(at + 1) != "(" || !statement_start(at) {
             continue;
         }
         let close = declared::matching(code, at + 1);
@@ -1334,7 +1399,7 @@ fn only_printed(code: &[Token]) -> BTreeSet<usize> {
             }
             _ => print(close + 1),
         };
-        if let Some(end) = body_end.filter(|&end| text(end + 1) != "else" && changes_nothing(at + 2, close)) {
+        if let Some(end) = body_end.filter(|&end| text(end + 1) != "else" && plain_condition(at + 2, close)) {
             printed.extend(at..=end);
         }
     }
@@ -2520,14 +2585,37 @@ fn spelled_out_space(code: &[Token]) -> Option<&Token> {
 }
 
 /// The first `__shared__` in `code` (a part's tokens) that declares a variable of the part's own:
-/// anywhere in a part outside a function (`inside_function` false), and inside a body of the
-/// part's (a function's, a lambda's, a block's) in a part within a kernel.
-fn own_shared_variable(code: &[Token], inside_function: bool) -> Option<&Token> {
+/// anywhere in a part outside a function (`inside_function` false); in a part within a kernel,
+/// inside a body of the part's (a function's, a lambda's, a block's), or at the part's own level
+/// a name that the code after the part (`after_names`) does not read.
+fn own_shared_variable<'c>(
+    code: &'c [Token],
+    inside_function: bool,
+    after_names: &BTreeSet<&str>,
+) -> Option<&'c Token> {
+    let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
+    // At the part's own level in a kernel, each name a `__shared__` declaration declares (`tile`
+    // and `left` in `__shared__ unsigned tile[32][33], left;`) must be one the code after reads.
+    let declares_only_what_the_code_after_reads = |at: usize| {
+        let mut depth = 0i64;
+        (at..code.len())
+            .take_while(|&i| {
+                depth += match text(i) {
+                    "(" | "[" | "{" => 1,
+                    ")" | "]" | "}" => -1,
+                    _ => 0,
+                };
+                !(depth == 0 && text(i) == ";")
+            })
+            .filter(|&i| code[i].kind == Kind::Identifier && matches!(text(i + 1), "[" | ";" | "," | "=" | "{"))
+            .all(|i| after_names.contains(text(i)))
+    };
     let mut open = 0;
-    code.iter().find(|t| {
-        let own = t.text == "__shared__" && (!inside_function || open > 0);
+    code.iter().enumerate().find_map(|(at, t)| {
+        let own =
+            t.text == "__shared__" && (!inside_function || open > 0 || !declares_only_what_the_code_after_reads(at));
         open += brace_step(t);
-        own
+        own.then_some(t)
     })
 }
 
@@ -2717,9 +2805,9 @@ mod tests {
             "int f() { assert(1 < 2 && \"in order\"); if (2 < 1) assert(!\"unreachable\"); return 0; }",
             "int f() { unsigned k = 3; printf(\"%s %u\\n\", k % 2u == 1 ? \"odd\" : \"even\", k); return 0; }",
             // A debugging print left in, by block: it changes no value.
-            "int f() { unsigned k = 3;\n if (blockIdx.x == 0 && threadIdx.x == 0) printf(\"k = %u\\n\", k);\n\
-             if (blockIdx.x == gridDim.x - 1) { printf(\"last\\n\"); printf(\"%u %u\", blockIdx.x, (unsigned)k); }\n\
-             printf(\"block %u\\n\", blockIdx.y); return 0; }",
+            "int f() { unsigned k = 3;\n if (blockIdx.x == 0 && threadIdx.x == 0) printf(\"size %zu\\n\", sizeof(k));\n\
+             if (blockIdx.x == gridDim.x - 1) { printf(\"last\\n\"); printf(\"%u %u\", blockIdx.x, (unsigned)sizeof k); }\n\
+             printf(\"block %u\\n\", blockIdx.y); return k; }",
             "int f() { unsigned k = 3; const char* parity = k % 2u ? \"odd\" : \"even\"; printf(\"%s\", parity); return 0; }",
             "int f() { const unsigned t[2] = {1, 2}; unsigned k = 1, m = 4; return t[k] - t[0] - k + m * m - m; }",
             "__device__ unsigned dec(unsigned& c) { return c - 1u; }\n__device__ unsigned neg(const unsigned& x) { return -x; }\n\
@@ -3037,6 +3125,25 @@ mod tests {
             (
                 "int f() { unsigned m = 0; if (blockIdx.x > 8) { printf(\"big\"); m = 1; } return m; }",
                 "`blockIdx` would let your part act otherwise",
+            ),
+            (
+                "int mark(unsigned& m) { m = 1; return 0; }\n\
+                 int f() { unsigned m = 0; if (gridDim.x > 2u && (mark)(m)) printf(\"\"); return m; }",
+                "`gridDim` would let your part act otherwise",
+            ),
+            (
+                "struct M { unsigned* f; __device__ M(const M& o) : f(o.f) { *f = 1; } };\n\
+                 int f(M m) { if (blockIdx.x > 2) printf(\"%p\", m); return 0; }",
+                "`blockIdx` would let your part act otherwise",
+            ),
+            ("int f() { const int n = printf(\"%u\", gridDim.x); return n; }", "`gridDim` would let your part"),
+            (
+                "int f() { unsigned k = 3; if (blockIdx.x == 0) printf(\"%u\", k); return k; }",
+                "`blockIdx` would let your part act otherwise",
+            ),
+            (
+                "int f() { unsigned m = 0; printf(\"%u\", (copy)(m, gridDim.x)); return m; }",
+                "`gridDim` would let your part act otherwise",
             ),
             ("int f() { return __clusterGridDimInClusters().x > 8; }", "`__clusterGridDimInClusters` would let"),
             ("#define __pragma(a, b) a b\nint f() { return 0; }", "`#define __pragma` changes a word of C++"),
@@ -3515,12 +3622,17 @@ mod tests {
             "unsigned (*pick)(unsigned) = {}; unsigned w = 2 * 3;",
             "static_assert(1 + 1 == 2, \"arithmetic\");",
             "static __device__ unsigned twice(uint3);",
-            "__shared__ unsigned staged[32];",
             "if (v > 2) printf(\"v is %u\\n\", v);",
         ] {
             let with = kernel_region.replace("unsigned v = 1;", &format!("{helper}\nunsigned v = 1;"));
             assert!(validate(&exercise(), kernel_region, with.as_bytes()).is_ok(), "{helper}");
         }
+        // Shared memory at the part's own level that the code after does not read holds what the
+        // last block left there.
+        let staged =
+            kernel_region.replace("unsigned v = 1;", "__shared__ unsigned staged[32];\nunsigned v = staged[0];");
+        assert!(matches!(validate(&exercise(), kernel_region, staged.as_bytes()),
+                Err(Invalid::Region { problem, .. }) if problem.contains("shared memory that only your part reads")),);
         let shadowed = validate(
             &exercise(),
             kernel_region,
