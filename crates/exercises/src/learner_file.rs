@@ -1150,9 +1150,28 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
     // or an earlier one (the reference's, another file's): a `__shared__` variable that only the
     // part reads would hand it leftovers. A kernel's tile, declared at the part's own level, is
     // filled by the code after it.
-    let after_names: BTreeSet<&str> =
-        after.iter().filter(|t| t.kind == Kind::Identifier).map(|t| t.text.as_str()).collect();
-    if let Some(shared) = own_shared_variable(&expanded, inside_function, &after_names) {
+    // The tiles the starter's part declares, at its own level in the kernel.
+    let starter_code = tokens::without_attributes(&starter_tokens);
+    let tiles: BTreeSet<&str> = (0..starter_code.len())
+        .filter(|&at| inside_function && starter_code[at].text == "__shared__")
+        .filter_map(|at| {
+            let end = (at..starter_code.len()).find(|&i| starter_code[i].text == ";")?;
+            let bound = (at..end).find(|&i| starter_code[i].text == "[").unwrap_or(end);
+            Some(starter_code[bound - 1].text.as_str())
+        })
+        .collect();
+    let plain = tokens::without_attributes(&expanded);
+    if let Some(read) = tile_read(&plain, &tiles) {
+        return problem(
+            read.line,
+            format!(
+                "your part uses `{}`, which the code after it fills: until then it holds what the last block on that \
+                 multiprocessor left there, from this launch or an earlier one: declare it, and leave its use to that code",
+                read.text
+            ),
+        );
+    }
+    if let Some(shared) = own_shared_variable(&plain, inside_function, &tiles) {
         return problem(
             shared.line,
             "`__shared__` here declares shared memory that only your part reads, which holds whatever the last \
@@ -1347,8 +1366,10 @@ fn only_printed(code: &[Token]) -> BTreeSet<usize> {
                 matches!(code[from].kind, Kind::Number | Kind::Literal)
             }
             Some(3) if index(from) => true,
-            Some(n) if n > 0 && text(from) == "sizeof" => {
-                text(from + 1) != "(" || declared::matching(code, from + 1) == to - 1
+            // `sizeof name` or `sizeof(...)`, nothing after.
+            Some(2) if text(from) == "sizeof" => code[from + 1].kind == Kind::Identifier,
+            Some(n) if n > 2 && text(from) == "sizeof" => {
+                text(from + 1) == "(" && declared::matching(code, from + 1) == to - 1
             }
             // Adjacent string literals.
             Some(n) if n > 0 => (from..to).all(|i| code[i].kind == Kind::Literal),
@@ -2584,38 +2605,64 @@ fn spelled_out_space(code: &[Token]) -> Option<&Token> {
     })
 }
 
-/// The first `__shared__` in `code` (a part's tokens) that declares a variable of the part's own:
-/// anywhere in a part outside a function (`inside_function` false); in a part within a kernel,
-/// inside a body of the part's (a function's, a lambda's, a block's), or at the part's own level
-/// a name that the code after the part (`after_names`) does not read.
-fn own_shared_variable<'c>(
-    code: &'c [Token],
-    inside_function: bool,
-    after_names: &BTreeSet<&str>,
-) -> Option<&'c Token> {
+/// The first `__shared__` in `code` (a part's tokens, without attributes) that declares a variable
+/// of the part's own: anywhere in a part outside a function (`inside_function` false); in a part
+/// within a kernel, inside a body of the part's (a function's, a lambda's, a block's), or at the
+/// part's own level anything but one plain declaration of a name the starter's part declares
+/// there (`tiles`: `__shared__ unsigned tile[32][33];`), a declarator in parentheses, a second
+/// one, or another name, however the code after names its own.
+fn own_shared_variable<'c>(code: &'c [Token], inside_function: bool, tiles: &BTreeSet<&str>) -> Option<&'c Token> {
     let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
-    // At the part's own level in a kernel, each name a `__shared__` declaration declares (`tile`
-    // and `left` in `__shared__ unsigned tile[32][33], left;`) must be one the code after reads.
-    let declares_only_what_the_code_after_reads = |at: usize| {
+    let one_tile = |at: usize| {
+        let end = (at..code.len()).find(|&i| text(i) == ";").unwrap_or(code.len());
+        let declaration = at + 1..end;
+        let bound = declaration.clone().find(|&i| text(i) == "[").unwrap_or(end);
+        // (Outside the bounds' brackets: `[32 + (PAD)]` is a bound.)
         let mut depth = 0i64;
-        (at..code.len())
-            .take_while(|&i| {
-                depth += match text(i) {
-                    "(" | "[" | "{" => 1,
-                    ")" | "]" | "}" => -1,
-                    _ => 0,
-                };
-                !(depth == 0 && text(i) == ";")
+        let outside_bounds = declaration.clone().filter(|&i| {
+            depth += i64::from(text(i) == "[") - i64::from(text(i) == "]");
+            depth == 0 && text(i) != "]"
+        });
+        // (`extern __shared__ unsigned tile[][33];` is memory the launch does not give.)
+        let dynamic = (statement_start(code, at)..at).any(|i| text(i) == "extern");
+        !dynamic
+            && bound > at + 1
+            && tiles.contains(text(bound - 1))
+            && !outside_bounds.into_iter().any(|i| matches!(text(i), "(" | "," | "{" | "="))
+            // (A type by another name too: `uint8_t`, `Row` of `using Row = unsigned[33];`.)
+            && (at + 1..bound - 1).all(|i| {
+                code[i].kind == Kind::Identifier || matches!(text(i), "static" | "volatile" | "const" | "::")
             })
-            .filter(|&i| code[i].kind == Kind::Identifier && matches!(text(i + 1), "[" | ";" | "," | "=" | "{"))
-            .all(|i| after_names.contains(text(i)))
     };
     let mut open = 0;
     code.iter().enumerate().find_map(|(at, t)| {
-        let own =
-            t.text == "__shared__" && (!inside_function || open > 0 || !declares_only_what_the_code_after_reads(at));
+        let own = t.text == "__shared__" && (!inside_function || open > 0 || !one_tile(at));
         open += brace_step(t);
         own.then_some(t)
+    })
+}
+
+/// The first place where a part within a kernel uses its tile (`tiles`, the starter's part's
+/// shared names), which the code after fills: before that it holds what the last block left
+/// there, and a pointer to it could read that. (Its own declaration, and `sizeof`, `alignof` or
+/// `decltype` of it, read nothing.)
+fn tile_read<'c>(code: &'c [Token], tiles: &BTreeSet<&str>) -> Option<&'c Token> {
+    let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
+    let mut unevaluated_until = 0;
+    let mut declaring = false;
+    code.iter().enumerate().find_map(|(at, t)| {
+        if matches!(text(at), "sizeof" | "alignof" | "__alignof__" | "decltype" | "__typeof__") {
+            unevaluated_until = unevaluated_until.max(match text(at + 1) {
+                "(" => declared::matching(code, at + 1),
+                _ => at + 1,
+            });
+        }
+        match text(at) {
+            "__shared__" => declaring = true,
+            ";" => declaring = false,
+            _ => {}
+        }
+        (tiles.contains(t.text.as_str()) && !declaring && at > unevaluated_until).then_some(t)
     })
 }
 
@@ -2855,6 +2902,43 @@ mod tests {
         ] {
             let checked = check(&STARTER.replace("int f() { return 0; }", part));
             assert!(checked.is_ok(), "{part}: {checked:?}");
+        }
+    }
+
+    #[test]
+    fn a_part_in_a_kernel_declares_its_tile_and_leaves_its_use_to_the_code_after() {
+        let starter = "extern \"C\" __global__ void k(unsigned* out, unsigned n) {\n// ---- EDIT BELOW ----\n\
+                       __shared__ unsigned tile[32][32];\n// ---- EDIT ABOVE ----\n    tile[threadIdx.x][0] = n;\n\
+                       __syncthreads();\n    out[threadIdx.x] = tile[0][threadIdx.x];\n}\n";
+        let part = "__shared__ unsigned tile[32][32];";
+        let with = |mine: &str| validate(&exercise(), starter, starter.replace(part, mine).as_bytes());
+        for honest in [
+            "__shared__ unsigned tile[32][33];",
+            "static __shared__ unsigned tile[32][32 + (1)];",
+            "__shared__ static volatile unsigned tile[32][33];",
+            "__shared__ __align__(16) unsigned tile[32][33];",
+            "typedef unsigned word;\n__shared__ word tile[32][33];",
+            "constexpr unsigned PAD = 1;\n__shared__ unsigned tile[32][32 + PAD];\nstatic_assert(sizeof(tile) == 32 * 33 * 4, \"33 words a row\");",
+        ] {
+            assert!(with(honest).is_ok(), "{honest}: {:?}", with(honest));
+        }
+        for (attack, expected) in [
+            ("__shared__ unsigned tile[32][33], (stash)[32];", "shared memory that only your part reads"),
+            ("__shared__ unsigned tile[32][33], stash[32];", "shared memory that only your part reads"),
+            (
+                "__shared__ unsigned tile[32][33];\n__shared__ volatile unsigned i __attribute__((unused));",
+                "only your part reads",
+            ),
+            ("__shared__ unsigned (tile)[32][33];", "shared memory that only your part reads"),
+            ("extern __shared__ unsigned tile[];", "shared memory that only your part reads"),
+            ("__shared__ unsigned tile[32][33];\nunsigned seen = tile[0][32];", "your part uses `tile`"),
+            ("__shared__ unsigned tile[32][33];\nunsigned* flat = &tile[0][0];", "your part uses `tile`"),
+        ] {
+            let refused = with(attack);
+            assert!(
+                matches!(&refused, Err(Invalid::Region { problem, .. }) if problem.contains(expected)),
+                "{attack}: {refused:?}"
+            );
         }
     }
 
@@ -3137,6 +3221,10 @@ mod tests {
                 "`blockIdx` would let your part act otherwise",
             ),
             ("int f() { const int n = printf(\"%u\", gridDim.x); return n; }", "`gridDim` would let your part"),
+            (
+                "int f() { unsigned m = 0; printf(\"%llu\", sizeof m + (m = gridDim.x)); return m; }",
+                "`gridDim` would let your part act otherwise",
+            ),
             (
                 "int f() { unsigned k = 3; if (blockIdx.x == 0) printf(\"%u\", k); return k; }",
                 "`blockIdx` would let your part act otherwise",
