@@ -683,6 +683,23 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
                     "inline assembly (`asm`) is not accepted in the exercises: write it in CUDA C++".into(),
                 );
             }
+            // NVRTC's own macros (`__cudaGet_blockIdx()` is `blockIdx`), which the checks, reading
+            // only the part's macros, would not expand.
+            (Kind::Identifier, name) if name.starts_with("__cuda") => {
+                return problem(
+                    line,
+                    format!(
+                        "`{name}` is one of CUDA's internal names: use the built-in variables and functions themselves"
+                    ),
+                );
+            }
+            // MSVC's words, which NVRTC reads as names (a lambda's), and the checks as attributes.
+            (Kind::Identifier, "__pragma" | "__declspec") => {
+                return problem(
+                    line,
+                    format!("`{}` is MSVC's, which NVRTC does not know: use `#pragma` and `__attribute__`", token.text),
+                );
+            }
             (Kind::Identifier, "__has_include" | "__has_include_next") => {
                 return problem(line, format!("`{}` asks about files of the grading machine: remove it", token.text));
             }
@@ -1401,6 +1418,18 @@ fn only_printed(code: &[Token]) -> BTreeSet<usize> {
     };
     let statement_start = |at: usize| at == 0 || matches!(text(at - 1), ";" | "{" | "}");
     let mut printed = BTreeSet::new();
+    // A `printf` of the part's own (`auto (printf) = [&](const char*) { ... };`) is no print:
+    // every `printf` must be a call, after no type or name.
+    let declares_printf = (0..code.len()).any(|at| {
+        text(at) == "printf"
+            && (text(at + 1) != "("
+                || at > 0
+                    && (code[at - 1].kind == Kind::Identifier && !matches!(text(at - 1), "return" | "else")
+                        || matches!(text(at - 1), "*" | "&" | "&&" | "::" | "." | "->" | ">")))
+    });
+    if declares_printf {
+        return printed;
+    }
     for at in 0..code.len() {
         if let Some(end) = print(at).filter(|_| statement_start(at)) {
             printed.extend(at..=end);
@@ -3143,6 +3172,10 @@ mod tests {
             ("int f\u{200b}() { return 0; }", "U+200B"),
             ("__global__ void k2() {}", "may not define a kernel"),
             ("int f() { asm(\"exit;\"); return 0; }", "inline assembly"),
+            ("int f() { return __cudaGet_blockIdx().x; }", "`__cudaGet_blockIdx` is one of CUDA's internal names"),
+            ("#define B __cudaGet_gridDim\nint f() { return 0; }", "`__cudaGet_gridDim` is one of CUDA's internal"),
+            ("int f() { auto (__pragma) = [](unsigned v) { return v; }; return __pragma(1); }", "`__pragma` is MSVC's"),
+            ("int f() { __declspec(1); return 0; }", "`__declspec` is MSVC's"),
             (
                 "#include \"tensor_core.cuh\"\nint f() { unsigned r[4] = {}; stmatrix_x4(0u, r); return 0; }",
                 "`stmatrix_x4` reaches shared memory at an address given as a number",
@@ -3223,6 +3256,11 @@ mod tests {
             ("int f() { const int n = printf(\"%u\", gridDim.x); return n; }", "`gridDim` would let your part"),
             (
                 "int f() { unsigned m = 0; printf(\"%llu\", sizeof m + (m = gridDim.x)); return m; }",
+                "`gridDim` would let your part act otherwise",
+            ),
+            (
+                "int f() { unsigned big = 0; auto (printf) = [&](const char* s) { big = 1; return 0; };\n\
+                 if (gridDim.x > 100) printf(\"\"); return big; }",
                 "`gridDim` would let your part act otherwise",
             ),
             (
