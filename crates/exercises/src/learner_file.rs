@@ -328,6 +328,37 @@ fn kernel_return(code: &[Token]) -> Option<usize> {
     None
 }
 
+/// The macros of NVRTC's built-in headers that the checks read as the words they stand for.
+const MACROS_THE_CHECKS_READ: [&str; 17] = [
+    "__align__",
+    "__location__",
+    "__builtin_expect",
+    "__constant__",
+    "__device__",
+    "__forceinline__",
+    "__global__",
+    "__grid_constant__",
+    "__host__",
+    "__inline__",
+    "__launch_bounds__",
+    "__managed__",
+    "__noinline__",
+    "__restrict__",
+    "__shared__",
+    "assert",
+    "warpSize",
+];
+
+/// Whether NVRTC's built-in headers define `name` as a macro (`nvrtc_macros.txt`).
+fn nvrtc_macro(name: &str) -> bool {
+    static NAMES: std::sync::OnceLock<BTreeSet<&str>> = std::sync::OnceLock::new();
+    NAMES
+        .get_or_init(|| {
+            include_str!("nvrtc_macros.txt").lines().filter(|line| !line.starts_with('#') && !line.is_empty()).collect()
+        })
+        .contains(name)
+}
+
 /// The course's helpers (`tensor_core.cuh`, `tma.cuh`) that take or make a shared-memory address
 /// as a number.
 const RAW_SHARED_HELPERS: [&str; 8] = [
@@ -550,6 +581,7 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
     }
     let starter_tokens = tokens::tokenize(&theirs.region, theirs.region_start + 1).expect("the starter tokenizes");
     let starter_has = |word: &str| starter_tokens.iter().any(|t| t.kind == Kind::Identifier && t.text == word);
+    let includes_shared_load = [&yours.before, &yours.region].iter().any(|text| text.contains("shared_load.cuh"));
     let before = tokens::tokenize(&theirs.before, 1).expect("the starter tokenizes");
     let inside_function = depth(&before) > 0;
     // Names the rest of the file (and the course's headers) use, which the region may not redefine,
@@ -683,8 +715,27 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
                     "inline assembly (`asm`) is not accepted in the exercises: write it in CUDA C++".into(),
                 );
             }
-            // NVRTC's own macros (`__cudaGet_blockIdx()` is `blockIdx`), which the checks, reading
-            // only the part's macros, would not expand.
+            // NVRTC's own macros (`__cudaGet_blockIdx()` is `blockIdx`, `__no_return__` an
+            // assumption, `__specialization_static` is `static`), which the checks, expanding only
+            // the part's macros, would not see through.
+            (Kind::Identifier, name)
+                if nvrtc_macro(name) && !MACROS_THE_CHECKS_READ.contains(&name) && !starter_has(name) =>
+            {
+                return problem(
+                    line,
+                    format!(
+                        "`{name}` is a macro of NVRTC's own headers, which the checks of your part do not expand: \
+                         write what you mean in C++ and CUDA's keywords"
+                    ),
+                );
+            }
+            // Which memory an address is in: a search through memory, not a layout.
+            (Kind::Identifier, name) if name.starts_with("__is") && name[4..].starts_with(char::is_uppercase) => {
+                return problem(
+                    line,
+                    format!("`{name}` asks which memory an address is in: index the tile with numbers"),
+                );
+            }
             (Kind::Identifier, name) if name.starts_with("__cuda") => {
                 return problem(
                     line,
@@ -1093,6 +1144,20 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
             format!(
                 "`{}` reaches shared memory at an address given as a number, past any tile your part places \
                  elements in: leave the tensor-core and TMA helpers to the code outside your part",
+                helper.text
+            ),
+        );
+    }
+    // The course's helpers that read and write shared memory through any pointer (what a macro of
+    // the part's expands to, so a macro of its own named `load` is its own).
+    if let Some(helper) = expanded.iter().find(|t| {
+        includes_shared_load && matches!(t.text.as_str(), "load" | "store" | "fill_tile") && !starter_has(&t.text)
+    }) {
+        return problem(
+            helper.line,
+            format!(
+                "`{}` of shared_load.cuh reaches shared memory through any pointer given it: leave it to the code \
+                 outside your part",
                 helper.text
             ),
         );
@@ -3172,10 +3237,21 @@ mod tests {
             ("int f\u{200b}() { return 0; }", "U+200B"),
             ("__global__ void k2() {}", "may not define a kernel"),
             ("int f() { asm(\"exit;\"); return 0; }", "inline assembly"),
-            ("int f() { return __cudaGet_blockIdx().x; }", "`__cudaGet_blockIdx` is one of CUDA's internal names"),
-            ("#define B __cudaGet_gridDim\nint f() { return 0; }", "`__cudaGet_gridDim` is one of CUDA's internal"),
+            ("int f() { return __cudaGet_blockIdx().x; }", "`__cudaGet_blockIdx` is a macro of NVRTC's own headers"),
+            ("#define B __cudaGet_gridDim\nint f() { return 0; }", "`__cudaGet_gridDim` is a macro of NVRTC's"),
             ("int f() { auto (__pragma) = [](unsigned v) { return v; }; return __pragma(1); }", "`__pragma` is MSVC's"),
             ("int f() { __declspec(1); return 0; }", "`__declspec` is MSVC's"),
+            (
+                "__device__ __no_return__ void stop() { while (true) {} }\nint f() { return 0; }",
+                "`__no_return__` is a macro of NVRTC's own headers",
+            ),
+            ("int f() { __specialization_static unsigned n = 0; return n; }", "`__specialization_static` is a macro"),
+            ("int f() { return __NV_ATOMIC_ADDRESSOF(f) != 0; }", "`__NV_ATOMIC_ADDRESSOF` is a macro"),
+            (
+                "#include \"shared_load.cuh\"\nint f() { unsigned probe[1] = {}; return load(probe, 5u); }",
+                "`load` of shared_load.cuh reaches shared memory through any pointer",
+            ),
+            ("int f() { unsigned p[1] = {}; return __isShared(p); }", "`__isShared` asks which memory"),
             (
                 "#include \"tensor_core.cuh\"\nint f() { unsigned r[4] = {}; stmatrix_x4(0u, r); return 0; }",
                 "`stmatrix_x4` reaches shared memory at an address given as a number",
@@ -3316,7 +3392,7 @@ mod tests {
                 "int f() { char c = 0; char* cp = &c; printf(\"%d\", ++*decltype(cp)(\"abc\")); return 0; }",
                 "a cast to a type from `decltype` can write",
             ),
-            ("CUDART_DEVICE unsigned seen;\nint f() { return 0; }", "`CUDART_DEVICE` spells out a CUDA keyword"),
+            ("CUDART_DEVICE unsigned seen;\nint f() { return 0; }", "`CUDART_DEVICE` is a macro of NVRTC's own headers"),
             (
                 "constexpr unsigned seen[1] = {0u};\nint f() { unsigned x = 0; return atomicAdd(decltype(&x)(seen), 1u); }",
                 "a pointer or reference type from `decltype` can write",
