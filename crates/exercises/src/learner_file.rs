@@ -1148,6 +1148,20 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
             ),
         );
     }
+    // The time runs otherwise under Nsight Compute, which sets the clocks: a part that read it
+    // could tell the profiled launch from the timed ones (`clock64()` across `__nanosleep`).
+    if let Some(clock) =
+        expanded.iter().find(|t| matches!(t.text.as_str(), "clock" | "clock64") && !starter_has(&t.text))
+    {
+        return problem(
+            clock.line,
+            format!(
+                "`{}` reads the time, which runs otherwise when your kernel is profiled: compute from the arguments \
+                 alone",
+                clock.text
+            ),
+        );
+    }
     // The course's helpers that read and write shared memory through any pointer (what a macro of
     // the part's expands to, so a macro of its own named `load` is its own).
     if let Some(helper) = expanded.iter().find(|t| {
@@ -3252,6 +3266,8 @@ mod tests {
                 "`load` of shared_load.cuh reaches shared memory through any pointer",
             ),
             ("int f() { unsigned p[1] = {}; return __isShared(p); }", "`__isShared` asks which memory"),
+            ("int f() { return clock64() > 5 ? 1 : 0; }", "`clock64` reads the time"),
+            ("#define NOW clock()\nint f() { return NOW > 5 ? 1 : 0; }", "`clock` reads the time"),
             (
                 "#include \"tensor_core.cuh\"\nint f() { unsigned r[4] = {}; stmatrix_x4(0u, r); return 0; }",
                 "`stmatrix_x4` reaches shared memory at an address given as a number",
@@ -3392,7 +3408,10 @@ mod tests {
                 "int f() { char c = 0; char* cp = &c; printf(\"%d\", ++*decltype(cp)(\"abc\")); return 0; }",
                 "a cast to a type from `decltype` can write",
             ),
-            ("CUDART_DEVICE unsigned seen;\nint f() { return 0; }", "`CUDART_DEVICE` is a macro of NVRTC's own headers"),
+            (
+                "CUDART_DEVICE unsigned seen;\nint f() { return 0; }",
+                "`CUDART_DEVICE` is a macro of NVRTC's own headers",
+            ),
             (
                 "constexpr unsigned seen[1] = {0u};\nint f() { unsigned x = 0; return atomicAdd(decltype(&x)(seen), 1u); }",
                 "a pointer or reference type from `decltype` can write",
