@@ -62,7 +62,7 @@ pub fn scan(dir: &Path, learner_file: &str) -> Result<Vec<Entry>, BadInput> {
         let entry = entry.map_err(|e| BadInput(format!("cannot read {shown}: {e}")))?;
         names.push(match entry.file_name().into_string() {
             Ok(name) => (name, true),
-            Err(name) => (std::os::unix::ffi::OsStrExt::as_bytes(name.as_os_str()).escape_ascii().to_string(), false),
+            Err(name) => (escaped(&name), false),
         });
     }
     names.sort();
@@ -70,12 +70,7 @@ pub fn scan(dir: &Path, learner_file: &str) -> Result<Vec<Entry>, BadInput> {
         .into_iter()
         .filter(|(name, _)| !passed_over(name))
         .map(|(name, utf8)| match utf8 {
-            false => Entry::Refused {
-                reason: format!(
-                    "refused: the name `{name}` is not UTF-8 (made on a system with another encoding?): rename it"
-                ),
-                name,
-            },
+            false => Entry::Refused { reason: format!("refused: {}", not_utf8(&name)), name },
             true => match open(&root, &name, learner_file) {
                 Ok(submission) => Entry::Found(submission),
                 Err(reason) => Entry::Refused { name, reason },
@@ -187,12 +182,7 @@ fn learner_file_in(root: &Path, folder: &str, learner_file: &str) -> Result<Stri
             match entry.file_name().into_string() {
                 Ok(name) if passed_over(&name) => {}
                 Ok(name) => files.push(name),
-                Err(name) => {
-                    let shown = std::os::unix::ffi::OsStrExt::as_bytes(name.as_os_str()).escape_ascii().to_string();
-                    return Err(format!(
-                        "the name `{folder}/{shown}` is not UTF-8 (made on a system with another encoding?): rename it"
-                    ));
-                }
+                Err(name) => return Err(not_utf8(&format!("{folder}/{}", escaped(&name)))),
             }
         }
         files.sort();
@@ -221,6 +211,16 @@ fn learner_file_in(root: &Path, folder: &str, learner_file: &str) -> Result<Stri
         "{folder}: folders nested more than {NESTED_FOLDERS} deep, each holding only the next: put the learner's \
          {learner_file} in the submission's own folder"
     ))
+}
+
+/// A file name that is not UTF-8, its bytes escaped (`bad\xfename`).
+fn escaped(name: &std::ffi::OsStr) -> String {
+    std::os::unix::ffi::OsStrExt::as_bytes(name).escape_ascii().to_string()
+}
+
+/// Why the name `shown` (escaped) is refused.
+fn not_utf8(shown: &str) -> String {
+    format!("the name `{shown}` is not UTF-8 (made on a system with another encoding?): rename it")
 }
 
 /// Names in a reason: the first few, then how many more (a folder of 20 000 files made a reason of
