@@ -142,12 +142,6 @@ impl TextModule {
             .map_err(|_| GpuError::MissingKernel { file: self.name.clone(), kernel: kernel.to_owned() })
     }
 
-    /// The words of its `__device__ unsigned NAME[...]`, as the kernels launched so far left them.
-    pub fn words(&self, gpu: &Gpu, name: &str) -> Result<Vec<u32>, GpuError> {
-        let bytes = self.bytes(gpu, name)?;
-        Ok(bytes.chunks_exact(4).map(|word| u32::from_le_bytes(word.try_into().expect("four bytes"))).collect())
-    }
-
     /// The bytes of its module-scope variable `name`, as the kernels launched so far left them.
     pub fn bytes(&self, gpu: &Gpu, name: &str) -> Result<Vec<u8>, GpuError> {
         let global = self.module.get_global(name, gpu.stream())?;
