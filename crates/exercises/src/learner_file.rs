@@ -1133,48 +1133,34 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
             ),
         );
     }
-    // The course's helpers that reach shared memory at an address given as a number reach past any
-    // tile, where no place is checked, and their instructions are counted apart from the loads and
-    // stores an exercise judges.
-    if let Some(helper) =
-        expanded.iter().find(|t| RAW_SHARED_HELPERS.contains(&t.text.as_str()) && !starter_has(&t.text))
-    {
-        return problem(
-            helper.line,
-            format!(
-                "`{}` reaches shared memory at an address given as a number, past any tile your part places \
-                 elements in: leave the tensor-core and TMA helpers to the code outside your part",
-                helper.text
-            ),
-        );
-    }
-    // The time runs otherwise under Nsight Compute, which sets the clocks: a part that read it
-    // could tell the profiled launch from the timed ones (`clock64()` across `__nanosleep`).
-    if let Some(clock) =
-        expanded.iter().find(|t| matches!(t.text.as_str(), "clock" | "clock64") && !starter_has(&t.text))
-    {
-        return problem(
-            clock.line,
-            format!(
-                "`{}` reads the time, which runs otherwise when your kernel is profiled: compute from the arguments \
-                 alone",
-                clock.text
-            ),
-        );
-    }
-    // The course's helpers that read and write shared memory through any pointer (what a macro of
-    // the part's expands to, so a macro of its own named `load` is its own).
-    if let Some(helper) = expanded.iter().find(|t| {
-        includes_shared_load && matches!(t.text.as_str(), "load" | "store" | "fill_tile") && !starter_has(&t.text)
-    }) {
-        return problem(
-            helper.line,
-            format!(
-                "`{}` of shared_load.cuh reaches shared memory through any pointer given it: leave it to the code \
-                 outside your part",
-                helper.text
-            ),
-        );
+    // Words a part may not use (unless the starter's part does), read as the compiler reads them
+    // (what a macro of the part's expands to, so that a macro of its own named `load` is its own):
+    // - the course's helpers that reach shared memory at an address given as a number reach past
+    //   any tile, where no place is checked, and their instructions are counted apart from the
+    //   loads and stores an exercise judges;
+    // - the time runs otherwise under Nsight Compute, which sets the clocks: a part that read it
+    //   could tell the profiled launch from the timed ones (`clock64()` across `__nanosleep`);
+    // - shared_load.cuh's helpers read and write shared memory through any pointer.
+    let refused_words: [(&[&str], &str); 3] = [
+        (
+            &RAW_SHARED_HELPERS,
+            "reaches shared memory at an address given as a number, past any tile your part places elements in: \
+             leave the tensor-core and TMA helpers to the code outside your part",
+        ),
+        (
+            &["clock", "clock64"],
+            "reads the time, which runs otherwise when your kernel is profiled: compute from the arguments alone",
+        ),
+        (
+            if includes_shared_load { &["load", "store", "fill_tile"] } else { &[] },
+            "of shared_load.cuh reaches shared memory through any pointer given it: leave it to the code outside \
+             your part",
+        ),
+    ];
+    for (refused, why) in refused_words {
+        if let Some(word) = expanded.iter().find(|t| refused.contains(&t.text.as_str()) && !starter_has(&t.text)) {
+            return problem(word.line, format!("`{}` {why}", word.text));
+        }
     }
     // Code that stops mid-statement runs on into the code after the region: `if (c)` takes the next
     // statement as its body, `__launch_bounds__(..)` attaches to the kernel.
