@@ -1237,9 +1237,8 @@ fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(us
     let tiles: BTreeSet<&str> = (0..starter_code.len())
         .filter(|&at| inside_function && starter_code[at].text == "__shared__")
         .filter_map(|at| {
-            let end = (at..starter_code.len()).find(|&i| starter_code[i].text == ";")?;
-            let bound = (at..end).find(|&i| starter_code[i].text == "[").unwrap_or(end);
-            Some(starter_code[bound - 1].text.as_str())
+            let (bound, _) = shared_declaration(&starter_code, at);
+            (bound > at + 1).then(|| starter_code[bound - 1].text.as_str())
         })
         .collect();
     let plain = tokens::without_attributes(&expanded);
@@ -2708,9 +2707,8 @@ fn spelled_out_space(code: &[Token]) -> Option<&Token> {
 fn own_shared_variable<'c>(code: &'c [Token], inside_function: bool, tiles: &BTreeSet<&str>) -> Option<&'c Token> {
     let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
     let one_tile = |at: usize| {
-        let end = (at..code.len()).find(|&i| text(i) == ";").unwrap_or(code.len());
+        let (bound, end) = shared_declaration(code, at);
         let declaration = at + 1..end;
-        let bound = declaration.clone().find(|&i| text(i) == "[").unwrap_or(end);
         // (Outside the bounds' brackets: `[32 + (PAD)]` is a bound.)
         let mut depth = 0i64;
         let outside_bounds = declaration.clone().filter(|&i| {
@@ -2734,6 +2732,14 @@ fn own_shared_variable<'c>(code: &'c [Token], inside_function: bool, tiles: &BTr
         open += brace_step(t);
         own.then_some(t)
     })
+}
+
+/// The declaration whose `__shared__` is at `at`: where its first `[` is (the declarator's name
+/// just before it), or its end if it has none, and where it ends (its `;`).
+fn shared_declaration(code: &[Token], at: usize) -> (usize, usize) {
+    let end = (at..code.len()).find(|&i| code[i].text == ";").unwrap_or(code.len());
+    let bound = (at + 1..end).find(|&i| code[i].text == "[").unwrap_or(end);
+    (bound, end)
 }
 
 /// The first place where a part within a kernel uses its tile (`tiles`, the starter's part's
