@@ -641,7 +641,7 @@ fn angle_end(statement: &[&Token], open: usize) -> usize {
 }
 
 /// The top-level, comma-separated arguments of a call whose `(` was just before `tokens`.
-fn arguments<'a, 't>(tokens: &'a [&'t Token]) -> Vec<&'a [&'t Token]> {
+pub(crate) fn arguments<'a, 't>(tokens: &'a [&'t Token]) -> Vec<&'a [&'t Token]> {
     let (mut arguments, mut start, mut depth) = (Vec::new(), 0, 0i64);
     for (i, token) in tokens.iter().enumerate() {
         match token.text.as_str() {

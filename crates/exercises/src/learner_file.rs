@@ -1433,28 +1433,30 @@ fn only_printed(code: &[Token]) -> BTreeSet<usize> {
         }
         true
     };
-    // One argument, `from..to`: a cast to built-in types, perhaps, then a plain value.
-    let plain_value = |mut from: usize, to: usize| {
-        if text(from) == "(" {
-            let close = declared::matching(code, from);
-            if close >= to || !(from + 1..close).all(|i| is_type_word(text(i)) || matches!(text(i), "const")) {
+    // One argument: a cast to built-in types, perhaps, then a plain value.
+    let plain_value = |argument: &[&Token]| {
+        let word = |i: usize| argument.get(i).map_or("", |t| t.text.as_str());
+        let mut from = 0;
+        if word(0) == "(" {
+            let close = declared::matching(argument, 0);
+            if close >= argument.len() || !(1..close).all(|i| is_type_word(word(i)) || word(i) == "const") {
                 return false;
             }
             from = close + 1;
         }
-        match to.checked_sub(from) {
-            Some(1) => {
-                matches!(code[from].kind, Kind::Number | Kind::Literal)
+        match &argument[from..] {
+            [one] => matches!(one.kind, Kind::Number | Kind::Literal),
+            [name, dot, axis] if matches!(name.text.as_str(), "blockIdx" | "gridDim" | "threadIdx" | "blockDim") => {
+                dot.text == "." && matches!(axis.text.as_str(), "x" | "y" | "z")
             }
-            Some(3) if index(from) => true,
             // `sizeof name` or `sizeof(...)`, nothing after.
-            Some(2) if text(from) == "sizeof" => code[from + 1].kind == Kind::Identifier,
-            Some(n) if n > 2 && text(from) == "sizeof" => {
-                text(from + 1) == "(" && declared::matching(code, from + 1) == to - 1
+            [size, name] if size.text == "sizeof" => name.kind == Kind::Identifier,
+            [size, open, ..] if size.text == "sizeof" => {
+                open.text == "(" && declared::matching(&argument[from..], 1) == argument.len() - from - 1
             }
             // Adjacent string literals.
-            Some(n) if n > 0 => (from..to).all(|i| code[i].kind == Kind::Literal),
-            _ => false,
+            [_, ..] => argument[from..].iter().all(|t| t.kind == Kind::Literal),
+            [] => false,
         }
     };
     // The end (its `;`) of a `printf(...);` statement at `at` whose arguments are plain values.
@@ -1463,22 +1465,8 @@ fn only_printed(code: &[Token]) -> BTreeSet<usize> {
         if text(at) != "printf" || text(at + 1) != "(" || text(close + 1) != ";" {
             return None;
         }
-        let mut from = at + 2;
-        let mut depth = 0i64;
-        for i in at + 2..=close {
-            match text(i) {
-                "(" | "[" | "{" => depth += 1,
-                ")" | "]" | "}" if i < close => depth -= 1,
-                "," | ")" if depth == 0 => {
-                    if !plain_value(from, i) {
-                        return None;
-                    }
-                    from = i + 1;
-                }
-                _ => {}
-            }
-        }
-        Some(close + 1)
+        let inside: Vec<&Token> = code[at + 2..=close].iter().collect();
+        declared::arguments(&inside).iter().all(|argument| plain_value(argument)).then_some(close + 1)
     };
     let statement_start = |at: usize| at == 0 || matches!(text(at - 1), ";" | "{" | "}");
     let mut printed = BTreeSet::new();
