@@ -559,11 +559,6 @@ impl ToldSession<'_> {
 }
 
 impl grading::ProfileSession for ToldSession<'_> {
-    fn start_early(&mut self) -> Result<(), String> {
-        let started = self.session.start_early();
-        self.told(started)
-    }
-
     fn launch(&mut self, files: &[&LearnerFile]) -> Result<(), String> {
         let launched = self.session.launch(files);
         self.told(launched)

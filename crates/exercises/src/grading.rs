@@ -380,8 +380,7 @@ impl Checker {
     }
 
     /// A profile session on this checker's GPU for `exercise`'s correct submissions, `None` where no
-    /// requirement reads counters. Its process starts at its first batch, or when asked to
-    /// ([`ProfileSession::start_early`]).
+    /// requirement reads counters. Its process starts at its first batch.
     pub fn profile_session<'c>(&'c self, exercise: &'c Exercise) -> Option<CheckerSession<'c>> {
         check::needs_counters(exercise).then(|| CheckerSession { checker: self, exercise, running: None })
     }
@@ -436,12 +435,6 @@ impl Checker {
 /// set-up), several at once on a host of several GPUs, where each batch's launches take tens of
 /// milliseconds.
 pub trait ProfileSession {
-    /// Starts the session before its first batch is ready, so that Nsight Compute's start (its
-    /// target's CUDA, compiles and set-up: seconds, more with several GPUs' at once) overlaps the
-    /// first checks instead of following them. `Err`: it did not start (the first batch tries again).
-    fn start_early(&mut self) -> Result<(), String> {
-        Ok(())
-    }
     /// Launches `files` (after the reference) in the session. `Err` if the session ended first (a
     /// launch crashed, or passed the time limit): every batch launched in it is lost, to be profiled
     /// apart ([`Checks::profile`]), and the next batch starts a session anew.
@@ -478,15 +471,10 @@ impl CheckerSession<'_> {
 }
 
 impl ProfileSession for CheckerSession<'_> {
-    fn start_early(&mut self) -> Result<(), String> {
+    fn launch(&mut self, files: &[&LearnerFile]) -> Result<(), String> {
         if self.running.is_none() {
             self.running = Some(self.start().map_err(|e| format!("cannot start the profile session: {e}"))?);
         }
-        Ok(())
-    }
-
-    fn launch(&mut self, files: &[&LearnerFile]) -> Result<(), String> {
-        self.start_early()?;
         let (server, folder, batches) = self.running.as_mut().expect("started");
         let number = batches.len() as u64 + 1;
         let batch = BatchFiles::of(folder.path(), number);
@@ -541,10 +529,6 @@ impl ProfileSession for CheckerSession<'_> {
 
     fn end(&mut self) -> Result<Vec<Vec<Result<CounterPair, String>>>, String> {
         let Some((mut server, folder, batches)) = self.running.take() else { return Ok(Vec::new()) };
-        if batches.is_empty() {
-            // Started early, and no file came for it: nothing to count (dropped, it is stopped).
-            return Ok(Vec::new());
-        }
         let result = session_result(folder.path());
         let request = serde_json::to_string(&SessionRequest::End).expect("JSON");
         // Its time limit runs from now: no turn on the GPU is left to wait for.
@@ -1109,10 +1093,6 @@ pub fn grade(
                     done(batch)
                 };
                 let mut session = checks.profile_session(gpu);
-                if let Some(session) = session.as_mut() {
-                    // (If it cannot start now, its first batch starts it, or profiles apart.)
-                    let _ = session.start_early();
-                }
                 // The batches launched in the session, whose counters come at its end.
                 let mut held: Vec<Vec<Outcome>> = Vec::new();
                 // Sessions in a row that ended at their first batch.
@@ -1548,7 +1528,6 @@ mod tests {
             while [ $# -gt 0 ]; do case $1 in --result=*) r=${{1#--result=}};; --folder=*) w=${{1#--folder=}};; --file=*) files="$files ${{1#--file=}}"; n=$((n+1));; esac; shift; done
             [ $role = __profile-submissions ] || exit 3
             if [ -n "$w" ]; then
-                echo "start" >> '{log}'
                 all=""
                 while read -r line; do
                     if [ "$line" = '"end"' ]; then echo "end" >> '{log}'; echo "{{\"Ok\":[$all]}}" > "$w/p"; mv "$w/p" "$w/profiled.json"; exit 0; fi
@@ -1671,7 +1650,7 @@ mod tests {
         session.launch(&second.iter().collect::<Vec<_>>()).unwrap();
         assert!(!fs::read_to_string(&log).unwrap().contains("end"), "counted at its end only");
         let counted = session.end().unwrap();
-        assert_eq!(fs::read_to_string(&log).unwrap(), "start\nsession 2\nsession 2\nend\n", "one process, two batches");
+        assert_eq!(fs::read_to_string(&log).unwrap(), "session 2\nsession 2\nend\n", "one process, two batches");
         assert_eq!(loads(&counted[0]), [Ok(32), Ok(64)], "each its own, in order");
         assert_eq!(
             loads(&counted[1]),
@@ -1691,24 +1670,6 @@ mod tests {
         assert_eq!(counted.len(), 1);
         assert_eq!(loads(&counted[0]), [Ok(48)]);
         assert_eq!(session.end(), Ok(Vec::new()), "nothing launched since: no session to end");
-
-        // Started early, a session is running before its first batch, which it then serves.
-        fs::remove_file(&log).unwrap();
-        session.start_early().unwrap();
-        let started = std::time::Instant::now();
-        while !fs::read_to_string(&log).is_ok_and(|text| text == "start\n") {
-            assert!(started.elapsed() < Duration::from_secs(30), "the session's process never started");
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        session.start_early().unwrap();
-        session.launch(&after.iter().collect::<Vec<_>>()).unwrap();
-        assert_eq!(loads(&session.end().unwrap()[0]), [Ok(48)]);
-        assert_eq!(fs::read_to_string(&log).unwrap(), "start\nsession 1\nend\n", "one process, started once");
-        // Ended with no batch, it counts nothing, and is stopped rather than asked for counters.
-        fs::remove_file(&log).unwrap();
-        session.start_early().unwrap();
-        assert_eq!(session.end(), Ok(Vec::new()));
-        assert!(!fs::read_to_string(&log).unwrap_or_default().contains("end"), "never asked to end");
 
         // A batch that never ends is stopped at the time limit, and the session with it.
         let checker = profiling_checker(&log, 1);
