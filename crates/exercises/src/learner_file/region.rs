@@ -1,0 +1,133 @@
+//! The checks of a learner's part, in the order they run (the first problem found is the one
+//! shown). This file reads the part and the starter's code around it once; each family of checks
+//! is a file of its own: [`shape`] (what the part's brackets, directives and statements reach),
+//! [`words`] (names a part may not use or define), [`lasting`] (state kept from one launch to the
+//! next), [`writes`] (writes through pointers to what lasts), [`sizes`] (acting otherwise at the
+//! profiled and the timed size) and [`tile`] (shared memory a part reads before it is filled).
+
+use std::collections::BTreeSet;
+
+use super::{Invalid, Parts, course_headers, lasting, shape, sizes, syntax::depth, tile, words, writes};
+use crate::tokens::{self, Kind, Token};
+
+/// The first problem of a part a check finds: its line, and what is wrong, with the fix.
+pub(super) type Found = Result<(), (usize, String)>;
+
+/// A problem at `line`, as every check returns it.
+pub(super) fn problem<T>(line: usize, problem: String) -> Result<T, (usize, String)> {
+    Err((line, problem))
+}
+
+/// The starter's code around the part, which the part may not reach or change.
+pub(super) struct Outside<'s> {
+    /// The starter's own part.
+    pub starter_part: Vec<Token>,
+    /// The starter's lines before the part (its `EDIT BELOW` marker last) and from its end on.
+    pub before: Vec<Token>,
+    pub after: Vec<Token>,
+    /// Whether the part is inside a function (the kernel).
+    pub inside_function: bool,
+    /// The names of the kernel's parameters.
+    pub parameters: Vec<&'s str>,
+    /// Names the code outside the part and the headers the part includes use, which the part may
+    /// not redefine, less those the starter's part defines for it.
+    pub used: BTreeSet<String>,
+    /// Whether the file includes `shared_load.cuh`, before the part or in it.
+    pub includes_shared_load: bool,
+}
+
+impl Outside<'_> {
+    /// Whether the starter's part uses `word` (a part may use what its starter's does).
+    pub fn starter_has(&self, word: &str) -> bool {
+        self.starter_part.iter().any(|t| t.kind == Kind::Identifier && t.text == word)
+    }
+}
+
+/// What the region holds that would reach beyond it, as the first such problem; else the
+/// region's lines (1-based, inclusive). `signature` is the kernel's parameter list.
+pub(super) fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(usize, usize), Invalid> {
+    let first_line = yours.region_start + 1;
+    let as_invalid = |(line, problem)| Invalid::Region { line, problem };
+    let tokens = shape::lexed(yours).map_err(as_invalid)?;
+    let outside = outside(yours, theirs, signature, &tokens);
+    checks(&tokens, &outside, first_line).map_err(as_invalid)?;
+    Ok((first_line, yours.after_start))
+}
+
+/// Every check of the part's `tokens`, in order.
+fn checks(tokens: &[Token], outside: &Outside, first_line: usize) -> Found {
+    shape::balanced(tokens, outside)?;
+    // The code as the compiler reads it, the region's own macros expanded: what it declares, where
+    // it returns and how it ends are read there too.
+    let expanded = shape::expanded(tokens, first_line)?;
+    let plain = tokens::without_attributes(&expanded);
+    shape::stays_in_the_kernel(&expanded, &plain, outside)?;
+    words::no_assumption(&expanded)?;
+    lasting::no_lasting_variable(&plain)?;
+    shape::no_operator_of_its_own(&expanded, outside)?;
+    words::no_word_of_its_place(tokens)?;
+    words::no_spelled_out_space(&expanded)?;
+    writes::no_write_to_what_lasts(&expanded, outside)?;
+    lasting::no_writable_constant(&plain)?;
+    lasting::no_mutable_member(&expanded)?;
+    words::no_spelled_out_kernel(&expanded, outside)?;
+    words::no_name_of_the_code_outside(tokens, &expanded, outside)?;
+    words::no_refused_word(&expanded, outside)?;
+    shape::ends_whole(tokens, &expanded)?;
+    sizes::same_at_every_size(&expanded)?;
+    tile::no_tile_read_or_own_shared(&plain, outside)
+}
+
+/// The starter's code around the part, read once for every check.
+fn outside<'s>(yours: &Parts, theirs: &Parts, signature: &'s str, tokens: &[Token]) -> Outside<'s> {
+    let lex = |text: &str, first: usize| tokens::tokenize(text, first).expect("the starter tokenizes");
+    let starter_part = lex(&theirs.region, theirs.region_start + 1);
+    let (before, after) = (lex(&theirs.before, 1), lex(&theirs.after, 1));
+    let parameters = signature
+        .split(',')
+        .filter_map(|p| p.split(|c: char| !(c.is_alphanumeric() || c == '_')).rfind(|w| !w.is_empty()))
+        .collect();
+    let includes_shared_load = [&yours.before, &yours.region].iter().any(|text| text.contains("shared_load.cuh"));
+    let used = names_used_outside(&before, &after, tokens, &starter_part);
+    Outside { inside_function: depth(&before) > 0, starter_part, before, after, parameters, used, includes_shared_load }
+}
+
+/// The names the code around the part (`before` and `after`) uses, and every header the part's
+/// `tokens` include, which the part may not redefine, less those the starter's part defines.
+fn names_used_outside(before: &[Token], after: &[Token], tokens: &[Token], starter_part: &[Token]) -> BTreeSet<String> {
+    let mut used: BTreeSet<String> = BTreeSet::new();
+    for token in before.iter().chain(after) {
+        if token.kind == Kind::Identifier {
+            used.insert(token.text.clone());
+        }
+    }
+    // CUDA's own macros that the code outside uses expand to these (`__shared__` to
+    // `__attribute__((shared))`): a `#define shared` would change that code as surely.
+    used.extend(words::CUDA_EXPANSION_WORDS.map(str::to_owned));
+    // A header the region includes, and every header that one includes, is read after the
+    // region's macros: their names count as used. (One included before the region was read
+    // before them.)
+    let included_by = |tokens: &[Token]| -> Vec<String> {
+        tokens::directives(tokens)
+            .filter(|(_, name)| *name == "include")
+            .filter_map(|(start, _)| tokens.get(start + 2))
+            .map(|t| t.text.trim_matches('"').to_owned())
+            .collect()
+    };
+    let (mut waiting, mut read) = (included_by(tokens), BTreeSet::new());
+    while let Some(header) = waiting.pop() {
+        if !course_headers().contains(&header.as_str()) || !read.insert(header.clone()) {
+            continue;
+        }
+        let header_tokens = tokens::tokenize(cuda_kernels::source::embedded(&header).unwrap_or_default(), 1);
+        let header_tokens = header_tokens.unwrap_or_default();
+        waiting.extend(included_by(&header_tokens));
+        used.extend(header_tokens.into_iter().filter(|t| t.kind == Kind::Identifier).map(|t| t.text));
+    }
+    for (start, name) in tokens::directives(starter_part) {
+        if let Some(defined) = starter_part.get(start + 2).filter(|_| name == "define") {
+            used.remove(&defined.text);
+        }
+    }
+    used
+}

@@ -1,0 +1,119 @@
+//! Shared memory holds what the last block on its multiprocessor left there: a part may declare
+//! its starter's tile, which the code after it fills, and use it only where nothing is read.
+
+use std::collections::BTreeSet;
+
+use super::{
+    region::{Found, Outside, problem},
+    syntax::{brace_step, statement_start},
+};
+use crate::{
+    declared,
+    tokens::{self, Kind, Token},
+};
+
+/// A read of the tile before the code after the part fills it, or shared memory of the part's own
+/// (`plain`: the expanded part without attributes).
+pub(super) fn no_tile_read_or_own_shared(plain: &[Token], outside: &Outside) -> Found {
+    // Shared memory holds what the last block on its multiprocessor left there, from this launch
+    // or an earlier one (the reference's, another file's): a `__shared__` variable that only the
+    // part reads would hand it leftovers. A kernel's tile, declared at the part's own level, is
+    // filled by the code after it.
+    // The tiles the starter's part declares, at its own level in the kernel.
+    let starter_code = tokens::without_attributes(&outside.starter_part);
+    let tiles: BTreeSet<&str> = (0..starter_code.len())
+        .filter(|&at| outside.inside_function && starter_code[at].text == "__shared__")
+        .filter_map(|at| {
+            let (bound, _) = shared_declaration(&starter_code, at);
+            (bound > at + 1).then(|| starter_code[bound - 1].text.as_str())
+        })
+        .collect();
+    if let Some(read) = tile_read(plain, &tiles) {
+        return problem(
+            read.line,
+            format!(
+                "your part uses `{}`, which the code after it fills: until then it holds what the last block on that \
+                 multiprocessor left there, from this launch or an earlier one: declare it, and leave its use to that code",
+                read.text
+            ),
+        );
+    }
+    if let Some(shared) = own_shared_variable(plain, outside.inside_function, &tiles) {
+        return problem(
+            shared.line,
+            "`__shared__` here declares shared memory that only your part reads, which holds whatever the last \
+             block on that multiprocessor left there, from this launch or an earlier one: compute from the \
+             arguments, keep values in locals or `constexpr` constants, and a table in `__constant__ const` memory"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
+/// The first `__shared__` in `code` (a part's tokens, without attributes) that declares a variable
+/// of the part's own: anywhere in a part outside a function (`inside_function` false); in a part
+/// within a kernel, inside a body of the part's (a function's, a lambda's, a block's), or at the
+/// part's own level anything but one plain declaration of a name the starter's part declares
+/// there (`tiles`: `__shared__ unsigned tile[32][33];`), a declarator in parentheses, a second
+/// one, or another name, however the code after names its own.
+fn own_shared_variable<'c>(code: &'c [Token], inside_function: bool, tiles: &BTreeSet<&str>) -> Option<&'c Token> {
+    let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
+    let one_tile = |at: usize| {
+        let (bound, end) = shared_declaration(code, at);
+        let declaration = at + 1..end;
+        // (Outside the bounds' brackets: `[32 + (PAD)]` is a bound.)
+        let mut depth = 0i64;
+        let outside_bounds = declaration.clone().filter(|&i| {
+            depth += i64::from(text(i) == "[") - i64::from(text(i) == "]");
+            depth == 0 && text(i) != "]"
+        });
+        // (`extern __shared__ unsigned tile[][33];` is memory the launch does not give.)
+        let dynamic = (statement_start(code, at)..at).any(|i| text(i) == "extern");
+        !dynamic
+            && bound > at + 1
+            && tiles.contains(text(bound - 1))
+            && !outside_bounds.into_iter().any(|i| matches!(text(i), "(" | "," | "{" | "="))
+            // (A type by another name too: `uint8_t`, `Row` of `using Row = unsigned[33];`.)
+            && (at + 1..bound - 1).all(|i| {
+                code[i].kind == Kind::Identifier || matches!(text(i), "static" | "volatile" | "const" | "::")
+            })
+    };
+    let mut open = 0;
+    code.iter().enumerate().find_map(|(at, t)| {
+        let own = t.text == "__shared__" && (!inside_function || open > 0 || !one_tile(at));
+        open += brace_step(t);
+        own.then_some(t)
+    })
+}
+
+/// The declaration whose `__shared__` is at `at`: where its first `[` is (the declarator's name
+/// just before it), or its end if it has none, and where it ends (its `;`).
+fn shared_declaration(code: &[Token], at: usize) -> (usize, usize) {
+    let end = (at..code.len()).find(|&i| code[i].text == ";").unwrap_or(code.len());
+    let bound = (at + 1..end).find(|&i| code[i].text == "[").unwrap_or(end);
+    (bound, end)
+}
+
+/// The first place where a part within a kernel uses its tile (`tiles`, the starter's part's
+/// shared names), which the code after fills: before that it holds what the last block left
+/// there, and a pointer to it could read that. (Its own declaration, and `sizeof`, `alignof` or
+/// `decltype` of it, read nothing.)
+fn tile_read<'c>(code: &'c [Token], tiles: &BTreeSet<&str>) -> Option<&'c Token> {
+    let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
+    let mut unevaluated_until = 0;
+    let mut declaring = false;
+    code.iter().enumerate().find_map(|(at, t)| {
+        if matches!(text(at), "sizeof" | "alignof" | "__alignof__" | "decltype" | "__typeof__") {
+            unevaluated_until = unevaluated_until.max(match text(at + 1) {
+                "(" => declared::matching(code, at + 1),
+                _ => at + 1,
+            });
+        }
+        match text(at) {
+            "__shared__" => declaring = true,
+            ";" => declaring = false,
+            _ => {}
+        }
+        (tiles.contains(t.text.as_str()) && !declaring && at > unevaluated_until).then_some(t)
+    })
+}
