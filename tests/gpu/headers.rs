@@ -21,12 +21,7 @@ fn every_header_and_its_usage_compile_with_nvrtc() {
             .map(|line| format!("{}\n", line.trim_start_matches("//").trim_start()))
             .collect();
         let file = format!("#include \"{header}\"\n{usage}extern \"C\" __global__ void uses_the_header() {{}}\n");
-        let compiled = source::expand_for_compile("uses-a-header.cu", &file)
-            .map_err(|missing| format!("{missing:?}"))
-            .and_then(|expanded| {
-                cuda_kernels::compile::ptx(capability, header, "uses-a-header.cu", &expanded).map_err(|e| e.to_string())
-            });
-        if let Err(why) = compiled {
+        if let Err(why) = exercises::check::text_ptx(capability, "uses-a-header.cu", &file) {
             failed.push(format!("{header}:\n{why}"));
         }
     }

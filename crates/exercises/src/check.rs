@@ -302,7 +302,13 @@ fn submission_ptx(
         None => Cow::Borrowed(&file.text),
         Some(within) => Cow::Owned(within.wrap(file, record)),
     };
-    compile::ptx(compute_capability, PROGRAM_NAME, PROGRAM_NAME, &expanded_text(PROGRAM_NAME, &text)?)
+    text_ptx(compute_capability, PROGRAM_NAME, &text)
+}
+
+/// The PTX of `text` (named `shown` in messages) for GPUs of `compute_capability`, compiled as a
+/// learner's file is: from memory, the course's headers inlined by bare name ([`expanded_text`]).
+pub fn text_ptx(compute_capability: (i32, i32), shown: &str, text: &str) -> Result<String, GpuError> {
+    compile::ptx(compute_capability, shown, shown, &expanded_text(shown, text)?)
 }
 
 /// `text` compiled from memory (see [`expanded_text`]).
