@@ -7,7 +7,7 @@
 
 use std::collections::BTreeSet;
 
-use super::{Invalid, Parts, course_headers, lasting, shape, sizes, syntax::depth, tile, words, writes};
+use super::{Invalid, Parts, course_headers, directives, lasting, shape, sizes, syntax::depth, tile, words, writes};
 use crate::tokens::{self, Kind, Token};
 
 /// The first problem of a part a check finds: its line, and what is wrong, with the fix.
@@ -32,6 +32,11 @@ pub(super) struct Outside<'s> {
     /// Names the code outside the part and the headers the part includes use, which the part may
     /// not redefine, less those the starter's part defines for it.
     pub used: BTreeSet<String>,
+    /// The macros the starter's part defines that the code outside reads (`TILE_WORDS`).
+    pub macros_read: BTreeSet<String>,
+    /// Of those, the ones it reads beside an operator (`static_assert(TILE_WORDS == 1024)`, not
+    /// `tile[TILE_WORDS]`).
+    pub macros_read_beside_an_operator: BTreeSet<String>,
     /// Whether the file includes `shared_load.cuh`, before the part or in it.
     pub includes_shared_load: bool,
 }
@@ -57,24 +62,31 @@ pub(super) fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) ->
 /// Every check of the part's `tokens`, in order.
 fn checks(tokens: &[Token], outside: &Outside, first_line: usize) -> Found {
     shape::balanced(tokens, outside)?;
+    directives::macros_read_outside_are_one_value(tokens, outside)?;
     // The code as the compiler reads it, the region's own macros expanded: what it declares, where
     // it returns and how it ends are read there too.
     let expanded = shape::expanded(tokens, first_line)?;
     let plain = tokens::without_attributes(&expanded);
+    // What runs of the part's: its code, and its macros that the code outside reads.
+    let expanded_outside = directives::expanded_outside(tokens, &expanded, outside)?;
+    directives::names_nothing_of_theirs(&expanded_outside, outside)?;
+    directives::pragma_operators(tokens)?;
+    directives::pragma_operators(&expanded_outside)?;
+    let runs: Vec<Token> = expanded.iter().chain(&expanded_outside).cloned().collect();
     shape::stays_in_the_kernel(&expanded, &plain, outside)?;
-    words::no_assumption(&expanded)?;
+    words::no_assumption(&runs)?;
     lasting::no_lasting_variable(&plain)?;
     shape::no_operator_of_its_own(&expanded, outside)?;
     words::no_word_of_its_place(tokens)?;
-    words::no_spelled_out_space(&expanded)?;
-    writes::no_write_to_what_lasts(&expanded, outside)?;
+    words::no_spelled_out_space(&runs)?;
+    writes::no_write_to_what_lasts(&runs, outside)?;
     lasting::no_writable_constant(&plain)?;
     lasting::no_mutable_member(&expanded)?;
-    words::no_spelled_out_kernel(&expanded, outside)?;
+    words::no_spelled_out_kernel(&runs, outside)?;
     words::no_name_of_the_code_outside(tokens, &expanded, outside)?;
-    words::no_refused_word(&expanded, outside)?;
+    words::no_refused_word(&runs, outside)?;
     shape::ends_whole(tokens, &expanded)?;
-    sizes::same_at_every_size(&expanded)?;
+    sizes::same_at_every_size(&runs)?;
     tile::no_tile_read_or_own_shared(&plain, outside)
 }
 
@@ -89,7 +101,30 @@ fn outside<'s>(yours: &Parts, theirs: &Parts, signature: &'s str, tokens: &[Toke
         .collect();
     let includes_shared_load = [&yours.before, &yours.region].iter().any(|text| text.contains("shared_load.cuh"));
     let used = names_used_outside(&before, &after, tokens, &starter_part);
-    Outside { inside_function: depth(&before) > 0, starter_part, before, after, parameters, used, includes_shared_load }
+    let defined_by_the_starter: Vec<&Token> = tokens::directives(&starter_part)
+        .filter(|&(_, name)| name == "define")
+        .filter_map(|(start, _)| starter_part.get(start + 2))
+        .collect();
+    let names = |read: &dyn Fn(&[Token], &str) -> bool| -> BTreeSet<String> {
+        defined_by_the_starter
+            .iter()
+            .filter(|defined| read(&before, &defined.text) || read(&after, &defined.text))
+            .map(|defined| defined.text.clone())
+            .collect()
+    };
+    let macros_read = names(&|code, name| code.iter().any(|t| t.kind == Kind::Identifier && t.text == name));
+    let macros_read_beside_an_operator = names(&read_beside_an_operator);
+    Outside {
+        inside_function: depth(&before) > 0,
+        starter_part,
+        before,
+        after,
+        parameters,
+        used,
+        macros_read,
+        macros_read_beside_an_operator,
+        includes_shared_load,
+    }
 }
 
 /// The names the code around the part (`before` and `after`) uses, and every header the part's
@@ -130,4 +165,19 @@ fn names_used_outside(before: &[Token], after: &[Token], tokens: &[Token], start
         }
     }
     used
+}
+
+/// Whether `code` reads the name `name` beside an operator, where the precedence of what the name
+/// stands for would count: not alone in brackets, an argument, or a statement.
+fn read_beside_an_operator(code: &[Token], name: &str) -> bool {
+    let alone = |token: Option<&Token>| {
+        token.is_none_or(|t| {
+            t.kind != Kind::Punct || matches!(t.text.as_str(), "(" | ")" | "[" | "]" | "{" | "}" | ";" | ",")
+        })
+    };
+    code.iter().enumerate().any(|(at, token)| {
+        token.kind == Kind::Identifier
+            && token.text == name
+            && !(alone(at.checked_sub(1).and_then(|before| code.get(before))) && alone(code.get(at + 1)))
+    })
 }

@@ -184,3 +184,87 @@ pub(super) fn brace_step(token: &Token) -> i64 {
         _ => 0,
     }
 }
+
+/// `code` with C++'s alternative tokens as the operators they are (`bitand x` is `&x`), for the
+/// checks that read operators.
+pub(super) fn operators_spelled(code: &[Token]) -> Vec<Token> {
+    code.iter()
+        .map(|token| {
+            let operator = match (token.kind, token.text.as_str()) {
+                (Kind::Identifier, "and") => "&&",
+                (Kind::Identifier, "bitand") => "&",
+                (Kind::Identifier, "bitor") => "|",
+                (Kind::Identifier, "compl") => "~",
+                (Kind::Identifier, "not") => "!",
+                (Kind::Identifier, "not_eq") => "!=",
+                (Kind::Identifier, "or") => "||",
+                (Kind::Identifier, "xor") => "^",
+                (Kind::Identifier, "and_eq") => "&=",
+                (Kind::Identifier, "or_eq") => "|=",
+                (Kind::Identifier, "xor_eq") => "^=",
+                _ => return token.clone(),
+            };
+            Token { kind: Kind::Punct, text: operator.to_owned(), ..token.clone() }
+        })
+        .collect()
+}
+
+/// Whether the `<` or `>` at `at` opens or closes a template's arguments (`load<uint4>(tile, i)`,
+/// `Pair<unsigned> p`): the `<` follows a name, and its `>` comes before the expression's end and
+/// is followed by `(`, `{`, `::` or a name.
+pub(super) fn template_angle(code: &[Token], at: usize) -> bool {
+    let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
+    let stops = |word: &str| matches!(word, ";" | "{" | "}" | "&&" | "||" | "?" | "=");
+    let closes_arguments = |close: usize| {
+        matches!(text(close + 1), "(" | "{" | "::") || code.get(close + 1).is_some_and(|t| t.kind == Kind::Identifier)
+    };
+    let (mut depth, mut nesting) = (0i64, 0i64);
+    match text(at) {
+        "<" => {
+            for i in at + 1..code.len() {
+                match text(i) {
+                    "(" | "[" => depth += 1,
+                    ")" | "]" if depth == 0 => return false,
+                    ")" | "]" => depth -= 1,
+                    "<" if depth == 0 => nesting += 1,
+                    ">" if depth == 0 && nesting > 0 => nesting -= 1,
+                    ">" if depth == 0 => return closes_arguments(i),
+                    // (`>>` closes two: `unbox<Box<unsigned>>(boxes)`.)
+                    ">>" if depth == 0 && nesting == 1 => return closes_arguments(i),
+                    ">>" if depth == 0 && nesting > 1 => nesting -= 2,
+                    word if stops(word) => return false,
+                    _ => {}
+                }
+            }
+            false
+        }
+        ">" => {
+            for i in (0..at).rev() {
+                match text(i) {
+                    ")" | "]" => depth += 1,
+                    "(" | "[" if depth == 0 => return false,
+                    "(" | "[" => depth -= 1,
+                    ">" if depth == 0 => nesting += 1,
+                    "<" if depth == 0 && nesting > 0 => nesting -= 1,
+                    "<" if depth == 0 => {
+                        return i > 0 && code[i - 1].kind == Kind::Identifier && closes_arguments(at);
+                    }
+                    word if stops(word) => return false,
+                    _ => {}
+                }
+            }
+            false
+        }
+        _ => false,
+    }
+}
+
+/// Whether the operator at `at` is binary: an operand ends before it (a number, a name that is no
+/// keyword of an expression, `)` or `]`).
+pub(super) fn binary_operator(code: &[Token], at: usize) -> bool {
+    at > 0
+        && (code[at - 1].kind == Kind::Number
+            || code[at - 1].kind == Kind::Identifier
+                && !declared::EXPRESSION_WORDS.contains(&code[at - 1].text.as_str())
+            || matches!(code[at - 1].text.as_str(), ")" | "]"))
+}

@@ -344,6 +344,15 @@ fn the_region_cannot_reach_beyond_itself() {
         ("int f\u{200b}() { return 0; }", "U+200B"),
         ("__global__ void k2() {}", "may not define a kernel"),
         ("int f() { asm(\"exit;\"); return 0; }", "inline assembly"),
+        ("int f() { __syncthreads(); return 0; }", "`__syncthreads` is a barrier"),
+        ("int f() { return __pm0(); }", "`__pm0` reads or signals the multiprocessor's performance monitors"),
+        ("int f() { return __prof_trigger(1), 0; }", "`__prof_trigger` reads or signals"),
+        ("#pragma pack(1)\nint f() { return 0; }", "`#pragma pack` would go on changing how the code after"),
+        ("#define PACKED _Pragma(\"pack(1)\")\nint f() { return 0; }", "`#pragma pack` would go on"),
+        ("_Pragma(\"GCC optimize(\\\"O0\\\")\") int f() { return 0; }", "`#pragma GCC` would go on"),
+        ("#define WAIT __syncwarp\nint f() { WAIT(); return 0; }", "`__syncwarp` is a barrier"),
+        ("int f() { return __barrier_sync_count(1, 64), 0; }", "`__barrier_sync_count` is a barrier"),
+        ("int f() { __nvvm_bar_sync_all(0); return 0; }", "`__nvvm_bar_sync_all` is one of"),
         ("int f() { return __cudaGet_blockIdx().x; }", "`__cudaGet_blockIdx` is a macro of NVRTC's own headers"),
         ("#define B __cudaGet_gridDim\nint f() { return 0; }", "`__cudaGet_gridDim` is a macro of NVRTC's"),
         ("int f() { auto (__pragma) = [](unsigned v) { return v; }; return __pragma(1); }", "`__pragma` is MSVC's"),
@@ -1017,6 +1026,70 @@ fn a_name_the_starter_region_defines_may_be_defined_again() {
         .replace("out[0] = f();", "out[0] = f() + PAD;");
     let edited = starter.replace("#define PAD 1", "#define PAD 2");
     assert!(validate(&exercise(), &starter, edited.as_bytes()).is_ok());
+}
+
+#[test]
+fn a_macro_the_code_outside_reads_stands_for_one_value() {
+    // The code after reads `PAD` where an operator of lower precedence would bind otherwise.
+    let starter = STARTER
+        .replace("int f() { return 0; }", "#define PAD (1)\nint f() { return 0; }")
+        .replace("out[0] = f();", "static_assert(PAD == 1 || PAD == 33, \"\"); out[0] = f() * PAD;");
+    let part = |lines: &str| starter.replace("#define PAD (1)", lines);
+    let verdict = |lines: &str| validate(&exercise(), &starter, part(lines).as_bytes());
+    for honest in [
+        "#define PAD 33",
+        "#define PAD (32 + 1)",
+        "#define PAD (N + 1)",
+        "#define WIDE (32 + 1)\n#define PAD WIDE",
+        "#define PAD ((32) + (1))",
+        "#define EXTRA 32 + 1\n#define PAD (EXTRA)",
+        "#define ROW 32\n#define PAD ROW",
+        "#define PAD static_cast<unsigned>(33)",
+        "#define PAD (unsigned)33",
+        "#define PAD -1",
+        "__host__ __device__ constexpr unsigned pad(unsigned n) { return n + 1; }\n#define PAD pad(N)",
+        "template <unsigned n> struct Up { static constexpr unsigned value = n + 1; };\n#define PAD Up<N + 0>::value",
+        "#define PAD sizeof(unsigned)",
+    ] {
+        assert!(verdict(honest).is_ok(), "{honest}: {:?}", verdict(honest));
+    }
+    for (cheat, expected) in [
+        ("#define PAD 2 | 0", "so `PAD` must stand for one value"),
+        ("#define PAD (2) | (0)", "write `#define PAD ((2) | (0))`"),
+        ("#define PAD 32 + 1", "write `#define PAD (32 + 1)`"),
+        ("#define WIDE 2 | 0\n#define PAD WIDE", "so `WIDE` (which `PAD` stands for) must stand for one value"),
+        ("#define A 2 | 0\n#define B A\n#define PAD B", "`A` (which `PAD` stands for)"),
+        ("#define PAD 1\n#undef PAD\n#define PAD 2 | 0", "so `PAD` must stand for one value"),
+        ("#define PAD 2 bitor 0", "its `|` would bind to them"),
+        ("#define PAD N ? 33 : 1", "its `?` would bind to them"),
+        ("#define PAD 0, 33", "its `,` would bind to them"),
+        ("#define PAD (unsigned)33 - 32", "its `-` would bind to them"),
+        ("#define PAD sizeof(unsigned) >> 2", "its `>>` would bind to them"),
+    ] {
+        match verdict(cheat) {
+            Err(Invalid::Region { problem, .. }) => assert!(problem.contains(expected), "{cheat}: {problem}"),
+            other => panic!("{cheat}: {other:?}"),
+        }
+    }
+    // What a macro the code outside reads stands for runs there: it is checked as the part's code
+    // is, and names nothing of that code's own (the kernel's parameter `n` means otherwise in a
+    // `static_assert` before the kernel, where a part's `n` would be read).
+    for (cheat, expected) in [
+        ("#define PAD (n + 0)", "names `n`, that code's own"),
+        ("constexpr unsigned n = 1;\n#define PAD (n)", "names `n`, that code's own"),
+        ("#define PAD (clock() & 1u)", "`clock` reads the time"),
+        ("#define PAD (gridDim.x)", "`gridDim` would let your part act otherwise"),
+        ("#define PAD (__pm0() + 1u)", "`__pm0` reads or signals"),
+        ("#define PAD (__builtin_assume(N == 32), 1)", "`__builtin_assume` tells the compiler"),
+        ("#define ONE (gridDim.x)\n#define PAD ONE", "`gridDim` would let your part act otherwise"),
+    ] {
+        match verdict(cheat) {
+            Err(Invalid::Region { problem, .. }) => assert!(problem.contains(expected), "{cheat}: {problem}"),
+            other => panic!("{cheat}: {other:?}"),
+        }
+    }
+    // A macro of the part's own that the code outside does not read may be any expression.
+    assert!(check(&STARTER.replace("int f() { return 0; }", "#define MINE 32 + 1\nint f() { return MINE; }")).is_ok());
 }
 
 #[test]

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use super::{
     region::{Found, Outside, problem},
-    syntax::{enclosing, in_attribute},
+    syntax::{brace_step, enclosing, in_attribute},
 };
 use crate::{declared, tokens::Token};
 
@@ -39,7 +39,9 @@ pub(super) fn refused_name(token: &Token, outside: &Outside) -> Found {
         name if name.starts_with("__is") && name[4..].starts_with(char::is_uppercase) => {
             return problem(line, format!("`{name}` asks which memory an address is in: index the tile with numbers"));
         }
-        name if name.starts_with("__cuda") => {
+        // (And the compiler's NVVM built-ins, which CUDA's functions are made of: a barrier, an
+        // atomic, a copy into shared memory under a name no check reads.)
+        name if name.starts_with("__cuda") || name.starts_with("__nvvm_") => {
             return problem(
                 line,
                 format!(
@@ -174,6 +176,17 @@ pub(super) fn no_name_of_the_code_outside(tokens: &[Token], expanded: &[Token], 
     Ok(())
 }
 
+/// CUDA's barriers: of the block, of a named barrier, of the warp.
+const BARRIERS: [&str; 7] = [
+    "__syncthreads",
+    "__syncthreads_count",
+    "__syncthreads_and",
+    "__syncthreads_or",
+    "__barrier_sync",
+    "__barrier_sync_count",
+    "__syncwarp",
+];
+
 /// A helper the part may not call (unless its starter's part does).
 pub(super) fn no_refused_word(expanded: &[Token], outside: &Outside) -> Found {
     // Words a part may not use (unless the starter's part does), read as the compiler reads them
@@ -182,9 +195,10 @@ pub(super) fn no_refused_word(expanded: &[Token], outside: &Outside) -> Found {
     //   any tile, where no place is checked, and their instructions are counted apart from the
     //   loads and stores an exercise judges;
     // - the time runs otherwise under Nsight Compute, which sets the clocks: a part that read it
-    //   could tell the profiled launch from the timed ones (`clock64()` across `__nanosleep`);
-    // - shared_load.cuh's helpers read and write shared memory through any pointer.
-    let refused_words: [(&[&str], &str); 3] = [
+    //   could tell the profiled launch from the timed ones (`clock64()` across `__nanosleep`), and
+    //   so could the performance monitors (`__pm0()`), which a profiler programs;
+    // - shared_load.cuh's helpers read and write shared memory through any pointer;
+    let refused_words: [(&[&str], &str); 4] = [
         (
             &RAW_SHARED_HELPERS,
             "reaches shared memory at an address given as a number, past any tile your part places elements in: \
@@ -193,6 +207,11 @@ pub(super) fn no_refused_word(expanded: &[Token], outside: &Outside) -> Found {
         (
             &["clock", "clock64"],
             "reads the time, which runs otherwise when your kernel is profiled: compute from the arguments alone",
+        ),
+        (
+            &["__pm0", "__pm1", "__pm2", "__pm3", "__prof_trigger"],
+            "reads or signals the multiprocessor's performance monitors, which a profiler sets up: compute from \
+             the arguments alone",
         ),
         (
             if outside.includes_shared_load { &["load", "store", "fill_tile"] } else { &[] },
@@ -205,6 +224,26 @@ pub(super) fn no_refused_word(expanded: &[Token], outside: &Outside) -> Found {
             expanded.iter().find(|t| refused.contains(&t.text.as_str()) && !outside.starter_has(&t.text))
         {
             return problem(word.line, format!("`{}` {why}", word.text));
+        }
+    }
+    // A barrier in a function of the part's (a place function, a lambda) runs where the code
+    // after calls it, perhaps where threads have diverged, and every thread must reach a barrier
+    // alike. (At a kernel-level part's own level every thread reaches it.)
+    let mut depth = 0;
+    for token in expanded {
+        depth += brace_step(token);
+        if BARRIERS.contains(&token.text.as_str())
+            && !(outside.inside_function && depth == 0)
+            && !outside.starter_has(&token.text)
+        {
+            return problem(
+                token.line,
+                format!(
+                    "`{}` is a barrier, which every thread must reach alike, and a function of your part runs where \
+                     the code after it calls it: leave synchronisation to that code",
+                    token.text
+                ),
+            );
         }
     }
     Ok(())
