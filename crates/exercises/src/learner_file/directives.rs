@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use super::{
     course_headers,
     region::{Found, Outside, problem},
-    syntax::{KEYWORDS, binary_operator, operators_spelled, template_angle},
+    syntax::{self, KEYWORDS, binary_operator, operators_spelled},
 };
 use crate::{
     declared,
@@ -138,11 +138,16 @@ pub(super) fn directive_problem(tokens: &[Token], index: usize, outside: &Outsid
 /// moved the kernel's parameters).
 fn pragma_problem(words: &[&str]) -> Option<String> {
     let name = words.first().copied().unwrap_or("");
-    let warnings = name.starts_with("nv_diag") || name.starts_with("diag_") || name == "message";
+    // (GCC's and MSVC's own warning pragmas too, which NVRTC reads or ignores.)
+    let warnings = name.starts_with("nv_diag")
+        || name.starts_with("diag_")
+        || matches!(name, "message" | "warning")
+        || name == "GCC" && words.get(1) == Some(&"diagnostic");
     (!(warnings || matches!(name, "unroll" | "nounroll" | "once" | ""))).then(|| {
         format!(
             "`#pragma {name}` would go on changing how the code after your part is compiled: a part may use \
-             `#pragma unroll` and the pragmas that choose which warnings show"
+             `#pragma unroll` and the pragmas that choose which warnings show (`nv_diag_suppress`, \
+             `nv_diagnostic push` and `pop`)"
         )
     })
 }
@@ -151,140 +156,166 @@ fn pragma_problem(words: &[&str]) -> Option<String> {
 /// would be: see [`pragma_problem`].
 pub(super) fn pragma_operators(code: &[Token]) -> Found {
     for window in code.windows(3) {
-        if let [pragma, open, text] = window
-            && pragma.text == "_Pragma"
-            && open.text == "("
-            && text.kind == Kind::Literal
-        {
-            let inside = text.text.trim_start_matches(|c: char| c.is_ascii_alphanumeric()).trim_matches('"');
-            let words: Vec<&str> =
-                inside.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| !w.is_empty()).collect();
-            if let Some(why) = pragma_problem(&words) {
-                return problem(pragma.line, why);
-            }
+        let [pragma, open, text] = window else { continue };
+        if pragma.text != "_Pragma" || open.text != "(" {
+            continue;
+        }
+        if text.kind != Kind::Literal {
+            return problem(
+                pragma.line,
+                "`_Pragma` here takes a string that a macro makes: write the string out (`_Pragma(\"unroll\")`)".into(),
+            );
+        }
+        let inside = text.text.trim_start_matches(|c: char| c.is_ascii_alphanumeric()).trim_matches('"');
+        let words: Vec<&str> =
+            inside.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| !w.is_empty()).collect();
+        if let Some(why) = pragma_problem(&words) {
+            return problem(pragma.line, why);
         }
     }
     Ok(())
 }
 
-/// A macro the starter's part defines and the code outside reads (`TILE_WORDS`), as the part
-/// defines it, must stand for one value wherever it is read: no operator of lower precedence than
-/// a postfix expression's may stand at its body's top level (outside brackets and a template's
-/// arguments). Else the code outside reads it otherwise than the part means: `#define TILE_WORDS
-/// 1024 | 0` makes a starter's `static_assert(TILE_WORDS == 1024)` read `1024 | (0 == 1024)`, true
-/// for any tile. A name, a number, a call, a cast, `(...)` are one value; a macro whose body is one
-/// name stands for what that name does, which is checked in turn.
-pub(super) fn macros_read_outside_are_one_value(tokens: &[Token], outside: &Outside) -> Found {
-    let definitions: Vec<tokens::Definition<'_>> = tokens::directives(tokens)
-        .filter(|&(_, name)| name == "define")
-        .filter_map(|(start, _)| tokens::definition(tokens::directive_tokens(tokens, start)))
-        .collect();
-    let mut waiting: Vec<(&str, &str)> =
-        outside.macros_read_beside_an_operator.iter().map(|name| (name.as_str(), name.as_str())).collect();
-    let mut seen = BTreeSet::new();
-    while let Some((name, read)) = waiting.pop() {
-        if !seen.insert(name) {
-            continue;
-        }
-        for definition in definitions.iter().filter(|d| d.name.text == name && !d.function_like) {
-            if let [one] = definition.body
-                && one.kind == Kind::Identifier
-            {
-                waiting.push((&one.text, read));
-            }
-            if let Some(operator) = top_level_operator(definition.body) {
-                let stands_for = if name == read { String::new() } else { format!(" (which `{read}` stands for)") };
-                return problem(
-                    definition.name.line,
-                    format!(
-                        "the code outside your part reads `{read}`, so `{name}`{stands_for} must stand for one \
-                         value, whatever operators are around it there, and its `{operator}` would bind to them: \
-                         write `#define {name} ({})`",
-                        spelled(definition.body)
-                    ),
-                );
-            }
+/// A macro the starter's part defines and the code outside reads beside an operator
+/// (`static_assert(TILE_BYTES == 4096)`), as the part defines it, must stand for one value there:
+/// what it expands to (`outside`, each macro's expansion) may hold no operator of lower precedence
+/// than a postfix expression's at its top level (outside brackets and a template's arguments).
+/// Else the code outside reads it otherwise than the part means: `#define TILE_BYTES 4096 | 4096`
+/// makes `static_assert(TILE_BYTES == 4096)` read `4096 | (4096 == 4096)`, true for any tile. A
+/// name, a number, a call, a cast, `(...)` are one value.
+pub(super) fn macros_read_beside_operators_are_one_value(
+    tokens: &[Token],
+    expanded_outside: &[ExpandedOutside],
+    outside: &Outside,
+) -> Found {
+    let templates = syntax::template_names(tokens);
+    for read in expanded_outside.iter().filter(|read| outside.macros_read_beside_an_operator.contains(&read.name)) {
+        let value = &read.tokens[..read.tokens.len().saturating_sub(1)];
+        if let Some(operator) = top_level_operator(value, &templates) {
+            return problem(
+                read.line,
+                format!(
+                    "the code outside your part reads `{name}` beside an operator, and what it stands for, \
+                     `{spelled}`, holds a `{operator}` that would bind to that operator first: put it in \
+                     parentheses (`#define {name} ({spelled})`)",
+                    name = read.name,
+                    spelled = spelled(value)
+                ),
+            );
         }
     }
     Ok(())
+}
+
+/// A macro of the part's that the code outside reads, as it expands there.
+pub(super) struct ExpandedOutside {
+    pub name: String,
+    /// The line of its last `#define` in the part.
+    pub line: usize,
+    /// What it expands to, then a `;`.
+    pub tokens: Vec<Token>,
 }
 
 /// What the code outside the part runs of the part's own: the expansion of each macro the part
-/// defines that the code outside reads (`TILE_BYTES`), as if used after the part's code, on the
-/// line of its last `#define`. The checks of what a part's code may do read these too: a macro's
-/// body is code, wherever it is used.
+/// defines that the code outside reads (`TILE_BYTES`), as if used after the part's code. The
+/// checks of what a part's code may do read these too: a macro's body is code, wherever it is used.
 pub(super) fn expanded_outside(
     tokens: &[Token],
     expanded: &[Token],
     outside: &Outside,
-) -> Result<Vec<Token>, (usize, String)> {
-    let mut used = tokens.to_vec();
+) -> Result<Vec<ExpandedOutside>, (usize, String)> {
+    let mut found = Vec::new();
     for name in &outside.macros_read {
         let defined = tokens::directives(tokens)
             .filter(|&(start, directive)| {
                 directive == "define" && tokens.get(start + 2).is_some_and(|t| &t.text == name)
             })
             .last();
-        if let Some((start, _)) = defined {
-            let line = tokens[start].line;
-            used.push(Token { kind: Kind::Identifier, text: name.clone(), line, after_space: true });
-            used.push(Token { kind: Kind::Punct, text: ";".into(), line, after_space: false });
-        }
+        let Some((start, _)) = defined else { continue };
+        let line = tokens[start].line;
+        let mut used = tokens.to_vec();
+        used.push(Token { kind: Kind::Identifier, text: name.clone(), line, after_space: true });
+        used.push(Token { kind: Kind::Punct, text: ";".into(), line, after_space: false });
+        let Ok(all) = tokens::expanded(&used) else {
+            return problem(
+                line,
+                format!(
+                    "your part's macros take more than {} steps to expand where the code outside your part uses \
+                     `{name}`: write the code out",
+                    tokens::EXPANSION_LIMIT
+                ),
+            );
+        };
+        let tokens = all[expanded.len().min(all.len())..].to_vec();
+        found.push(ExpandedOutside { name: name.clone(), line, tokens });
     }
-    match tokens::expanded(&used) {
-        Ok(all) => Ok(all[expanded.len().min(all.len())..].to_vec()),
-        Err(_) => problem(
-            used.last().map_or(1, |t| t.line),
-            format!(
-                "your part's macros take more than {} steps to expand where the code outside your part uses \
-                 them: write the code out",
-                tokens::EXPANSION_LIMIT
-            ),
-        ),
-    }
+    Ok(found)
 }
 
-/// A macro the code outside reads (`expanded_outside`) stands for code that runs there, where
-/// the kernel's parameters and what the code after the part declares (its tile, its locals) mean
-/// theirs, and, where it is read before the kernel (a `static_assert`), a name of the part's:
-/// such a macro may not name them.
-pub(super) fn names_nothing_of_theirs(expanded_outside: &[Token], outside: &Outside) -> Found {
-    let theirs: BTreeSet<&str> =
-        declared::by_the_code_itself(&outside.after).into_iter().chain(outside.parameters.iter().copied()).collect();
-    let member = |at: usize| at > 0 && matches!(expanded_outside[at - 1].text.as_str(), "." | "->" | "::");
-    let named = expanded_outside
-        .iter()
-        .enumerate()
-        .find(|&(at, t)| t.kind == Kind::Identifier && theirs.contains(t.text.as_str()) && !member(at));
-    if let Some((_, name)) = named {
-        return problem(
-            name.line,
-            format!(
-                "this macro, which the code outside your part reads, names `{}`, that code's own (the kernel's \
-                 parameter, or a name it declares), which means otherwise where the macro is read outside the \
-                 kernel: a macro the code outside reads may use your part's names, numbers and the starter's \
-                 constants",
-                name.text
-            ),
-        );
+/// A macro the code outside reads ([`expanded_outside`]) stands for code that runs there, where
+/// the kernel's parameters and what the code after the part declares (its tile, its locals) are
+/// that code's, and where it is read before the kernel (a `static_assert`), a name of the part's
+/// may mean them instead: such a macro may name none of those, nor any other name that only the
+/// code after the part uses (but the part's own, the course's headers' and C++'s and CUDA's words).
+pub(super) fn names_nothing_of_theirs(
+    tokens: &[Token],
+    expanded_outside: &[ExpandedOutside],
+    outside: &Outside,
+) -> Found {
+    let declared_after = declared::by_the_code_itself(&outside.after);
+    let mut known: BTreeSet<&str> =
+        outside.before.iter().filter(|t| t.kind == Kind::Identifier).map(|t| t.text.as_str()).collect();
+    known.extend(declared::top_level(tokens).into_iter().map(|declared| declared.name));
+    let headers: Vec<Vec<Token>> = course_headers()
+        .into_iter()
+        .filter_map(|header| tokens::tokenize(cuda_kernels::source::embedded(header)?, 1).ok())
+        .collect();
+    known.extend(headers.iter().flatten().filter(|t| t.kind == Kind::Identifier).map(|t| t.text.as_str()));
+    let theirs = |name: &str| {
+        outside.parameters.contains(&name)
+            || declared_after.contains(name)
+            || outside.after.iter().any(|t| t.kind == Kind::Identifier && t.text == name)
+                && !known.contains(name)
+                && !KEYWORDS.contains(&name)
+                && !syntax::is_type_word(name)
+    };
+    for read in expanded_outside {
+        let code = &read.tokens;
+        let member = |at: usize| at > 0 && matches!(code[at - 1].text.as_str(), "." | "->" | "::");
+        let named =
+            code.iter().enumerate().find(|&(at, t)| t.kind == Kind::Identifier && !member(at) && theirs(&t.text));
+        if let Some((_, name)) = named {
+            return problem(
+                read.line,
+                format!(
+                    "`{}`, which the code outside your part reads, stands for code that names `{}`, that code's own \
+                     (the kernel's parameter, or a name of the code after your part), which means otherwise where \
+                     the macro is read before the kernel: a macro the code outside reads may use your part's names, \
+                     numbers and the names the code before your part gives",
+                    read.name, name.text
+                ),
+            );
+        }
     }
     Ok(())
 }
 
-/// The first operator at the top level of `body` (outside brackets and a template's arguments)
-/// that binds less tightly than a postfix expression: a binary or conditional operator, an
-/// assignment or a comma. (A sign, `!`, `~` or a cast before one value binds to it alone.)
-fn top_level_operator(body: &[Token]) -> Option<String> {
+/// The first operator at the top level of `body` (outside brackets and the arguments of one of
+/// `templates`) that binds less tightly than a postfix expression: a binary or conditional
+/// operator, an assignment or a comma. (A sign, `!`, `~` or a cast before one value binds to it
+/// alone.)
+fn top_level_operator(body: &[Token], templates: &BTreeSet<String>) -> Option<String> {
     let body = operators_spelled(body);
     let (mut brackets, mut angles) = (0i64, 0i64);
     for (at, token) in body.iter().enumerate() {
+        let after_a_template = at > 0 && templates.contains(&body[at - 1].text);
         match token.text.as_str() {
             "(" | "[" | "{" => brackets += 1,
             ")" | "]" | "}" => brackets -= 1,
             _ if brackets > 0 || token.kind != Kind::Punct => {}
-            "<" if template_angle(&body, at) => angles += 1,
-            ">" if template_angle(&body, at) => angles -= 1,
-            ">>" if angles > 0 && template_angle(&body, at) => angles -= 2,
+            "<" if after_a_template || angles > 0 => angles += 1,
+            ">" if angles > 0 => angles -= 1,
+            ">>" if angles > 0 => angles = (angles - 2).max(0),
             _ if angles > 0 => {}
             "+" | "-" | "*" | "&" if !binary_operator(&body, at) => {}
             "!" | "~" | "++" | "--" | "." | "->" | "::" | "#" => {}

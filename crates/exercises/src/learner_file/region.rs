@@ -62,17 +62,18 @@ pub(super) fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) ->
 /// Every check of the part's `tokens`, in order.
 fn checks(tokens: &[Token], outside: &Outside, first_line: usize) -> Found {
     shape::balanced(tokens, outside)?;
-    directives::macros_read_outside_are_one_value(tokens, outside)?;
     // The code as the compiler reads it, the region's own macros expanded: what it declares, where
     // it returns and how it ends are read there too.
     let expanded = shape::expanded(tokens, first_line)?;
     let plain = tokens::without_attributes(&expanded);
     // What runs of the part's: its code, and its macros that the code outside reads.
     let expanded_outside = directives::expanded_outside(tokens, &expanded, outside)?;
-    directives::names_nothing_of_theirs(&expanded_outside, outside)?;
+    directives::macros_read_beside_operators_are_one_value(tokens, &expanded_outside, outside)?;
+    directives::names_nothing_of_theirs(tokens, &expanded_outside, outside)?;
+    let runs: Vec<Token> =
+        expanded.iter().chain(expanded_outside.iter().flat_map(|read| &read.tokens)).cloned().collect();
     directives::pragma_operators(tokens)?;
-    directives::pragma_operators(&expanded_outside)?;
-    let runs: Vec<Token> = expanded.iter().chain(&expanded_outside).cloned().collect();
+    directives::pragma_operators(&runs)?;
     shape::stays_in_the_kernel(&expanded, &plain, outside)?;
     words::no_assumption(&runs)?;
     lasting::no_lasting_variable(&plain)?;

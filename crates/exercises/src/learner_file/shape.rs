@@ -308,6 +308,7 @@ pub(super) fn ends_whole(tokens: &[Token], expanded: &[Token]) -> Found {
                 "nv_diag_suppress" | "nv_diag_warning" | "nv_diag_default" | "nv_diag_once" | "diag_suppress"
                 | "diag_warning" | "diag_default",
             ) => !rest.is_empty() && rest.iter().all(|t| t.kind == Kind::Number || t.text == ","),
+            Some("nv_diagnostic") => matches!(rest[..], [word] if matches!(word.text.as_str(), "push" | "pop")),
             Some("message") => match rest[..] {
                 [string] => string.kind == Kind::Literal,
                 [open, string, close] => open.text == "(" && string.kind == Kind::Literal && close.text == ")",

@@ -26,11 +26,19 @@ pub(super) fn same_at_every_size(expanded: &[Token]) -> Found {
             || t.text.starts_with("__nv_"))
             && !printed.contains(&at)
     }) {
+        // (A print that is no debugging print as the exception reads one is the likely cause.)
+        let print = match expanded.iter().any(|t| t.text == "printf") {
+            true => {
+                " (a debugging print may read it under `if (blockIdx.x == 0 && threadIdx.x == 0)`, with no `else`, \
+                 if it shows only literals, numbers, built-in indices and `sizeof`s)"
+            }
+            false => "",
+        };
         return problem(
             grid.line,
             format!(
                 "`{}` would let your part act otherwise at the size that is profiled and the size that is timed: \
-                 index by the thread and the element alone",
+                 index by the thread and the element alone{print}",
                 grid.text
             ),
         );

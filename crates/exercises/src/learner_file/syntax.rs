@@ -1,9 +1,12 @@
 //! How the checks read a part's tokens: C++'s keywords and type words, where a statement starts,
-//! which brackets enclose a token, and how deep in braces code is.
+//! which brackets enclose a token, how deep in braces code is, which operators are binary and
+//! which `<` opens a template's arguments.
+
+use std::collections::BTreeSet;
 
 use crate::{
     declared,
-    tokens::{Kind, Token},
+    tokens::{self, Kind, Token},
 };
 
 /// C++'s keywords and alternative tokens (C++20), which no macro of a learner's part may name.
@@ -267,4 +270,43 @@ pub(super) fn binary_operator(code: &[Token], at: usize) -> bool {
             || code[at - 1].kind == Kind::Identifier
                 && !declared::EXPRESSION_WORDS.contains(&code[at - 1].text.as_str())
             || matches!(code[at - 1].text.as_str(), ")" | "]"))
+}
+
+/// The templates `tokens` (a part's) and the course's headers declare, and C++'s casts: a `<`
+/// after one of these names opens its arguments.
+pub(super) fn template_names(tokens: &[Token]) -> BTreeSet<String> {
+    let mut names: BTreeSet<String> =
+        ["static_cast", "const_cast", "reinterpret_cast", "dynamic_cast"].map(str::to_owned).into();
+    names.extend(declared_templates(tokens));
+    for header in super::course_headers() {
+        let code = cuda_kernels::source::embedded(header).and_then(|text| tokens::tokenize(text, 1).ok());
+        names.extend(declared_templates(&code.unwrap_or_default()));
+    }
+    names
+}
+
+/// The name each `template <...>` in `code` declares: the last name before its `=`, `(`, `{`, `;`
+/// or `:` (`template <unsigned n> constexpr unsigned tile_bytes = ...` declares `tile_bytes`).
+fn declared_templates(code: &[Token]) -> Vec<String> {
+    let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
+    let mut names = Vec::new();
+    for at in (0..code.len()).filter(|&at| text(at) == "template" && text(at + 1) == "<") {
+        let mut depth = 0i64;
+        let Some(header_end) = (at + 1..code.len()).find(|&i| {
+            depth += match text(i) {
+                "<" => 1,
+                ">" => -1,
+                ">>" => -2,
+                _ => 0,
+            };
+            depth <= 0
+        }) else {
+            continue;
+        };
+        let declaration = &code[header_end + 1..];
+        let end = declaration.iter().position(|t| matches!(t.text.as_str(), "=" | "(" | "{" | ";" | ":"));
+        let name = declaration[..end.unwrap_or(declaration.len())].iter().rev().find(|t| t.kind == Kind::Identifier);
+        names.extend(name.map(|name| name.text.clone()));
+    }
+    names
 }

@@ -350,6 +350,9 @@ fn the_region_cannot_reach_beyond_itself() {
         ("#pragma pack(1)\nint f() { return 0; }", "`#pragma pack` would go on changing how the code after"),
         ("#define PACKED _Pragma(\"pack(1)\")\nint f() { return 0; }", "`#pragma pack` would go on"),
         ("_Pragma(\"GCC optimize(\\\"O0\\\")\") int f() { return 0; }", "`#pragma GCC` would go on"),
+        ("#define DO(x) _Pragma(#x)\nDO(pack(1))\nint f() { return 0; }", "`_Pragma` here takes a string that a macro"),
+        ("#define STR(x) #x\n_Pragma(STR(pack(1)))\nint f() { return 0; }", "`_Pragma` here takes a string"),
+        ("int f() { return syncthreads_or(1); }", "`syncthreads_or` is a barrier"),
         ("#define WAIT __syncwarp\nint f() { WAIT(); return 0; }", "`__syncwarp` is a barrier"),
         ("int f() { return __barrier_sync_count(1, 64), 0; }", "`__barrier_sync_count` is a barrier"),
         ("int f() { __nvvm_bar_sync_all(0); return 0; }", "`__nvvm_bar_sync_all` is one of"),
@@ -1050,21 +1053,25 @@ fn a_macro_the_code_outside_reads_stands_for_one_value() {
         "__host__ __device__ constexpr unsigned pad(unsigned n) { return n + 1; }\n#define PAD pad(N)",
         "template <unsigned n> struct Up { static constexpr unsigned value = n + 1; };\n#define PAD Up<N + 0>::value",
         "#define PAD sizeof(unsigned)",
+        "template <unsigned n> constexpr unsigned up = n + 1;\n#define PAD up<32>",
+        "#define PAD sizeof(unsigned char[3][11])",
     ] {
         assert!(verdict(honest).is_ok(), "{honest}: {:?}", verdict(honest));
     }
     for (cheat, expected) in [
-        ("#define PAD 2 | 0", "so `PAD` must stand for one value"),
-        ("#define PAD (2) | (0)", "write `#define PAD ((2) | (0))`"),
-        ("#define PAD 32 + 1", "write `#define PAD (32 + 1)`"),
-        ("#define WIDE 2 | 0\n#define PAD WIDE", "so `WIDE` (which `PAD` stands for) must stand for one value"),
-        ("#define A 2 | 0\n#define B A\n#define PAD B", "`A` (which `PAD` stands for)"),
-        ("#define PAD 1\n#undef PAD\n#define PAD 2 | 0", "so `PAD` must stand for one value"),
-        ("#define PAD 2 bitor 0", "its `|` would bind to them"),
-        ("#define PAD N ? 33 : 1", "its `?` would bind to them"),
-        ("#define PAD 0, 33", "its `,` would bind to them"),
-        ("#define PAD (unsigned)33 - 32", "its `-` would bind to them"),
-        ("#define PAD sizeof(unsigned) >> 2", "its `>>` would bind to them"),
+        ("#define PAD 2 | 0", "reads `PAD` beside an operator, and what it stands for, `2 | 0`, holds a `|`"),
+        ("#define PAD (2) | (0)", "(`#define PAD ((2) | (0))`)"),
+        ("#define PAD 32 + 1", "(`#define PAD (32 + 1)`)"),
+        ("#define WIDE 2 | 0\n#define PAD WIDE", "reads `PAD` beside an operator, and what it stands for, `2 | 0`"),
+        ("#define A 2 | 0\n#define B A\n#define PAD B", "`2 | 0`, holds a `|`"),
+        ("#define PAD 1\n#undef PAD\n#define PAD 2 | 0", "holds a `|`"),
+        ("#define PAD 2 bitor 0", "holds a `|`"),
+        ("#define PAD N ? 33 : 1", "holds a `?`"),
+        ("#define PAD 0, 33", "holds a `,`"),
+        ("#define PAD (unsigned)33 - 32", "holds a `-`"),
+        ("#define PAD sizeof(unsigned) >> 2", "holds a `>>`"),
+        ("#define SAME(x) x\n#define PAD SAME(1 ? 33 : 1)", "`1 ? 33 : 1`, holds a `?`"),
+        ("#define PAD N < 1 | 1 > N", "holds a `<`"),
     ] {
         match verdict(cheat) {
             Err(Invalid::Region { problem, .. }) => assert!(problem.contains(expected), "{cheat}: {problem}"),
@@ -1075,8 +1082,9 @@ fn a_macro_the_code_outside_reads_stands_for_one_value() {
     // is, and names nothing of that code's own (the kernel's parameter `n` means otherwise in a
     // `static_assert` before the kernel, where a part's `n` would be read).
     for (cheat, expected) in [
-        ("#define PAD (n + 0)", "names `n`, that code's own"),
-        ("constexpr unsigned n = 1;\n#define PAD (n)", "names `n`, that code's own"),
+        ("#define PAD (n + 0)", "stands for code that names `n`, that code's own"),
+        ("constexpr unsigned n = 1;\n#define PAD (n)", "stands for code that names `n`"),
+        ("#define PAD (out == nullptr)", "stands for code that names `out`"),
         ("#define PAD (clock() & 1u)", "`clock` reads the time"),
         ("#define PAD (gridDim.x)", "`gridDim` would let your part act otherwise"),
         ("#define PAD (__pm0() + 1u)", "`__pm0` reads or signals"),

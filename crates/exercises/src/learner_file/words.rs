@@ -177,11 +177,15 @@ pub(super) fn no_name_of_the_code_outside(tokens: &[Token], expanded: &[Token], 
 }
 
 /// CUDA's barriers: of the block, of a named barrier, of the warp.
-const BARRIERS: [&str; 7] = [
+/// (`syncthreads_count` and the like, without underscores, are their older names.)
+const BARRIERS: [&str; 10] = [
     "__syncthreads",
     "__syncthreads_count",
     "__syncthreads_and",
     "__syncthreads_or",
+    "syncthreads_count",
+    "syncthreads_and",
+    "syncthreads_or",
     "__barrier_sync",
     "__barrier_sync_count",
     "__syncwarp",
@@ -239,8 +243,9 @@ pub(super) fn no_refused_word(expanded: &[Token], outside: &Outside) -> Found {
             return problem(
                 token.line,
                 format!(
-                    "`{}` is a barrier, which every thread must reach alike, and a function of your part runs where \
-                     the code after it calls it: leave synchronisation to that code",
+                    "`{}` is a barrier, which every thread must reach alike: in your part it may stand only at the \
+                     part's own level in the kernel, not in braces (a function the code after calls where threads may \
+                     have diverged, a lambda, a block); leave synchronisation to the code after your part",
                     token.text
                 ),
             );

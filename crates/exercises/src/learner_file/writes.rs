@@ -294,13 +294,15 @@ fn write_through<'c>(
                 ));
             }
             // A row of an array of arrays is a pointer no name shows (`t[0] - u[0]`); but for the
-            // tiles in shared memory the exercises are about, whose rows are nothing of another's.
+            // tiles in shared memory the exercises are about, whose rows are nothing of another's,
+            // and for a type whose size is taken (`sizeof(unsigned char[64][64])`).
             _ if token.kind == Kind::Identifier
                 && at > 0
                 && a_type(at - 1)
                 && text(at + 1) == "["
                 && text(declared::matching(code, at + 1) + 1) == "["
-                && !(statement_start(code, at)..at).any(|i| text(i) == "__shared__") =>
+                && !(statement_start(code, at)..at).any(|i| text(i) == "__shared__")
+                && !in_unevaluated(code, at) =>
             {
                 return Some((
                     token,
