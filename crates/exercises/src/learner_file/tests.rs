@@ -1039,6 +1039,10 @@ fn a_macro_the_code_outside_reads_stands_for_one_value() {
         .replace("out[0] = f();", "static_assert(PAD == 1 || PAD == 33, \"\"); out[0] = f() * PAD;");
     let part = |lines: &str| starter.replace("#define PAD (1)", lines);
     let verdict = |lines: &str| validate(&exercise(), &starter, part(lines).as_bytes());
+    let refused = |cheat: &str, expected: &str| match verdict(cheat) {
+        Err(Invalid::Region { problem, .. }) => assert!(problem.contains(expected), "{cheat}: {problem}"),
+        other => panic!("{cheat}: {other:?}"),
+    };
     for honest in [
         "#define PAD 33",
         "#define PAD (32 + 1)",
@@ -1073,10 +1077,7 @@ fn a_macro_the_code_outside_reads_stands_for_one_value() {
         ("#define SAME(x) x\n#define PAD SAME(1 ? 33 : 1)", "`1 ? 33 : 1`, holds a `?`"),
         ("#define PAD N < 1 | 1 > N", "holds a `<`"),
     ] {
-        match verdict(cheat) {
-            Err(Invalid::Region { problem, .. }) => assert!(problem.contains(expected), "{cheat}: {problem}"),
-            other => panic!("{cheat}: {other:?}"),
-        }
+        refused(cheat, expected);
     }
     // What a macro the code outside reads stands for runs there: it is checked as the part's code
     // is, and names nothing of that code's own (the kernel's parameter `n` means otherwise in a
@@ -1091,10 +1092,7 @@ fn a_macro_the_code_outside_reads_stands_for_one_value() {
         ("#define PAD (__builtin_assume(N == 32), 1)", "`__builtin_assume` tells the compiler"),
         ("#define ONE (gridDim.x)\n#define PAD ONE", "`gridDim` would let your part act otherwise"),
     ] {
-        match verdict(cheat) {
-            Err(Invalid::Region { problem, .. }) => assert!(problem.contains(expected), "{cheat}: {problem}"),
-            other => panic!("{cheat}: {other:?}"),
-        }
+        refused(cheat, expected);
     }
     // A macro of the part's own that the code outside does not read may be any expression.
     assert!(check(&STARTER.replace("int f() { return 0; }", "#define MINE 32 + 1\nint f() { return MINE; }")).is_ok());
