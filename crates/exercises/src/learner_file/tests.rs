@@ -353,6 +353,11 @@ fn the_region_cannot_reach_beyond_itself() {
         ("#define DO(x) _Pragma(#x)\nDO(pack(1))\nint f() { return 0; }", "`_Pragma` here takes a string that a macro"),
         ("#define STR(x) #x\n_Pragma(STR(pack(1)))\nint f() { return 0; }", "`_Pragma` here takes a string"),
         ("int f() { return syncthreads_or(1); }", "`syncthreads_or` is a barrier"),
+        (
+            "template <int n> struct mark { friend __device__ constexpr bool seen(mark<n>); };",
+            "`friend` declares a friend",
+        ),
+        ("__device__ unsigned f() { volatile unsigned kept[4]; return kept[1]; }", "`volatile` keeps reads"),
         ("#define WAIT __syncwarp\nint f() { WAIT(); return 0; }", "`__syncwarp` is a barrier"),
         ("int f() { return __barrier_sync_count(1, 64), 0; }", "`__barrier_sync_count` is a barrier"),
         ("int f() { __nvvm_bar_sync_all(0); return 0; }", "`__nvvm_bar_sync_all` is one of"),

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use super::{
     region::{Found, Outside, problem},
-    syntax::{brace_step, enclosing, in_attribute},
+    syntax::{brace_step, enclosing, in_attribute, statement_start},
 };
 use crate::{declared, tokens::Token};
 
@@ -201,8 +201,10 @@ pub(super) fn no_refused_word(expanded: &[Token], outside: &Outside) -> Found {
     // - the time runs otherwise under Nsight Compute, which sets the clocks: a part that read it
     //   could tell the profiled launch from the timed ones (`clock64()` across `__nanosleep`), and
     //   so could the performance monitors (`__pm0()`), which a profiler programs;
+    // - a friend defined in a template is a count the compiler keeps (the first call finds no
+    //   body, later ones do);
     // - shared_load.cuh's helpers read and write shared memory through any pointer;
-    let refused_words: [(&[&str], &str); 4] = [
+    let refused_words: [(&[&str], &str); 5] = [
         (
             &RAW_SHARED_HELPERS,
             "reaches shared memory at an address given as a number, past any tile your part places elements in: \
@@ -211,6 +213,12 @@ pub(super) fn no_refused_word(expanded: &[Token], outside: &Outside) -> Found {
         (
             &["clock", "clock64"],
             "reads the time, which runs otherwise when your kernel is profiled: compute from the arguments alone",
+        ),
+        (
+            &["friend"],
+            "declares a friend, which a template can give a body as the compiler instantiates it, so that one \
+             call means one thing where the compiler first reads it (a `static_assert`) and another later: \
+             declare your functions at namespace scope",
         ),
         (
             &["__pm0", "__pm1", "__pm2", "__pm3", "__prof_trigger"],
@@ -229,6 +237,23 @@ pub(super) fn no_refused_word(expanded: &[Token], outside: &Outside) -> Found {
         {
             return problem(word.line, format!("`{}` {why}", word.text));
         }
+    }
+    // `volatile` keeps a read the compiler would drop: of a local read before it is written, what
+    // an earlier launch left there. (A `volatile` tile is the code after's to fill and read.)
+    if let Some(kept) = expanded.iter().enumerate().find(|&(at, t)| {
+        t.text == "volatile"
+            && !outside.starter_has("volatile")
+            && !expanded[statement_start(expanded, at)..]
+                .iter()
+                .take_while(|t| !matches!(t.text.as_str(), ";" | "{" | "}"))
+                .any(|t| t.text == "__shared__")
+    }) {
+        return problem(
+            kept.1.line,
+            "`volatile` keeps reads the compiler would drop, and a variable read before it is written holds what \
+             an earlier launch left there: compute from the arguments, in plain locals"
+                .into(),
+        );
     }
     // A barrier in a function of the part's (a place function, a lambda) runs where the code
     // after calls it, perhaps where threads have diverged, and every thread must reach a barrier
