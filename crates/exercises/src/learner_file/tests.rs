@@ -130,6 +130,7 @@ fn a_part_in_a_kernel_declares_its_tile_and_leaves_its_use_to_the_code_after() {
         "__shared__ __align__(16) unsigned tile[32][33];",
         "typedef unsigned word;\n__shared__ word tile[32][33];",
         "constexpr unsigned PAD = 1;\n__shared__ unsigned tile[32][32 + PAD];\nstatic_assert(sizeof(tile) == 32 * 33 * 4, \"33 words a row\");",
+        "__shared__ unsigned tile[32][33];\n__syncthreads();",
     ] {
         assert!(with(honest).is_ok(), "{honest}: {:?}", with(honest));
     }
@@ -144,6 +145,9 @@ fn a_part_in_a_kernel_declares_its_tile_and_leaves_its_use_to_the_code_after() {
         ("extern __shared__ unsigned tile[];", "shared memory that only your part reads"),
         ("__shared__ unsigned tile[32][33];\nunsigned seen = tile[0][32];", "your part uses `tile`"),
         ("__shared__ unsigned tile[32][33];\nunsigned* flat = &tile[0][0];", "your part uses `tile`"),
+        ("__shared__ unsigned tile[32][33];\nif (threadIdx.x < 16) __syncthreads();", "`__syncthreads` is a barrier"),
+        ("__shared__ unsigned tile[32][33];\n{ __syncthreads(); }", "`__syncthreads` is a barrier"),
+        ("__shared__ unsigned tile[32][33];\nbool all = __syncthreads_and(1);", "`__syncthreads_and` is a barrier"),
     ] {
         let refused = with(attack);
         assert!(

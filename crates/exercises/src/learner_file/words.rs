@@ -257,20 +257,22 @@ pub(super) fn no_refused_word(expanded: &[Token], outside: &Outside) -> Found {
     }
     // A barrier in a function of the part's (a place function, a lambda) runs where the code
     // after calls it, perhaps where threads have diverged, and every thread must reach a barrier
-    // alike. (At a kernel-level part's own level every thread reaches it.)
+    // alike. (At a kernel-level part's own level every thread reaches a statement of its own;
+    // not one under an `if`, or a call within an expression.)
     let mut depth = 0;
-    for token in expanded {
+    for (at, token) in expanded.iter().enumerate() {
         depth += brace_step(token);
         if BARRIERS.contains(&token.text.as_str())
-            && !(outside.inside_function && depth == 0)
+            && !(outside.inside_function && depth == 0 && statement_start(expanded, at) == at)
             && !outside.starter_has(&token.text)
         {
             return problem(
                 token.line,
                 format!(
-                    "`{}` is a barrier, which every thread must reach alike: in your part it may stand only at the \
-                     part's own level in the kernel, not in braces (a function the code after calls where threads may \
-                     have diverged, a lambda, a block); leave synchronisation to the code after your part",
+                    "`{}` is a barrier, which every thread must reach alike: in your part it may stand only as a \
+                     statement of its own at the part's own level in the kernel, not in braces (a function the code \
+                     after calls where threads may have diverged, a lambda, a block), under an `if` or within an \
+                     expression; leave synchronisation to the code after your part",
                     token.text
                 ),
             );
