@@ -141,7 +141,9 @@ impl Within {
     /// `file`'s text with the part's function renamed before the part, and after it, under the
     /// function's name, a wrapper that passes the place on, and if `record`, records it.
     /// - The place must be an integer (a class could convert one way for the kernel, another for
-    ///   the recorder); it is taken as the kernel takes it (`+`) and passed on by value.
+    ///   the recorder); it is checked as the kernel takes it (`+`) and passed on as the part gave
+    ///   it. The wrapper is the part's function to whatever asks (its type, `noexcept`): a size
+    ///   computed with the function is the recorder's and the kernel's alike.
     /// - The tile's size is read with the part's own function (a size may be computed with it); the
     ///   wrapper is `constexpr` where the part's function is, so the code after the part can still
     ///   size the tile with it, and nothing is recorded while the compiler evaluates a call.
@@ -203,7 +205,8 @@ impl Within {
              __device__ unsigned *{RECORD_AT};\n\
              {BARE_AND_INTEGER}{integers}\
              template <class... bcm_A>\n\
-             __device__ __forceinline__ constexpr auto {function}(bcm_A... bcm_a) -> decltype(+{renamed}(bcm_a...)) {{\n\
+             __device__ __forceinline__ constexpr auto {function}(bcm_A... bcm_a) noexcept(noexcept({renamed}(bcm_a...))) \
+             -> decltype({renamed}(bcm_a...)) {{\n\
              \x20   static_assert(bcm_integer<typename bcm_bare<decltype({renamed}(bcm_a...))>::type>::value, \
              \"{function} must give its place as an integer (int, unsigned, ...): a class could convert one \
              way for the kernel and another for the check\");\n\
@@ -287,6 +290,10 @@ mod tests {
         let recorder = lines.iter().position(|l| l.contains("auto slot(bcm_A... bcm_a)")).expect("the recorder");
         assert!(lines[..recorder].contains(&"#undef if"));
         assert!(text.contains("const auto bcm_place = +bcm_part_slot(bcm_a...);"), "{text}");
+        // The wrapper answers what the part's function would (a size computed with `noexcept` or
+        // the type of a place is the recorder's and the kernel's alike).
+        let signature = "noexcept(noexcept(bcm_part_slot(bcm_a...))) -> decltype(bcm_part_slot(bcm_a...))";
+        assert!(lines[recorder].ends_with(&format!("{signature} {{")), "{}", lines[recorder]);
         let size = lines.iter().position(|l| *l == "constexpr unsigned bcm_tile_size = (unsigned)(TILE_WORDS);");
         let renamed = lines.iter().position(|l| *l == "#undef slot");
         assert!(

@@ -46,6 +46,20 @@ pub(super) fn directive_problem(tokens: &[Token], index: usize, outside: &Outsid
                     ),
                 );
             }
+            // Names beginning with `__`, or `_` and a capital, are the compiler's and CUDA's
+            // (`__forceinline__`, `__device__`), which the grader's lines after the part use too.
+            let reserved = defined.text.starts_with("__")
+                || defined.text.starts_with('_') && defined.text[1..].starts_with(|c: char| c.is_ascii_uppercase());
+            if reserved {
+                return problem(
+                    line,
+                    format!(
+                        "`#{name} {}`: names beginning with `__`, or `_` and a capital letter, are the compiler's and \
+                         CUDA's: choose another name",
+                        defined.text
+                    ),
+                );
+            }
             let body = tokens::definition(directive).map(|d| d.body).unwrap_or_default();
             if let Some(why) = tokens::macro_body_problem(body).filter(|_| name == "define") {
                 return problem(
@@ -265,6 +279,8 @@ pub(super) fn names_nothing_of_theirs(
     let declared_after = declared::by_the_code_itself(&outside.after);
     let mut known: BTreeSet<&str> =
         outside.before.iter().filter(|t| t.kind == Kind::Identifier).map(|t| t.text.as_str()).collect();
+    // (The part's function that the code after calls may size the tile: the grader's wrapper is
+    // that function to whatever asks.)
     known.extend(declared::top_level(tokens).into_iter().map(|declared| declared.name));
     let headers: Vec<Vec<Token>> = course_headers()
         .into_iter()
@@ -288,10 +304,10 @@ pub(super) fn names_nothing_of_theirs(
             return problem(
                 read.line,
                 format!(
-                    "`{}`, which the code outside your part reads, stands for code that names `{}`, that code's own \
-                     (the kernel's parameter, or a name of the code after your part), which means otherwise where \
-                     the macro is read before the kernel: a macro the code outside reads may use your part's names, \
-                     numbers and the names the code before your part gives",
+                    "`{}`, which the code outside your part reads, stands for code that names `{}`, a name of that \
+                     code (the kernel's parameter, or one it declares), which means otherwise where the macro is \
+                     read before the kernel: a macro the code outside reads may use numbers, your part's names and \
+                     the names the code before your part gives",
                     read.name, name.text
                 ),
             );

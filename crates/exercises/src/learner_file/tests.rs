@@ -357,6 +357,12 @@ fn the_region_cannot_reach_beyond_itself() {
         ("#define DO(x) _Pragma(#x)\nDO(pack(1))\nint f() { return 0; }", "`_Pragma` here takes a string that a macro"),
         ("#define STR(x) #x\n_Pragma(STR(pack(1)))\nint f() { return 0; }", "`_Pragma` here takes a string"),
         ("int f() { return syncthreads_or(1); }", "`syncthreads_or` is a barrier"),
+        ("#define bcm_part_f f\nint f() { return 0; }", "names beginning with `bcm_` are the grader's"),
+        ("#define __forceinline__ __noinline__\nint f() { return 0; }", "`#define __forceinline__`: names beginning"),
+        (
+            "#define _Tile 32\nint f() { return _Tile; }",
+            "`#define _Tile`: names beginning with `__`, or `_` and a capital",
+        ),
         (
             "template <int n> struct mark { friend __device__ constexpr bool seen(mark<n>); };",
             "`friend` declares a friend",
@@ -1092,7 +1098,7 @@ fn a_macro_the_code_outside_reads_stands_for_one_value() {
     // is, and names nothing of that code's own (the kernel's parameter `n` means otherwise in a
     // `static_assert` before the kernel, where a part's `n` would be read).
     for (cheat, expected) in [
-        ("#define PAD (n + 0)", "stands for code that names `n`, that code's own"),
+        ("#define PAD (n + 0)", "stands for code that names `n`, a name of that code"),
         ("constexpr unsigned n = 1;\n#define PAD (n)", "stands for code that names `n`"),
         ("#define PAD (out == nullptr)", "stands for code that names `out`"),
         ("#define PAD (clock() & 1u)", "`clock` reads the time"),

@@ -59,6 +59,14 @@ pub(super) fn refused_name(token: &Token, outside: &Outside) -> Found {
         "__has_include" | "__has_include_next" => {
             return problem(line, format!("`{}` asks about files of the grading machine: remove it", token.text));
         }
+        // The grader's own names, where it wraps the part's place function to check its places
+        // (`#define bcm_part_slot slot` undid the wrapper's renaming).
+        name if name.starts_with("bcm_") => {
+            return problem(
+                line,
+                format!("`{name}`: names beginning with `bcm_` are the grader's: choose another name"),
+            );
+        }
         // The preprocessor reads a directive inside a macro call's arguments, where the checks,
         _ => {}
     }
