@@ -30,7 +30,7 @@ const ARGUMENTS_KEPT: usize = 4;
 
 /// Every word the grader's code after the part uses that a part could define as a macro: each is
 /// undefined before that code.
-const GRADERS_WORDS: [&str; 43] = [
+const GRADERS_WORDS: [&str; 46] = [
     "bcm_A",
     "bcm_a",
     "bcm_place",
@@ -38,6 +38,9 @@ const GRADERS_WORDS: [&str; 43] = [
     "bcm_tile_size",
     "bcm_record",
     "bcm_wait",
+    "bcm_opaque",
+    "bcm_checked",
+    "bcm_v",
     RECORD,
     RECORD_AT,
     "bcm_T",
@@ -141,9 +144,10 @@ impl Within {
     /// `file`'s text with the part's function renamed before the part, and after it, under the
     /// function's name, a wrapper that passes the place on, and if `record`, records it.
     /// - The place must be an integer (a class could convert one way for the kernel, another for
-    ///   the recorder); it is checked as the kernel takes it (`+`) and passed on as the part gave
-    ///   it. The wrapper is the part's function to whatever asks (its type, `noexcept`): a size
-    ///   computed with the function is the recorder's and the kernel's alike.
+    ///   the recorder); it is checked as the kernel takes it (`+`), through a copy the compiler
+    ///   cannot reason about, and passed on by value, of the type the part gave it. The wrapper is
+    ///   the part's function to whatever asks (`noexcept`, the type): a size computed with the
+    ///   function is the recorder's and the kernel's alike.
     /// - The tile's size is read with the part's own function (a size may be computed with it); the
     ///   wrapper is `constexpr` where the part's function is, so the code after the part can still
     ///   size the tile with it, and nothing is recorded while the compiler evaluates a call.
@@ -165,22 +169,35 @@ impl Within {
                 format!("template <> struct bcm_integer<{integer}> {{ static constexpr bool value = true; }};\n")
             })
             .collect();
+        // The place the recorder checks is one the compiler cannot reason about: from a part's
+        // undefined behaviour (a table read past its end, every entry in it a place in the tile) it
+        // concluded that no place is outside the tile, and folded the check away.
+        let opaque = match record {
+            false => "",
+            true => {
+                "__device__ __forceinline__ unsigned bcm_opaque(unsigned bcm_v) { asm volatile(\"\" : \"+r\"(bcm_v)); return bcm_v; }\n"
+            }
+        };
         let recorder = match record {
             false => String::new(),
             true => {
                 let kept: String = (0..ARGUMENTS_KEPT)
                     .map(|i| format!("            bcm_record[{}] = bcm_args[{i}];\n", 4 + i))
                     .collect();
+                // (Not a `const` initialised with `__builtin_is_constant_evaluated()`, which the
+                // compiler evaluates as a constant: always 0.)
                 // A place of 2^31 or more is one below the tile, whatever size the part declares.
                 // The first to count writes the record, then all stop; the others wait a while
                 // for the record first (a trap ends every thread's launch).
                 format!(
-                    "    if (!__builtin_is_constant_evaluated() && ((unsigned)(bcm_place) >= 0x80000000u \
-                     || bcm_tile_size < {span}u || (unsigned)(bcm_place) > bcm_tile_size - {span}u)) {{\n\
+                    "    unsigned bcm_checked = 0u;\n\
+                     \x20   if (!__builtin_is_constant_evaluated()) bcm_checked = bcm_opaque((unsigned)(bcm_place));\n\
+                     \x20   if (!__builtin_is_constant_evaluated() && (bcm_checked >= 0x80000000u \
+                     || bcm_tile_size < {span}u || bcm_checked > bcm_tile_size - {span}u)) {{\n\
                      \x20       volatile unsigned *bcm_record = {RECORD_AT};\n\
                      \x20       if (atomicAdd(&{RECORD}, 1u) == 0u) {{\n\
                      \x20           const unsigned bcm_args[] = {{(unsigned)(bcm_a)..., 0u, 0u, 0u, 0u}};\n\
-                     \x20           bcm_record[1] = (unsigned)(bcm_place);\n\
+                     \x20           bcm_record[1] = bcm_checked;\n\
                      \x20           bcm_record[2] = bcm_tile_size;\n\
                      \x20           bcm_record[3] = sizeof...(bcm_a);\n\
                      {kept}\
@@ -203,10 +220,10 @@ impl Within {
              #undef {function}\n#undef {renamed}\n\
              __device__ unsigned {RECORD};\n\
              __device__ unsigned *{RECORD_AT};\n\
-             {BARE_AND_INTEGER}{integers}\
+             {BARE_AND_INTEGER}{integers}{opaque}\
              template <class... bcm_A>\n\
              __device__ __forceinline__ constexpr auto {function}(bcm_A... bcm_a) noexcept(noexcept({renamed}(bcm_a...))) \
-             -> decltype({renamed}(bcm_a...)) {{\n\
+             -> typename bcm_bare<decltype({renamed}(bcm_a...))>::type {{\n\
              \x20   static_assert(bcm_integer<typename bcm_bare<decltype({renamed}(bcm_a...))>::type>::value, \
              \"{function} must give its place as an integer (int, unsigned, ...): a class could convert one \
              way for the kernel and another for the check\");\n\
@@ -292,7 +309,8 @@ mod tests {
         assert!(text.contains("const auto bcm_place = +bcm_part_slot(bcm_a...);"), "{text}");
         // The wrapper answers what the part's function would (a size computed with `noexcept` or
         // the type of a place is the recorder's and the kernel's alike).
-        let signature = "noexcept(noexcept(bcm_part_slot(bcm_a...))) -> decltype(bcm_part_slot(bcm_a...))";
+        let signature =
+            "noexcept(noexcept(bcm_part_slot(bcm_a...))) -> typename bcm_bare<decltype(bcm_part_slot(bcm_a...))>::type";
         assert!(lines[recorder].ends_with(&format!("{signature} {{")), "{}", lines[recorder]);
         let size = lines.iter().position(|l| *l == "constexpr unsigned bcm_tile_size = (unsigned)(TILE_WORDS);");
         let renamed = lines.iter().position(|l| *l == "#undef slot");
@@ -315,8 +333,12 @@ mod tests {
         assert!(
             !passed_on.contains("atomicAdd(&")
                 && !passed_on.contains("__trap()")
+                && !passed_on.contains("bcm_opaque(")
                 && passed_on.contains("const auto bcm_place = +bcm_part_slot(bcm_a...);")
         );
+        // Recorded, the place checked is one the compiler cannot reason about.
+        assert!(text.contains("bcm_checked = bcm_opaque((unsigned)(bcm_place));"), "{text}");
+        assert!(text.contains("asm volatile(\"\" : \"+r\"(bcm_v))"), "{text}");
         let part = |text: &str| text.lines().take(6).map(str::to_owned).collect::<Vec<_>>();
         assert_eq!(part(&passed_on), part(&text));
     }
