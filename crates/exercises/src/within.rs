@@ -30,12 +30,13 @@ const ARGUMENTS_KEPT: usize = 4;
 
 /// Every word the grader's code after the part uses that a part could define as a macro: each is
 /// undefined before that code.
-const GRADERS_WORDS: [&str; 46] = [
+const GRADERS_WORDS: [&str; 47] = [
     "bcm_A",
     "bcm_a",
     "bcm_place",
     "bcm_args",
     "bcm_tile_size",
+    "bcm_pass",
     "bcm_record",
     "bcm_wait",
     "bcm_opaque",
@@ -148,9 +149,11 @@ impl Within {
     ///   cannot reason about, and passed on by value, of the type the part gave it. The wrapper is
     ///   the part's function to whatever asks (`noexcept`, the type): a size computed with the
     ///   function is the recorder's and the kernel's alike.
-    /// - The tile's size is read with the part's own function (a size may be computed with it); the
-    ///   wrapper is `constexpr` where the part's function is, so the code after the part can still
-    ///   size the tile with it, and nothing is recorded while the compiler evaluates a call.
+    /// - The tile's size is read as the kernel reads it: a size computed with the part's function
+    ///   calls it through `bcm_pass`, which passes its arguments on as the wrapper does (copies,
+    ///   as lvalues); the wrapper is `constexpr` where the part's function is, so the code after
+    ///   the part can still size the tile with it, and nothing is recorded while the compiler
+    ///   evaluates a call.
     /// - `#line` keeps the file's line numbers; whatever the part defines as a macro is undefined
     ///   before the grader's code.
     pub fn wrap(&self, file: &LearnerFile, record: bool) -> String {
@@ -216,11 +219,16 @@ impl Within {
              #line {after_line}\n\
              // The grader's: where the exercise's kernel asks the part to place an element.\n\
              {undefined}\
-             constexpr unsigned bcm_tile_size = (unsigned)({size});\n\
              #undef {function}\n#undef {renamed}\n\
              __device__ unsigned {RECORD};\n\
              __device__ unsigned *{RECORD_AT};\n\
              {BARE_AND_INTEGER}{integers}{opaque}\
+             template <class... bcm_A>\n\
+             __device__ __forceinline__ constexpr auto bcm_pass(bcm_A... bcm_a) noexcept(noexcept({renamed}(bcm_a...))) \
+             -> typename bcm_bare<decltype({renamed}(bcm_a...))>::type {{ return {renamed}(bcm_a...); }}\n\
+             #define {function} bcm_pass\n\
+             constexpr unsigned bcm_tile_size = (unsigned)({size});\n\
+             #undef {function}\n\
              template <class... bcm_A>\n\
              __device__ __forceinline__ constexpr auto {function}(bcm_A... bcm_a) noexcept(noexcept({renamed}(bcm_a...))) \
              -> typename bcm_bare<decltype({renamed}(bcm_a...))>::type {{\n\
@@ -312,12 +320,13 @@ mod tests {
         let signature =
             "noexcept(noexcept(bcm_part_slot(bcm_a...))) -> typename bcm_bare<decltype(bcm_part_slot(bcm_a...))>::type";
         assert!(lines[recorder].ends_with(&format!("{signature} {{")), "{}", lines[recorder]);
+        // The size is read as the kernel reads it, through the wrapper (overloads of the part's
+        // function for an rvalue and an lvalue once made the recorder's size 2^31 - 1 and the
+        // kernel's tile 1024 words).
         let size = lines.iter().position(|l| *l == "constexpr unsigned bcm_tile_size = (unsigned)(TILE_WORDS);");
-        let renamed = lines.iter().position(|l| *l == "#undef slot");
-        assert!(
-            size.unwrap() < renamed.unwrap() && renamed.unwrap() < recorder,
-            "the size with the part's own function"
-        );
+        let passed = lines.iter().position(|l| *l == "#define slot bcm_pass");
+        assert!(passed.unwrap() + 1 == size.unwrap() && size.unwrap() < recorder, "the size as the kernel reads it");
+        assert_eq!(lines[size.unwrap() + 1], "#undef slot");
         assert!(text.contains("> bcm_tile_size - 1u))"), "{text}");
         // The record goes to the host's memory, and the kernel stops: nothing after can undo it.
         let outside = text.find("volatile unsigned *bcm_record = bcm_record_at;").expect("the record");
