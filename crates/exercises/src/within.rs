@@ -164,6 +164,10 @@ impl Within {
         let (part, after) = rest.split_at((last + 1 - first).min(rest.len()));
         let (function, size, span) = (&self.function, &self.size, self.span);
         let renamed = format!("{RENAMED}{function}");
+        // What the wrapper and `bcm_pass` answer of themselves, as the part's function would: the
+        // place's type, and whether a call can throw.
+        let place_type = format!("typename bcm_bare<decltype({renamed}(bcm_a...))>::type");
+        let answers = format!("noexcept(noexcept({renamed}(bcm_a...))) -> {place_type}");
         // Undefined first: what the part may have defined as a macro, for the grader's code.
         let undefined: String = GRADERS_WORDS.iter().map(|name| format!("#undef {name}\n")).collect();
         let integers: String = INTEGERS
@@ -224,15 +228,13 @@ impl Within {
              __device__ unsigned *{RECORD_AT};\n\
              {BARE_AND_INTEGER}{integers}{opaque}\
              template <class... bcm_A>\n\
-             __device__ __forceinline__ constexpr auto bcm_pass(bcm_A... bcm_a) noexcept(noexcept({renamed}(bcm_a...))) \
-             -> typename bcm_bare<decltype({renamed}(bcm_a...))>::type {{ return {renamed}(bcm_a...); }}\n\
+             __device__ __forceinline__ constexpr auto bcm_pass(bcm_A... bcm_a) {answers} {{ return {renamed}(bcm_a...); }}\n\
              #define {function} bcm_pass\n\
              constexpr unsigned bcm_tile_size = (unsigned)({size});\n\
              #undef {function}\n\
              template <class... bcm_A>\n\
-             __device__ __forceinline__ constexpr auto {function}(bcm_A... bcm_a) noexcept(noexcept({renamed}(bcm_a...))) \
-             -> typename bcm_bare<decltype({renamed}(bcm_a...))>::type {{\n\
-             \x20   static_assert(bcm_integer<typename bcm_bare<decltype({renamed}(bcm_a...))>::type>::value, \
+             __device__ __forceinline__ constexpr auto {function}(bcm_A... bcm_a) {answers} {{\n\
+             \x20   static_assert(bcm_integer<{place_type}>::value, \
              \"{function} must give its place as an integer (int, unsigned, ...): a class could convert one \
              way for the kernel and another for the check\");\n\
              \x20   const auto bcm_place = +{renamed}(bcm_a...);\n\

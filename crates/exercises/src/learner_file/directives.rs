@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use super::{
-    course_headers,
+    course_headers, header_tokens,
     region::{Found, Outside, problem},
     syntax::{self, KEYWORDS, binary_operator, operators_spelled},
 };
@@ -282,11 +282,8 @@ pub(super) fn names_nothing_of_theirs(
     // (The part's function that the code after calls may size the tile: the grader's wrapper is
     // that function to whatever asks.)
     known.extend(declared::top_level(tokens).into_iter().map(|declared| declared.name));
-    let headers: Vec<Vec<Token>> = course_headers()
-        .into_iter()
-        .filter_map(|header| tokens::tokenize(cuda_kernels::source::embedded(header)?, 1).ok())
-        .collect();
-    known.extend(headers.iter().flatten().filter(|t| t.kind == Kind::Identifier).map(|t| t.text.as_str()));
+    let headers = course_headers().into_iter().flat_map(header_tokens);
+    known.extend(headers.filter(|t| t.kind == Kind::Identifier).map(|t| t.text.as_str()));
     let theirs = |name: &str| {
         outside.parameters.contains(&name)
             || declared_after.contains(name)
@@ -345,9 +342,9 @@ fn top_level_operator(body: &[Token], templates: &BTreeSet<String>) -> Option<St
 /// splice any assembly into a kernel or define one), with why; such a header is not for a
 /// learner's part, where its macros would carry code the region's own checks never see.
 fn statement_macro(header: &str) -> Option<(String, String)> {
-    let tokens = tokens::tokenize(cuda_kernels::source::embedded(header).unwrap_or_default(), 1).ok()?;
-    tokens::directives(&tokens).filter(|(_, name)| *name == "define").find_map(|(start, _)| {
-        let definition = tokens::definition(tokens::directive_tokens(&tokens, start))?;
+    let tokens = header_tokens(header);
+    tokens::directives(tokens).filter(|(_, name)| *name == "define").find_map(|(start, _)| {
+        let definition = tokens::definition(tokens::directive_tokens(tokens, start))?;
         Some((definition.name.text.clone(), tokens::macro_body_problem(definition.body)?))
     })
 }

@@ -19,6 +19,8 @@ mod tile;
 mod words;
 mod writes;
 
+use std::{collections::BTreeMap, sync::OnceLock};
+
 use thiserror::Error;
 
 use crate::{
@@ -260,6 +262,17 @@ fn lex_line(error: &LexError) -> usize {
 /// The course's headers, the only files a learner's part may include (by bare name).
 pub fn course_headers() -> Vec<&'static str> {
     cuda_kernels::source::course_headers()
+}
+
+/// The tokens of the course's header `header` (none for another name, or one that does not
+/// tokenize), read once a process: the checks of every part read them.
+fn header_tokens(header: &str) -> &'static [Token] {
+    static TOKENS: OnceLock<BTreeMap<&'static str, Vec<Token>>> = OnceLock::new();
+    let headers = TOKENS.get_or_init(|| {
+        let tokens = |header| tokens::tokenize(cuda_kernels::source::embedded(header).unwrap_or_default(), 1);
+        course_headers().into_iter().map(|header| (header, tokens(header).unwrap_or_default())).collect()
+    });
+    headers.get(header).map_or(&[], Vec::as_slice)
 }
 
 /// The index of the one line that is `marker` (whatever its indent); `None` if there is none or

@@ -7,7 +7,10 @@
 
 use std::collections::BTreeSet;
 
-use super::{Invalid, Parts, course_headers, directives, lasting, shape, sizes, syntax::depth, tile, words, writes};
+use super::{
+    Invalid, Parts, course_headers, directives, header_tokens, lasting, shape, sizes, syntax::depth, tile, words,
+    writes,
+};
 use crate::tokens::{self, Kind, Token};
 
 /// The first problem of a part a check finds: its line, and what is wrong, with the fix.
@@ -155,10 +158,9 @@ fn names_used_outside(before: &[Token], after: &[Token], tokens: &[Token], start
         if !course_headers().contains(&header.as_str()) || !read.insert(header.clone()) {
             continue;
         }
-        let header_tokens = tokens::tokenize(cuda_kernels::source::embedded(&header).unwrap_or_default(), 1);
-        let header_tokens = header_tokens.unwrap_or_default();
-        waiting.extend(included_by(&header_tokens));
-        used.extend(header_tokens.into_iter().filter(|t| t.kind == Kind::Identifier).map(|t| t.text));
+        let header_tokens = header_tokens(&header);
+        waiting.extend(included_by(header_tokens));
+        used.extend(header_tokens.iter().filter(|t| t.kind == Kind::Identifier).map(|t| t.text.clone()));
     }
     for (start, name) in tokens::directives(starter_part) {
         if let Some(defined) = starter_part.get(start + 2).filter(|_| name == "define") {

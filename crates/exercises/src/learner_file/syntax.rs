@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use crate::{
     declared,
-    tokens::{self, Kind, Token},
+    tokens::{Kind, Token},
 };
 
 /// C++'s keywords and alternative tokens (C++20), which no macro of a learner's part may name.
@@ -279,8 +279,7 @@ pub(super) fn template_names(tokens: &[Token]) -> BTreeSet<String> {
         ["static_cast", "const_cast", "reinterpret_cast", "dynamic_cast"].map(str::to_owned).into();
     names.extend(declared_templates(tokens));
     for header in super::course_headers() {
-        let code = cuda_kernels::source::embedded(header).and_then(|text| tokens::tokenize(text, 1).ok());
-        names.extend(declared_templates(&code.unwrap_or_default()));
+        names.extend(declared_templates(super::header_tokens(header)));
     }
     names
 }
