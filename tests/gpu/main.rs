@@ -5,3 +5,4 @@
 mod grading;
 mod headers;
 mod lessons;
+mod ptx_reads;

@@ -16,6 +16,7 @@
 //! - [`sass`]: the machine code's shared-memory instructions, where `nvcc` and `cuobjdump` exist.
 //! - [`static_shared`]: the static shared memory a module declares, when the driver refuses it.
 //! - [`written_globals`]: the module-scope variables a module's code writes, which outlive a launch.
+//! - [`special_registers`]: the special registers a module's code reads beyond its launch's shape.
 //! - [`HostWords`]: host memory kernels write, readable after a kernel trapped.
 //! - [`half`]: bf16 and fp16 on the host (the `half` crate, as cudarc moves them).
 
@@ -26,9 +27,11 @@ mod gpu;
 mod host_words;
 pub mod kernel_names;
 pub mod ncu;
+mod ptx_text;
 pub mod sanitizer;
 pub mod sass;
 pub mod source;
+pub mod special_registers;
 pub mod static_shared;
 pub mod tensor_map;
 pub mod timing;

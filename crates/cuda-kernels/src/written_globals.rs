@@ -12,6 +12,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::ptx_text::{instruction, words};
+
 /// The names of the `.global` variables of `ptx` that its code writes or lets escape, but for
 /// `exempt` (the grader's own), in the order they are first written.
 pub fn written_globals(ptx: &str, exempt: &[&str]) -> Vec<String> {
@@ -109,29 +111,6 @@ fn declared_name<'a>(declaration: &'a str, spaces: &[&str]) -> Option<&'a str> {
     }
     let name = declaration.split_whitespace().last()?.split('[').next()?;
     (!name.is_empty() && !name.starts_with('.')).then_some(name)
-}
-
-/// An instruction's operation and its operands (a predicate guard dropped); `None` for a
-/// directive, a label or anything else.
-fn instruction(line: &str) -> Option<(&str, Vec<&str>)> {
-    let mut line = line.trim();
-    if let Some(guarded) = line.strip_prefix('@') {
-        line = guarded.split_once(char::is_whitespace)?.1.trim_start();
-    }
-    let body = line.strip_suffix(';')?;
-    if body.starts_with('.') || body.starts_with("//") || body.ends_with(':') {
-        return None;
-    }
-    let (op, rest) = body.split_once(char::is_whitespace).unwrap_or((body, ""));
-    let operands = rest.split(',').map(str::trim).filter(|o| !o.is_empty()).collect();
-    Some((op, operands))
-}
-
-/// The names in an operand: registers and symbols (`[%rd6+4]` holds `%rd6`).
-fn words(operand: &str) -> impl Iterator<Item = &str> {
-    operand
-        .split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '%')))
-        .filter(|w| !w.is_empty() && !w.starts_with(|c: char| c.is_ascii_digit()))
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use std::{
 use cuda_kernels::{
     CudaFunction, Gpu, GpuError, TextModule, compile,
     ncu::{self, Ncu, SelfCommand, SharedCounters, SharedFamily},
-    source,
+    source, special_registers,
     timing::{self, Plan},
     written_globals::{self, written_globals},
 };
@@ -143,13 +143,16 @@ fn compile(
     let reference = compile_file(gpu, manifest, &exercise.solution, &exercise.entry).map_err(|e| {
         Box::new(CheckOutcome::CouldNotCheck { reason: diagnostics::scrub(&format!("the reference solution: {e}")) })
     })?;
-    // A variable of the part's own that its code writes lasts from one launch to the next: the
-    // compiled code says so, however the part spelled it.
-    let entry = |module: TextModule| match written_globals(module.ptx(), &[crate::within::RECORD]).first() {
-        Some(variable) => {
-            Err(GpuError::Compile { file: PROGRAM_NAME.to_owned(), arch: gpu.info().arch(), log: lasting(variable) })
+    // A variable of the part's own that its code writes lasts from one launch to the next, and a
+    // clock or a performance monitor it reads differs from one to the next: the compiled code
+    // says so, however the part spelled it.
+    let entry = |module: TextModule| {
+        let written = written_globals(module.ptx(), &[crate::within::RECORD]).first().map(|v| lasting(v));
+        let read = || special_registers::beyond_the_launch(module.ptx()).first().map(|r| beyond_the_launch(r));
+        match written.or_else(read) {
+            Some(log) => Err(GpuError::Compile { file: PROGRAM_NAME.to_owned(), arch: gpu.info().arch(), log }),
+            None => module.function(&exercise.entry).map(|function| (module, function)),
         }
-        None => module.function(&exercise.entry).map(|function| (module, function)),
     };
     let compiled = compile_submission(gpu, exercise, file, false).and_then(entry).and_then(|submission| {
         let recorded = match &exercise.within {
@@ -190,6 +193,16 @@ fn lasting(variable: &str) -> String {
         "the compiled code writes {}, which lasts from one launch to the next (the code after your part \
          could read it to act otherwise when it is profiled): {KEEP_IN_LOCALS}",
         variable_named(variable)
+    )
+}
+
+/// Why reading a special register beyond the launch's shape is refused, in words.
+fn beyond_the_launch(register: &str) -> String {
+    format!(
+        "the compiled code reads `{register}` ({}): the work of a kernel may depend only on its inputs \
+         and on its launch's shape (`threadIdx`, `blockIdx`, `blockDim`, `gridDim`), so that the launch \
+         Nsight Compute profiles does what the timed ones do; remove what reads it",
+        special_registers::what_it_reads(register)
     )
 }
 
