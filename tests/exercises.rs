@@ -54,6 +54,34 @@ fn lessons_1_to_5_9_to_11_14_and_15_have_exercises_each_with_starter_solution_hi
 }
 
 #[test]
+fn the_values_the_code_after_each_part_reads_are_the_starters_macros_and_constants_it_reads() {
+    let manifest = manifest();
+    let read_after = |id: &str, text: &dyn Fn(&str) -> String| {
+        let exercise = manifest.exercise(id).unwrap();
+        let starter = fs::read_to_string(manifest.path(&exercise.starter)).unwrap();
+        learner_file::validate(exercise, &starter, text(&starter).as_bytes()).unwrap().read_after
+    };
+    let names = |id: &str| read_after(id, &|starter| starter.to_owned()).names;
+    assert_eq!(names("tma-swizzle-mode"), ["TILE_BYTES", "TILE_SWIZZLE_BYTES"]);
+    assert_eq!(names("transpose-swizzle"), ["TILE_WORDS"]);
+    assert_eq!(names("gemm-aligned-pad"), ["A_PITCH"]);
+    assert_eq!(names("particles-layout"), ["read_whole_particle"], "a constexpr the code after reads");
+    assert_eq!(names("pad-columns"), Vec::<String>::new(), "a kernel-level part: the tile only");
+    // An operator of the part's own could apply to an enum's value in the code after it.
+    let plain = read_after("gemm-aligned-pad", &|starter| {
+        starter.replace("#define A_PITCH 33u", "enum : unsigned { A_PITCH = 33 };")
+    });
+    assert!(!plain.own_operator);
+    let with_operator = read_after("gemm-aligned-pad", &|starter| {
+        starter.replace(
+            "#define A_PITCH 33u",
+            "enum Pitch : unsigned { A_PITCH = 33 };\n__device__ constexpr unsigned operator*(Pitch p, unsigned n) { return 0u; }",
+        )
+    });
+    assert!(with_operator.own_operator);
+}
+
+#[test]
 fn without_a_gpu_the_exercise_command_validates_and_says_in_one_line_that_checking_needs_one() {
     let solution = root().join("exercises/transpose-swizzle/solution.cu");
     let run = xtask(&["exercise", "transpose-swizzle", "--file", solution.to_str().unwrap(), "--no-gpu"]);

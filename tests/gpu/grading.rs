@@ -159,7 +159,11 @@ fn a_launch_that_writes_lasting_memory_is_caught_however_the_address_was_made() 
         let attack = format!("{table}\n{function}\n    {inside}\n    {rebuilt}");
         let text = starter.text.replace(part, &attack);
         assert_ne!(text, starter.text);
-        let file = exercises::learner_file::LearnerFile { text, region: starter.region };
+        let file = exercises::learner_file::LearnerFile {
+            text,
+            region: starter.region,
+            read_after: starter.read_after.clone(),
+        };
         let outcome = exercises::check::check(&manifest, exercise, &file, "bits.cu", &|_| {}, &turn);
         let expected = format!("the launch on the index-encoded input wrote {written}");
         assert_eq!(outcome, exercises::check::CheckOutcome::KeptMemory { detail: expected }, "{attack}");
@@ -214,12 +218,12 @@ const OUTCOME_LINE: &str = "outcome: ";
 fn a_case_checked_for_a_parent() {
     let case = std::env::var(CASE_FOR_A_CHILD_VAR).expect("run by a test of this suite, which names the case");
     let (id, _) = case.split_once('/').unwrap();
-    let (manifest, _) = starter_of(id);
+    let (manifest, starter) = starter_of(id);
     let text =
         std::fs::read_to_string(root().join("tests/fixtures/grading/cases").join(&case).join("exercise.cu")).unwrap();
     let first = text.lines().position(|line| line.contains("EDIT BELOW")).unwrap() + 2;
     let last = text.lines().position(|line| line.contains("EDIT ABOVE")).unwrap();
-    let file = exercises::learner_file::LearnerFile { text, region: (first, last) };
+    let file = exercises::learner_file::LearnerFile { text, region: (first, last), read_after: starter.read_after };
     let turn = exercises::supervise::LockTurn::new(None, tempfile::tempdir().unwrap().path().join("turn"));
     let outcome = exercises::check::check(&manifest, manifest.exercise(id).unwrap(), &file, "case.cu", &|_| {}, &turn);
     println!("{OUTCOME_LINE}{}", serde_json::to_string(&outcome).unwrap());
@@ -314,7 +318,8 @@ fn check_transpose_beginning_with(first: &str, shown: &str) -> exercises::check:
     let exercise = manifest.exercise("transpose-swizzle").unwrap();
     let text = starter.text.replace(OPENING, &format!("{OPENING}{first}"));
     assert_ne!(text, starter.text);
-    let file = exercises::learner_file::LearnerFile { text, region: starter.region };
+    let file =
+        exercises::learner_file::LearnerFile { text, region: starter.region, read_after: starter.read_after.clone() };
     let turn = exercises::supervise::LockTurn::new(None, tempfile::tempdir().unwrap().path().join("turn"));
     exercises::check::check(&manifest, exercise, &file, shown, &|_| {}, &turn)
 }
@@ -353,7 +358,11 @@ fn a_launch_that_changes_its_input_is_caught_inside_it_or_past_its_end() {
     ] {
         let text = starter.text.replace(last, &format!("{last}\n    {write}"));
         assert_ne!(text, starter.text);
-        let file = exercises::learner_file::LearnerFile { text, region: starter.region };
+        let file = exercises::learner_file::LearnerFile {
+            text,
+            region: starter.region,
+            read_after: starter.read_after.clone(),
+        };
         let outcome = exercises::check::check(&manifest, exercise, &file, "input.cu", &|_| {}, &turn);
         let input = exercises::manifest::Input::Index;
         assert_eq!(outcome, exercises::check::CheckOutcome::Incorrect { input, detail: detail.into() }, "{write}");

@@ -4,7 +4,6 @@
 //! that crashes or never ends takes nothing else with it.
 
 use std::{
-    borrow::Cow,
     fs,
     path::Path,
     sync::{Arc, Mutex},
@@ -311,10 +310,7 @@ fn submission_ptx(
     file: &LearnerFile,
     record: bool,
 ) -> Result<String, GpuError> {
-    let text = match &exercise.within {
-        None => Cow::Borrowed(&file.text),
-        Some(within) => Cow::Owned(within.wrap(file, record)),
-    };
+    let text = crate::after_part::compiled_text(exercise.within.as_ref(), file, record);
     text_ptx(compute_capability, PROGRAM_NAME, &text)
 }
 

@@ -1567,7 +1567,7 @@ mod tests {
 
     /// Stand-in learner files, one for each text.
     fn learner_files(texts: &[&str]) -> Vec<LearnerFile> {
-        texts.iter().map(|t| LearnerFile { text: (*t).into(), region: (1, 1) }).collect()
+        texts.iter().map(|t| LearnerFile { text: (*t).into(), region: (1, 1), ..Default::default() }).collect()
     }
 
     fn counters_of(outcome: &CheckOutcome) -> (Result<u64, String>, Option<String>) {
@@ -1836,8 +1836,10 @@ mod tests {
             echo '{"outcome":"failed","reason":"ncu not found","reference_profiles":false}' > "$r""#,
             60,
         );
-        let files =
-            [LearnerFile { text: "32".into(), region: (1, 1) }, LearnerFile { text: "64".into(), region: (1, 1) }];
+        let files = [
+            LearnerFile { text: "32".into(), region: (1, 1), ..Default::default() },
+            LearnerFile { text: "64".into(), region: (1, 1), ..Default::default() },
+        ];
         let mut outcomes = vec![unprofiled(), unprofiled()];
         let mut checked: Vec<Checked<'_>> = files.iter().zip(outcomes.iter_mut()).collect();
         no_counters.profile(&exercise, &mut checked);
@@ -2050,7 +2052,7 @@ mod tests {
             seen.display()
         );
         let checker = Checker { device: Some("2".into()), ..serving_checker(&dir.path().join("pids"), &body, 60) };
-        let file = LearnerFile { text: "x".into(), region: (1, 1) };
+        let file = LearnerFile { text: "x".into(), region: (1, 1), ..Default::default() };
         checker.check(&transpose(), &file, "a.cu");
         assert_eq!(fs::read_to_string(&seen).unwrap(), "2 1\n");
     }
@@ -2058,7 +2060,7 @@ mod tests {
     #[test]
     fn the_check_process_reports_through_its_result_file_and_is_killed_or_blamed_when_it_cannot() {
         let exercise = transpose();
-        let file = LearnerFile { text: "x".into(), region: (1, 1) };
+        let file = LearnerFile { text: "x".into(), region: (1, 1), ..Default::default() };
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("pids");
         let pids = || fs::read_to_string(&log).unwrap().lines().map(str::to_owned).collect::<Vec<_>>();
@@ -2074,7 +2076,7 @@ mod tests {
         fs::remove_file(&log).unwrap();
         let sleep_on_y = format!(r#"[ "$(cat "$d/submission.cu")" = y ] && sleep 600; {write_incorrect}"#);
         let checker = serving_checker(&log, &sleep_on_y, 1);
-        let slow = LearnerFile { text: "y".into(), region: (1, 1) };
+        let slow = LearnerFile { text: "y".into(), region: (1, 1), ..Default::default() };
         assert_eq!(checker.check(&exercise, &slow, "slow.cu"), CheckOutcome::TimedOut { seconds: 1 });
         assert_eq!(checker.check(&exercise, &file, "a.cu"), incorrect);
         assert_ne!(pids()[0], pids()[1], "a fresh process after the one that was killed");

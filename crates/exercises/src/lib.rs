@@ -4,6 +4,8 @@
 //! - [`manifest`]: `exercises/info.toml`, found on disk like the kernels.
 //! - [`learner_file`]: checks a learner's file against the starter (no GPU needed); [`tokens`] and
 //!   [`declared`] read its marked part as the preprocessor and the compiler would.
+//! - [`after_part`]: the grader's lines after a part in the text compiled: its values checked as
+//!   integers, and the place recorder ([`within`]).
 //! - [`harness`], [`check`]: compile, check the output on index-encoded and random inputs, read
 //!   Nsight Compute's counters beside the reference's, time beside the starter and the reference.
 //! - [`verdict`]: score, the reason for every lost point, what to fix next (no GPU needed).
@@ -13,6 +15,7 @@
 //!   [`host_locks`]: the locks through which every grade and check on a GPU of the host takes it in turn.
 //! - [`sample_class`]: a generated class, for measuring the grader.
 
+pub mod after_part;
 pub mod check;
 pub mod declared;
 pub mod diagnostics;

@@ -14,99 +14,17 @@
 use cuda_kernels::{Gpu, GpuError, HostWords, TextModule};
 use serde::Deserialize;
 
-use crate::learner_file::LearnerFile;
-
 /// The recorder's `__device__` count of the places outside the tile: the first to count writes
 /// the record (a launch writes it: no memory of the part's).
 pub const RECORD: &str = "bcm_places_outside";
 /// The recorder's `__device__` pointer to the record in the host's memory ([`Within::record`]):
 /// whether it is written, then the first place outside, the tile's size, its number of
 /// arguments and up to four arguments.
-const RECORD_AT: &str = "bcm_record_at";
+pub(crate) const RECORD_AT: &str = "bcm_record_at";
 /// What the wrapper puts before the part's function's name, the grader's function taking its.
 pub const RENAMED: &str = "bcm_part_";
 const RECORD_WORDS: usize = 8;
 const ARGUMENTS_KEPT: usize = 4;
-
-/// Every word the grader's code after the part uses that a part could define as a macro: each is
-/// undefined before that code.
-const GRADERS_WORDS: [&str; 47] = [
-    "bcm_A",
-    "bcm_a",
-    "bcm_place",
-    "bcm_args",
-    "bcm_tile_size",
-    "bcm_pass",
-    "bcm_record",
-    "bcm_wait",
-    "bcm_opaque",
-    "bcm_checked",
-    "bcm_v",
-    RECORD,
-    RECORD_AT,
-    "bcm_T",
-    "bcm_bare",
-    "bcm_integer",
-    "type",
-    "value",
-    "template",
-    "class",
-    "struct",
-    "using",
-    "typename",
-    "static",
-    "static_assert",
-    "auto",
-    "decltype",
-    "constexpr",
-    "const",
-    "volatile",
-    "bool",
-    "true",
-    "false",
-    "char",
-    "signed",
-    "unsigned",
-    "short",
-    "int",
-    "long",
-    "sizeof",
-    "if",
-    "return",
-    "for",
-    "atomicAdd",
-    "__threadfence_system",
-    "__trap",
-    "__builtin_is_constant_evaluated",
-];
-
-/// The types a place may have.
-const INTEGERS: [&str; 12] = [
-    "bool",
-    "char",
-    "signed char",
-    "unsigned char",
-    "short",
-    "unsigned short",
-    "int",
-    "unsigned",
-    "long",
-    "unsigned long",
-    "long long",
-    "unsigned long long",
-];
-
-/// `bcm_bare<T>::type`: `T` without references, `const` or `volatile`; `bcm_integer<T>::value`:
-/// whether `T` is one of [`INTEGERS`] (specialized after this).
-const BARE_AND_INTEGER: &str = "\
-template <class bcm_T> struct bcm_bare { using type = bcm_T; };
-template <class bcm_T> struct bcm_bare<bcm_T&> : bcm_bare<bcm_T> {};
-template <class bcm_T> struct bcm_bare<bcm_T&&> : bcm_bare<bcm_T> {};
-template <class bcm_T> struct bcm_bare<const bcm_T> : bcm_bare<bcm_T> {};
-template <class bcm_T> struct bcm_bare<volatile bcm_T> : bcm_bare<bcm_T> {};
-template <class bcm_T> struct bcm_bare<const volatile bcm_T> : bcm_bare<bcm_T> {};
-template <class bcm_T> struct bcm_integer { static constexpr bool value = false; };
-";
 
 /// The part's function that places elements, and the tile it must keep them in
 /// (`[exercise.within]` in `info.toml`).
@@ -142,40 +60,32 @@ impl Within {
         }
     }
 
-    /// `file`'s text with the part's function renamed before the part, and after it, under the
-    /// function's name, a wrapper that passes the place on, and if `record`, records it.
+    /// What goes before the part: the part's function renamed, the grader's wrapper taking its
+    /// name after the part ([`Within::code`]).
+    pub fn before_part(&self) -> String {
+        format!("#define {} {RENAMED}{}\n", self.function, self.function)
+    }
+
+    /// The grader's code after the part ([`crate::after_part`]): a wrapper, under the part's
+    /// function's name, that passes the place on, and if `record`, records it.
     /// - The place must be an integer (a class could convert one way for the kernel, another for
     ///   the recorder); it is checked as the kernel takes it (`+`), through a copy the compiler
     ///   cannot reason about, and passed on by value, of the type the part gave it. The wrapper is
     ///   the part's function to whatever asks (`noexcept`, the type): a size computed with the
     ///   function is the recorder's and the kernel's alike.
-    /// - The tile's size is read as the kernel reads it: a size computed with the part's function
-    ///   calls it through `bcm_pass`, which passes its arguments on as the wrapper does (copies,
-    ///   as lvalues); the wrapper is `constexpr` where the part's function is, so the code after
-    ///   the part can still size the tile with it, and nothing is recorded while the compiler
-    ///   evaluates a call.
-    /// - `#line` keeps the file's line numbers; whatever the part defines as a macro is undefined
-    ///   before the grader's code.
-    pub fn wrap(&self, file: &LearnerFile, record: bool) -> String {
-        let (first, last) = file.region;
-        let lines: Vec<&str> = file.text.lines().collect();
-        let join = |lines: &[&str]| lines.iter().map(|line| format!("{line}\n")).collect::<String>();
-        let (before, rest) = lines.split_at((first - 1).min(lines.len()));
-        let (part, after) = rest.split_at((last + 1 - first).min(rest.len()));
+    /// - The tile's size is read as the kernel reads it: as an array's length (`sizeof(char[..])`,
+    ///   which converts it as the tile's declaration does), a size computed with the part's
+    ///   function calling it through `bcm_pass`, which passes its arguments on as the wrapper does
+    ///   (copies, as lvalues); the wrapper is `constexpr` where the part's function is, so the code
+    ///   after the part can still size the tile with it, and nothing is recorded while the
+    ///   compiler evaluates a call.
+    pub fn code(&self, record: bool) -> String {
         let (function, size, span) = (&self.function, &self.size, self.span);
         let renamed = format!("{RENAMED}{function}");
         // What the wrapper and `bcm_pass` answer of themselves, as the part's function would: the
         // place's type, and whether a call can throw.
         let place_type = format!("typename bcm_bare<decltype({renamed}(bcm_a...))>::type");
         let answers = format!("noexcept(noexcept({renamed}(bcm_a...))) -> {place_type}");
-        // Undefined first: what the part may have defined as a macro, for the grader's code.
-        let undefined: String = GRADERS_WORDS.iter().map(|name| format!("#undef {name}\n")).collect();
-        let integers: String = INTEGERS
-            .iter()
-            .map(|integer| {
-                format!("template <> struct bcm_integer<{integer}> {{ static constexpr bool value = true; }};\n")
-            })
-            .collect();
         // The place the recorder checks is one the compiler cannot reason about: from a part's
         // undefined behaviour (a table read past its end, every entry in it a place in the tile) it
         // concluded that no place is outside the tile, and folded the check away.
@@ -219,18 +129,14 @@ impl Within {
             }
         };
         format!(
-            "{before}#define {function} {renamed}\n#line {first}\n{part}\
-             #line {after_line}\n\
-             // The grader's: where the exercise's kernel asks the part to place an element.\n\
-             {undefined}\
-             #undef {function}\n#undef {renamed}\n\
+            "#undef {function}\n#undef {renamed}\n\
              __device__ unsigned {RECORD};\n\
              __device__ unsigned *{RECORD_AT};\n\
-             {BARE_AND_INTEGER}{integers}{opaque}\
+             {opaque}\
              template <class... bcm_A>\n\
              __device__ __forceinline__ constexpr auto bcm_pass(bcm_A... bcm_a) {answers} {{ return {renamed}(bcm_a...); }}\n\
              #define {function} bcm_pass\n\
-             constexpr unsigned bcm_tile_size = (unsigned)({size});\n\
+             constexpr unsigned bcm_tile_size = (unsigned)sizeof(char[{size}]);\n\
              #undef {function}\n\
              template <class... bcm_A>\n\
              __device__ __forceinline__ constexpr auto {function}(bcm_A... bcm_a) {answers} {{\n\
@@ -240,12 +146,7 @@ impl Within {
              \x20   const auto bcm_place = +{renamed}(bcm_a...);\n\
              {recorder}\
              \x20   return bcm_place;\n\
-             }}\n\
-             #line {after_line}\n{after}",
-            before = join(before),
-            part = join(part),
-            after = join(after),
-            after_line = last + 1,
+             }}\n"
         )
     }
 
@@ -293,6 +194,7 @@ impl Within {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::learner_file::LearnerFile;
 
     fn transpose() -> Within {
         Within { function: "slot".into(), span: 1, size: "TILE_WORDS".into() }
@@ -306,8 +208,9 @@ mod tests {
                    void k() { tile[slot(1, 2)] = 0; }\n"
                 .into(),
             region: (3, 4),
+            ..Default::default()
         };
-        let text = transpose().wrap(&file, true);
+        let text = crate::after_part::compiled_text(Some(&transpose()), &file, true).into_owned();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(
             lines[..4],
@@ -325,7 +228,8 @@ mod tests {
         // The size is read as the kernel reads it, through the wrapper (overloads of the part's
         // function for an rvalue and an lvalue once made the recorder's size 2^31 - 1 and the
         // kernel's tile 1024 words).
-        let size = lines.iter().position(|l| *l == "constexpr unsigned bcm_tile_size = (unsigned)(TILE_WORDS);");
+        let size =
+            lines.iter().position(|l| *l == "constexpr unsigned bcm_tile_size = (unsigned)sizeof(char[TILE_WORDS]);");
         let passed = lines.iter().position(|l| *l == "#define slot bcm_pass");
         assert!(passed.unwrap() + 1 == size.unwrap() && size.unwrap() < recorder, "the size as the kernel reads it");
         assert_eq!(lines[size.unwrap() + 1], "#undef slot");
@@ -340,7 +244,7 @@ mod tests {
             ["#line 5", "// ---- EDIT ABOVE ----", "void k() { tile[slot(1, 2)] = 0; }"]
         );
         // Unrecorded, the same but the recording: the part sees the same either way.
-        let passed_on = transpose().wrap(&file, false);
+        let passed_on = crate::after_part::compiled_text(Some(&transpose()), &file, false).into_owned();
         assert!(
             !passed_on.contains("atomicAdd(&")
                 && !passed_on.contains("__trap()")

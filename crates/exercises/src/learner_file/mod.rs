@@ -73,12 +73,25 @@ pub enum Invalid {
     Region { line: usize, problem: String },
 }
 
-/// A file that passed every check: its normalized text (what is compiled), and its editable lines
-/// (1-based, inclusive).
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A file that passed every check: its normalized text (what is compiled), its editable lines
+/// (1-based, inclusive), and what the code after its part reads of it as values.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LearnerFile {
     pub text: String,
     pub region: (usize, usize),
+    pub read_after: ReadAfter,
+}
+
+/// What the code after a part reads of it as values, which the grader has the compiler check are
+/// integers ([`crate::after_part`]): a value of a type of the part's own could convert or compare
+/// one way in the starter's `static_assert` and another in the kernel.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReadAfter {
+    /// The names the starter's part defines that the code after it reads (`TILE_WORDS`).
+    pub names: Vec<String>,
+    /// Whether the part defines an operator (but a call operator), which could apply to an enum's
+    /// value there: then an enum's is refused too.
+    pub own_operator: bool,
 }
 
 impl LearnerFile {
@@ -167,7 +180,7 @@ pub fn validate(exercise: &Exercise, starter: &str, bytes: &[u8]) -> Result<Lear
     let starter_text = tokens::normalize(starter.as_bytes()).expect("the starter is text");
     let theirs = parts(&starter_text).expect("the starter has its markers");
     // The region is checked first: an unclosed comment in it would change how the rest reads.
-    let region = region::region_problems(&yours, &theirs, &exercise.signature)?;
+    let (region, read_after) = region::region_problems(&yours, &theirs, &exercise.signature)?;
     let lex = |text: &str, first: usize| tokens::tokenize(text, first).expect("the starter's own parts tokenize");
     let outside = |yours_text: &str, yours_start: usize, theirs_text: &str, theirs_start: usize| {
         let mine = tokens::tokenize(yours_text, yours_start + 1).map_err(|e| {
@@ -184,7 +197,7 @@ pub fn validate(exercise: &Exercise, starter: &str, bytes: &[u8]) -> Result<Lear
     };
     outside(&yours.before, 0, &theirs.before, 0)?;
     outside(&yours.after, yours.after_start, &theirs.after, theirs.after_start)?;
-    Ok(LearnerFile { text: text.clone(), region })
+    Ok(LearnerFile { text: text.clone(), region, read_after })
 }
 
 /// `text` with each `#if 0` group of its region, from the `#if 0` line to its own `#endif`, made

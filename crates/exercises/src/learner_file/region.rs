@@ -8,8 +8,8 @@
 use std::collections::BTreeSet;
 
 use super::{
-    Invalid, Parts, course_headers, directives, header_tokens, lasting, shape, sizes, syntax::depth, tile, words,
-    writes,
+    Invalid, Parts, ReadAfter, course_headers, directives, header_tokens, lasting, shape, sizes, syntax::depth, tile,
+    words, writes,
 };
 use crate::tokens::{self, Kind, Token};
 
@@ -52,14 +52,37 @@ impl Outside<'_> {
 }
 
 /// What the region holds that would reach beyond it, as the first such problem; else the
-/// region's lines (1-based, inclusive). `signature` is the kernel's parameter list.
-pub(super) fn region_problems(yours: &Parts, theirs: &Parts, signature: &str) -> Result<(usize, usize), Invalid> {
+/// region's lines (1-based, inclusive) and what the code after it reads of it as values.
+/// `signature` is the kernel's parameter list.
+pub(super) fn region_problems(
+    yours: &Parts,
+    theirs: &Parts,
+    signature: &str,
+) -> Result<((usize, usize), ReadAfter), Invalid> {
     let first_line = yours.region_start + 1;
     let as_invalid = |(line, problem)| Invalid::Region { line, problem };
     let tokens = shape::lexed(yours).map_err(as_invalid)?;
     let outside = outside(yours, theirs, signature, &tokens);
     checks(&tokens, &outside, first_line).map_err(as_invalid)?;
-    Ok((first_line, yours.after_start))
+    let expanded = shape::expanded(&tokens, first_line).map_err(as_invalid)?;
+    let read_after = ReadAfter {
+        names: values_read_after(&outside).into_iter().collect(),
+        own_operator: shape::own_operator(&expanded).is_some(),
+    };
+    Ok(((first_line, yours.after_start), read_after))
+}
+
+/// The names the starter's part defines that the code outside it reads as values: its macros
+/// (`TILE_WORDS`) and its `constexpr` variables (`read_whole_particle`).
+fn values_read_after(outside: &Outside) -> BTreeSet<String> {
+    let part = &outside.starter_part;
+    let read = |name: &str| outside.before.iter().chain(&outside.after).any(|t| t.text == name);
+    // A `constexpr` variable's name is the last before its `=`.
+    let constants = part.iter().enumerate().filter(|(_, t)| t.text == "constexpr").filter_map(|(at, _)| {
+        let assigned = part[at..].iter().position(|t| matches!(t.text.as_str(), "=" | "(" | ";"))? + at;
+        (part[assigned].text == "=").then(|| part[assigned - 1].text.clone())
+    });
+    outside.macros_read.iter().cloned().chain(constants.filter(|name| read(name))).collect()
 }
 
 /// Every check of the part's `tokens`, in order.

@@ -261,13 +261,8 @@ pub(super) fn stays_in_the_kernel(expanded: &[Token], plain: &[Token], outside: 
 pub(super) fn no_operator_of_its_own(expanded: &[Token], outside: &Outside) -> Found {
     // Inside the kernel, an operator of a type of yours (`tile[r][c] = v`, `&tile[r][0]`) would
     // run your code within the code after your part.
-    // (A call operator is not one: the code after calls nothing of the part's.)
-    let call = |at: usize| {
-        expanded.get(at + 1).is_some_and(|t| t.text == "(") && expanded.get(at + 2).is_some_and(|t| t.text == ")")
-    };
     if outside.inside_function
-        && let Some(operator) =
-            expanded.iter().enumerate().find(|&(at, t)| t.text == "operator" && !call(at)).map(|(_, t)| t)
+        && let Some(operator) = own_operator(expanded)
     {
         return problem(
             operator.line,
@@ -277,6 +272,15 @@ pub(super) fn no_operator_of_its_own(expanded: &[Token], outside: &Outside) -> F
         );
     }
     Ok(())
+}
+
+/// The first operator the part defines, a conversion too, but for a call operator (the code after
+/// the part calls nothing of the part's).
+pub(super) fn own_operator(expanded: &[Token]) -> Option<&Token> {
+    let call = |at: usize| {
+        expanded.get(at + 1).is_some_and(|t| t.text == "(") && expanded.get(at + 2).is_some_and(|t| t.text == ")")
+    };
+    expanded.iter().enumerate().find(|&(at, t)| t.text == "operator" && !call(at)).map(|(_, t)| t)
 }
 
 /// A part that stops mid-statement, or ends with a `#pragma` for the code after it.
