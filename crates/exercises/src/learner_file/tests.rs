@@ -434,6 +434,11 @@ fn the_region_cannot_reach_beyond_itself() {
         ("int f() { static int calls; return calls++; }", "`static` here keeps a variable"),
         ("struct S { static __device__ int n; };\nint f() { return 0; }", "`static` here keeps a variable"),
         ("#define MODE (__LINE__ > 30)\nint f() { return 0; }", "`__LINE__` takes its value from where it is used"),
+        (
+            "int f() { return __TIME__[7] - '0'; }",
+            "`__TIME__` takes its value from where it is used (its line, function or file, or whether the compiler evaluates it) or when it is compiled",
+        ),
+        ("int f() { return __DATE__[5] == '1'; }", "`__DATE__` takes its value"),
         ("int f() { return gridDim.x > 8 ? 1 : 0; }", "`gridDim` would let your part act otherwise"),
         (
             "int f() { unsigned m = 0; if (blockIdx.x > 8) printf(\"%u\", m = 1); return m; }",

@@ -94,7 +94,8 @@ pub(super) fn no_assumption(expanded: &[Token]) -> Found {
     Ok(())
 }
 
-/// A word whose value depends on where it is written (`__LINE__`, `__func__`).
+/// A word whose value depends on where it is written (`__LINE__`, `__func__`) or when it is
+/// compiled (`__TIME__`: the checked, recorded and profiled builds are compiled at other times).
 pub(super) fn no_word_of_its_place(tokens: &[Token]) -> Found {
     if let Some(place) = tokens.iter().find(|t| {
         matches!(
@@ -110,13 +111,17 @@ pub(super) fn no_word_of_its_place(tokens: &[Token]) -> Found {
                 | "__func__"
                 | "__FUNCTION__"
                 | "__PRETTY_FUNCTION__"
+                | "__TIME__"
+                | "__DATE__"
+                | "__TIMESTAMP__"
         )
     }) {
         return problem(
             place.line,
             format!(
                 "`{}` takes its value from where it is used (its line, function or file, or whether the compiler \
-                 evaluates it), so the code after your part could see other values than the checks: write the value out",
+                 evaluates it) or when it is compiled, so the code after your part could see other values than the \
+                 checks: write the value out",
                 place.text
             ),
         );
