@@ -42,6 +42,8 @@ pub(super) struct Outside<'s> {
     pub macros_read_beside_an_operator: BTreeSet<String>,
     /// Whether the file includes `shared_load.cuh`, before the part or in it.
     pub includes_shared_load: bool,
+    /// The starter's macros before the part that stand for a number (`TILE`).
+    pub numbers: BTreeSet<String>,
 }
 
 impl Outside<'_> {
@@ -113,7 +115,7 @@ fn checks(tokens: &[Token], outside: &Outside, first_line: usize) -> Found {
     words::no_name_of_the_code_outside(tokens, &expanded, outside)?;
     words::no_refused_word(&runs, outside)?;
     shape::ends_whole(tokens, &expanded)?;
-    sizes::same_at_every_size(&runs)?;
+    sizes::same_at_every_size(&runs, &outside.numbers)?;
     tile::no_tile_read_or_own_shared(&plain, outside)
 }
 
@@ -141,6 +143,13 @@ fn outside<'s>(yours: &Parts, theirs: &Parts, signature: &'s str, tokens: &[Toke
     };
     let macros_read = names(&|code, name| code.iter().any(|t| t.kind == Kind::Identifier && t.text == name));
     let macros_read_beside_an_operator = names(&read_beside_an_operator);
+    let numbers = tokens::directives(&before)
+        .filter(|&(_, name)| name == "define")
+        .filter_map(|(start, _)| match tokens::directive_tokens(&before, start) {
+            [_, _, name, value] if value.kind == Kind::Number => Some(name.text.clone()),
+            _ => None,
+        })
+        .collect();
     Outside {
         inside_function: depth(&before) > 0,
         starter_part,
@@ -151,6 +160,7 @@ fn outside<'s>(yours: &Parts, theirs: &Parts, signature: &'s str, tokens: &[Toke
         macros_read,
         macros_read_beside_an_operator,
         includes_shared_load,
+        numbers,
     }
 }
 

@@ -12,14 +12,15 @@ use crate::{
     tokens::{Kind, Token},
 };
 
-/// A use of the grid's size or the block's place (but in a debugging print).
-pub(super) fn same_at_every_size(expanded: &[Token]) -> Found {
+/// A use of the grid's size or the block's place (but in a debugging print). `numbers` are the
+/// starter's macros before the part that stand for a number (`TILE`), which a print may show.
+pub(super) fn same_at_every_size(expanded: &[Token], numbers: &BTreeSet<String>) -> Found {
     // Every launch is checked, Nsight Compute counts at the check size and the clock runs at the
     // timed size: a part that could tell them apart could be conflict-free only where it is counted.
     // (Hopper's cluster built-ins are the grid's and the block's too, in clusters of one block.)
     // (But for a debugging print left in, `if (blockIdx.x == 0 && threadIdx.x == 0) printf(...);`,
     // which changes no value.)
-    let printed = only_printed(expanded);
+    let printed = only_printed(expanded, numbers);
     if let Some((_, grid)) = expanded.iter().enumerate().find(|&(at, t)| {
         (matches!(t.text.as_str(), "gridDim" | "blockIdx")
             || t.text.starts_with("__cluster")
@@ -48,75 +49,18 @@ pub(super) fn same_at_every_size(expanded: &[Token]) -> Found {
 
 /// The places of `code` that only decide or make what a `printf` prints: each `printf(...);`
 /// statement whose arguments are plain values, and each `if` whose condition is plain and whose
-/// body, with no `else`, is such statements alone. A plain condition holds the built-in indices
-/// (`blockIdx.x`), numbers and operators; a plain value is a literal, a number, a built-in index
-/// or a `sizeof`, perhaps cast to a built-in type. Nothing in them runs code of the part's (a
-/// call, a constructor, a conversion, an operator of a class, a class copied through printf's
-/// `...`, which a name of the part's could be): what they read changes no value the kernel computes.
-fn only_printed(code: &[Token]) -> BTreeSet<usize> {
-    let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
-    // `blockIdx.x`: three tokens.
-    let index = |i: usize| {
-        matches!(text(i), "blockIdx" | "gridDim" | "threadIdx" | "blockDim")
-            && text(i + 1) == "."
-            && matches!(text(i + 2), "x" | "y" | "z")
-    };
-    let plain_condition = |mut at: usize, end: usize| {
-        while at < end {
-            if index(at) {
-                at += 3;
-                continue;
-            }
-            let operator = matches!(
-                text(at),
-                "==" | "!=" | "<" | ">" | "<=" | ">=" | "&&" | "||" | "!" | "+" | "-" | "*" | "/" | "%" | "(" | ")"
-            );
-            if code[at].kind != Kind::Number && !operator {
-                return false;
-            }
-            at += 1;
-        }
-        true
-    };
-    // One argument: a cast to built-in types, perhaps, then a plain value.
-    let plain_value = |argument: &[&Token]| {
-        let word = |i: usize| argument.get(i).map_or("", |t| t.text.as_str());
-        let mut from = 0;
-        if word(0) == "(" {
-            let close = declared::matching(argument, 0);
-            if close >= argument.len() || !(1..close).all(|i| is_type_word(word(i)) || word(i) == "const") {
-                return false;
-            }
-            from = close + 1;
-        }
-        match &argument[from..] {
-            [one] => matches!(one.kind, Kind::Number | Kind::Literal),
-            [name, dot, axis] if matches!(name.text.as_str(), "blockIdx" | "gridDim" | "threadIdx" | "blockDim") => {
-                dot.text == "." && matches!(axis.text.as_str(), "x" | "y" | "z")
-            }
-            // `sizeof name` or `sizeof(...)`, nothing after.
-            [size, name] if size.text == "sizeof" => name.kind == Kind::Identifier,
-            [size, open, ..] if size.text == "sizeof" => {
-                open.text == "(" && declared::matching(&argument[from..], 1) == argument.len() - from - 1
-            }
-            // Adjacent string literals.
-            [_, ..] => argument[from..].iter().all(|t| t.kind == Kind::Literal),
-            [] => false,
-        }
-    };
-    // The end (its `;`) of a `printf(...);` statement at `at` whose arguments are plain values.
-    let print = |at: usize| {
-        let close = declared::matching(code, at + 1);
-        if text(at) != "printf" || text(at + 1) != "(" || text(close + 1) != ";" {
-            return None;
-        }
-        let inside: Vec<&Token> = code[at + 2..=close].iter().collect();
-        declared::arguments(&inside).iter().all(|argument| plain_value(argument)).then_some(close + 1)
-    };
-    let statement_start = |at: usize| at == 0 || matches!(text(at - 1), ";" | "{" | "}");
-    let mut printed = BTreeSet::new();
+/// body, with no `else`, is such statements (and such `if`s) alone. A plain condition or value is
+/// an expression of numbers, the built-in indices (`blockIdx.x`), the starter's `numbers` (`TILE`)
+/// and the operators of numbers, perhaps cast to a built-in type; a value may also be a literal or
+/// a `sizeof`. Nothing in them runs code of the part's (a call, a constructor, a conversion, an
+/// operator of a class, a class copied through printf's `...`, which a name of the part's could
+/// be): what they read changes no value the kernel computes.
+fn only_printed(code: &[Token], numbers: &BTreeSet<String>) -> BTreeSet<usize> {
+    let printed = Printed { code, numbers };
+    let mut places = BTreeSet::new();
     // A `printf` of the part's own (`auto (printf) = [&](const char*) { ... };`) is no print:
     // every `printf` must be a call, after no type or name.
+    let text = |i: usize| printed.text(i);
     let declares_printf = (0..code.len()).any(|at| {
         text(at) == "printf"
             && (text(at + 1) != "("
@@ -125,30 +69,136 @@ fn only_printed(code: &[Token]) -> BTreeSet<usize> {
                         || matches!(text(at - 1), "*" | "&" | "&&" | "::" | "." | "->" | ">")))
     });
     if declares_printf {
-        return printed;
+        return places;
     }
-    for at in 0..code.len() {
-        if let Some(end) = print(at).filter(|_| statement_start(at)) {
-            printed.extend(at..=end);
+    let statement_start = |at: usize| at == 0 || matches!(text(at - 1), ";" | "{" | "}");
+    for at in (0..code.len()).filter(|&at| statement_start(at)) {
+        if let Some(end) = printed.statement(at) {
+            places.extend(at..=end);
         }
-        if text(at) != "if" || text(at + 1) != "(" || !statement_start(at) {
-            continue;
+    }
+    places
+}
+
+/// The part's code, read for debugging prints ([`only_printed`]).
+struct Printed<'c> {
+    code: &'c [Token],
+    numbers: &'c BTreeSet<String>,
+}
+
+impl Printed<'_> {
+    fn text(&self, i: usize) -> &str {
+        self.code.get(i).map_or("", |t| t.text.as_str())
+    }
+
+    /// The end (its `;` or `}`) of a print or a printing `if` at `at`.
+    fn statement(&self, at: usize) -> Option<usize> {
+        self.print(at).or_else(|| self.printing_if(at))
+    }
+
+    /// The end (its `;`) of a `printf(...);` statement at `at` whose arguments are plain values.
+    fn print(&self, at: usize) -> Option<usize> {
+        let close = declared::matching(self.code, at + 1);
+        if self.text(at) != "printf" || self.text(at + 1) != "(" || self.text(close + 1) != ";" {
+            return None;
         }
-        let close = declared::matching(code, at + 1);
-        let body_end = match text(close + 1) {
+        let inside: Vec<&Token> = self.code[at + 2..=close].iter().collect();
+        declared::arguments(&inside).iter().all(|argument| self.plain_value(argument)).then_some(close + 1)
+    }
+
+    /// The end of an `if` at `at` whose condition is plain and whose body, with no `else`, is a
+    /// print or such an `if`, or statements of those in braces.
+    fn printing_if(&self, at: usize) -> Option<usize> {
+        if self.text(at) != "if" || self.text(at + 1) != "(" {
+            return None;
+        }
+        let close = declared::matching(self.code, at + 1);
+        let plain: Vec<&Token> = self.code.get(at + 2..close)?.iter().collect();
+        if !self.plain_expression(&plain) {
+            return None;
+        }
+        let end = match self.text(close + 1) {
             "{" => {
-                let shut = declared::matching(code, close + 1);
+                let shut = declared::matching(self.code, close + 1);
                 let mut next = close + 2;
-                while let Some(end) = print(next).filter(|&end| end < shut) {
+                while let Some(end) = self.statement(next).filter(|&end| end < shut) {
                     next = end + 1;
                 }
-                (next == shut && next > close + 2).then_some(shut)
+                (next == shut && next > close + 2).then_some(shut)?
             }
-            _ => print(close + 1),
+            _ => self.statement(close + 1)?,
         };
-        if let Some(end) = body_end.filter(|&end| text(end + 1) != "else" && plain_condition(at + 2, close)) {
-            printed.extend(at..=end);
+        (self.text(end + 1) != "else").then_some(end)
+    }
+
+    /// An argument: a literal or adjacent literals, a `sizeof`, or a plain expression, perhaps
+    /// cast to built-in types.
+    fn plain_value(&self, argument: &[&Token]) -> bool {
+        let word = |i: usize| argument.get(i).map_or("", |t| t.text.as_str());
+        let mut from = 0;
+        if word(0) == "(" {
+            let close = declared::matching(argument, 0);
+            if close < argument.len() && (1..close).all(|i| is_type_word(word(i)) || word(i) == "const") {
+                from = close + 1;
+            }
+        }
+        match &argument[from..] {
+            // `sizeof name` or `sizeof(...)`, nothing after.
+            [size, name] if size.text == "sizeof" => name.kind == Kind::Identifier,
+            [size, open, ..] if size.text == "sizeof" => {
+                open.text == "(" && declared::matching(&argument[from..], 1) == argument.len() - from - 1
+            }
+            // Adjacent string literals.
+            value @ [first, ..] if first.kind == Kind::Literal => value.iter().all(|t| t.kind == Kind::Literal),
+            value => self.plain_expression(value),
         }
     }
-    printed
+
+    /// Numbers, built-in indices and the starter's `numbers`, with the operators of numbers and
+    /// parentheses: no call, assignment, comma or name of the part's.
+    fn plain_expression(&self, expression: &[&Token]) -> bool {
+        let text = |i: usize| expression.get(i).map_or("", |t| t.text.as_str());
+        let mut at = 0;
+        while at < expression.len() {
+            if matches!(text(at), "blockIdx" | "gridDim" | "threadIdx" | "blockDim")
+                && text(at + 1) == "."
+                && matches!(text(at + 2), "x" | "y" | "z")
+            {
+                at += 3;
+                continue;
+            }
+            let token = expression[at];
+            let operator = matches!(
+                token.text.as_str(),
+                "==" | "!="
+                    | "<"
+                    | ">"
+                    | "<="
+                    | ">="
+                    | "&&"
+                    | "||"
+                    | "!"
+                    | "+"
+                    | "-"
+                    | "*"
+                    | "/"
+                    | "%"
+                    | "&"
+                    | "|"
+                    | "^"
+                    | "~"
+                    | "<<"
+                    | ">>"
+                    | "("
+                    | ")"
+            );
+            let number =
+                token.kind == Kind::Number || token.kind == Kind::Identifier && self.numbers.contains(&token.text);
+            if !number && !operator {
+                return false;
+            }
+            at += 1;
+        }
+        !expression.is_empty()
+    }
 }

@@ -66,6 +66,10 @@ fn the_starter_and_edits_inside_the_region_pass() {
         "int f() { unsigned k = 3;\n if (blockIdx.x == 0 && threadIdx.x == 0) printf(\"size %zu\\n\", sizeof(k));\n\
          if (blockIdx.x == gridDim.x - 1) { printf(\"last\\n\"); printf(\"%u %u\", blockIdx.x, (unsigned)sizeof k); }\n\
          printf(\"block %u\\n\", blockIdx.y); return k; }",
+        // The starter's numbers (`N`) and their arithmetic, a condition with bit operators, an `if`
+        // in a printing `if`.
+        "int f() {\n if ((blockIdx.x | threadIdx.x) == 0) { if (threadIdx.y == 0) printf(\"%u %u\\n\", N, (N * N) >> 1); }\n\
+         if (blockIdx.x == 0) printf(\"%u\\n\", (unsigned)(blockIdx.y * N + 1u)); return 0; }",
         "int f() { unsigned k = 3; const char* parity = k % 2u ? \"odd\" : \"even\"; printf(\"%s\", parity); return 0; }",
         "int f() { const unsigned t[2] = {1, 2}; unsigned k = 1, m = 4; return t[k] - t[0] - k + m * m - m; }",
         "__device__ unsigned dec(unsigned& c) { return c - 1u; }\n__device__ unsigned neg(const unsigned& x) { return -x; }\n\
@@ -440,6 +444,18 @@ fn the_region_cannot_reach_beyond_itself() {
         ),
         ("int f() { return __DATE__[5] == '1'; }", "`__DATE__` takes its value"),
         ("int f() { return gridDim.x > 8 ? 1 : 0; }", "`gridDim` would let your part act otherwise"),
+        (
+            "int f() { unsigned m = 2; if (blockIdx.x == 0) printf(\"%u\", N * m); return m; }",
+            "`blockIdx` would let your part act otherwise",
+        ),
+        (
+            "int f() { unsigned m = 2; if (blockIdx.x == 0) { if (m) printf(\"x\"); } return m; }",
+            "`blockIdx` would let your part act otherwise",
+        ),
+        (
+            "int f() { unsigned m = 2; if (blockIdx.x == 0) printf(\"%u\", (m = N)); return m; }",
+            "`blockIdx` would let your part act otherwise",
+        ),
         (
             "int f() { unsigned m = 0; if (blockIdx.x > 8) printf(\"%u\", m = 1); return m; }",
             "`blockIdx` would let your part act otherwise",
