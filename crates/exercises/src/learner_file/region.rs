@@ -116,6 +116,7 @@ fn checks(tokens: &[Token], outside: &Outside, first_line: usize) -> Found {
     words::no_refused_word(&runs, outside)?;
     shape::ends_whole(tokens, &expanded)?;
     sizes::same_at_every_size(&runs, &outside.numbers)?;
+    sizes::no_value_of_a_print(&runs)?;
     tile::no_tile_read_or_own_shared(&plain, outside)
 }
 

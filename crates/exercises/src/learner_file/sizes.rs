@@ -31,7 +31,8 @@ pub(super) fn same_at_every_size(expanded: &[Token], numbers: &BTreeSet<String>)
         let print = match expanded.iter().any(|t| t.text == "printf") {
             true => {
                 " (a debugging print may read it under `if (blockIdx.x == 0 && threadIdx.x == 0)`, with no `else`, \
-                 if it shows only literals, numbers, built-in indices and `sizeof`s)"
+                 if it shows only literals, `sizeof`s, and numbers, built-in indices and the starter's numbers \
+                 with operators)"
             }
             false => "",
         };
@@ -45,6 +46,53 @@ pub(super) fn same_at_every_size(expanded: &[Token], numbers: &BTreeSet<String>)
         );
     }
     Ok(())
+}
+
+/// A `printf` whose value is used: what it returns (the characters printed, or a negative number
+/// when its buffer is full) depends on what earlier launches printed.
+pub(super) fn no_value_of_a_print(expanded: &[Token]) -> Found {
+    let text = |i: usize| expanded.get(i).map_or("", |t| t.text.as_str());
+    // A statement's start: after `;`, a brace, `else`, `do`, a label's `:`, or the `)` of an
+    // `if`, `for`, `while` or `switch` (not a cast's).
+    let statement_start = |at: usize| {
+        at == 0
+            || matches!(text(at - 1), ";" | "{" | "}" | "else" | "do" | ":")
+            || text(at - 1) == ")"
+                && opening(expanded, at - 1)
+                    .is_some_and(|open| open > 0 && matches!(text(open - 1), "if" | "for" | "while" | "switch"))
+    };
+    let used = expanded.iter().enumerate().find(|&(at, t)| {
+        t.text == "printf"
+            && text(at + 1) == "("
+            && (!statement_start(at) || text(declared::matching(expanded, at + 1) + 1) != ";")
+    });
+    match used {
+        Some((_, print)) => problem(
+            print.line,
+            "the value of `printf` depends on what earlier launches printed (a negative number once its buffer \
+             is full): call it as a statement of its own, `printf(...);`"
+                .into(),
+        ),
+        None => Ok(()),
+    }
+}
+
+/// The index of the `(` that the `)` at `close` closes.
+fn opening(code: &[Token], close: usize) -> Option<usize> {
+    let mut depth = 0i64;
+    for at in (0..=close).rev() {
+        match code[at].text.as_str() {
+            ")" | "]" | "}" => depth += 1,
+            "(" | "[" | "{" => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(at);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// The places of `code` that only decide or make what a `printf` prints: each `printf(...);`

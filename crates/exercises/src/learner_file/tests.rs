@@ -84,6 +84,9 @@ fn the_starter_and_edits_inside_the_region_pass() {
          __device__ unsigned gap(W o) const { return o.v - this->v; } };\nint f() { return (W{1} + W{2}).v; }",
         "struct S { unsigned v; __device__ unsigned get() const { return this->v; } };\nint f() { return S{1}.get(); }",
         "int f() { char const* const name = \"f\"; printf(\"%s\", name); return 0; }",
+        "int f() { for (int i = 0; i < 2; ++i) printf(\"%d\", i); while (false) printf(\"x\");\n\
+         do printf(\"y\"); while (false); switch (N) { case 32: printf(\"z\"); break; } if (N) printf(\"a\"); else printf(\"b\");\n\
+         return 0; }",
         "int f() { const unsigned t[2] = {1, 2}; printf(\"%p %p\", (void*)t, (const void*)t); return 0; }",
         "template <typename U> __device__ auto same(U v) -> U { return v; }\nint f() { return same(0); }",
         "[[deprecated(\"use f\")]] __device__ unsigned old_f() { return 0; }\nint f() { return 0; }",
@@ -444,6 +447,9 @@ fn the_region_cannot_reach_beyond_itself() {
         ),
         ("int f() { return __DATE__[5] == '1'; }", "`__DATE__` takes its value"),
         ("int f() { return gridDim.x > 8 ? 1 : 0; }", "`gridDim` would let your part act otherwise"),
+        ("int f() { return printf(\"x\") < 0 ? 1 : 0; }", "the value of `printf` depends on what earlier launches"),
+        ("int f() { int n = (int)printf(\"x\"); return n; }", "the value of `printf` depends"),
+        ("int f() { unsigned m = 2; m += 1, printf(\"x\"); return m; }", "the value of `printf` depends"),
         (
             "int f() { unsigned m = 2; if (blockIdx.x == 0) printf(\"%u\", N * m); return m; }",
             "`blockIdx` would let your part act otherwise",
