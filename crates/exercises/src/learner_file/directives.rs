@@ -38,12 +38,15 @@ pub(super) fn directive_problem(tokens: &[Token], index: usize, outside: &Outsid
                 );
             }
             if outside.used.contains(&defined.text) {
+                // (A name the starter's part defines as a function is the one the code after calls,
+                // through the grader's wrapper where places are checked: it must stay one.)
+                let fix = match outside.starter_has(&defined.text) {
+                    true => format!("keep `{}` as the starter's part defines it, not a macro", defined.text),
+                    false => "choose another name".to_owned(),
+                };
                 return problem(
                     line,
-                    format!(
-                        "`#{name} {}` changes a name the code outside your part uses: choose another name",
-                        defined.text
-                    ),
+                    format!("`#{name} {}` changes a name the code outside your part uses: {fix}", defined.text),
                 );
             }
             // Names beginning with `__`, or `_` and a capital, are the compiler's and CUDA's

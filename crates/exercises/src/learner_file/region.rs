@@ -35,7 +35,8 @@ pub(super) struct Outside<'s> {
     /// Names the code outside the part and the headers the part includes use, which the part may
     /// not redefine, less those the starter's part defines for it.
     pub used: BTreeSet<String>,
-    /// The macros the starter's part defines that the code outside reads (`TILE_WORDS`).
+    /// The names the starter's part defines, as macros or `constexpr` variables, that the code
+    /// outside reads (`TILE_WORDS`, `read_whole_particle`).
     pub macros_read: BTreeSet<String>,
     /// Of those, the ones it reads beside an operator (`static_assert(TILE_WORDS == 1024)`, not
     /// `tile[TILE_WORDS]`).
@@ -68,23 +69,10 @@ pub(super) fn region_problems(
     checks(&tokens, &outside, first_line).map_err(as_invalid)?;
     let expanded = shape::expanded(&tokens, first_line).map_err(as_invalid)?;
     let read_after = ReadAfter {
-        names: values_read_after(&outside).into_iter().collect(),
+        names: outside.macros_read.iter().cloned().collect(),
         own_operator: shape::own_operator(&expanded).is_some(),
     };
     Ok(((first_line, yours.after_start), read_after))
-}
-
-/// The names the starter's part defines that the code outside it reads as values: its macros
-/// (`TILE_WORDS`) and its `constexpr` variables (`read_whole_particle`).
-fn values_read_after(outside: &Outside) -> BTreeSet<String> {
-    let part = &outside.starter_part;
-    let read = |name: &str| outside.before.iter().chain(&outside.after).any(|t| t.text == name);
-    // A `constexpr` variable's name is the last before its `=`.
-    let constants = part.iter().enumerate().filter(|(_, t)| t.text == "constexpr").filter_map(|(at, _)| {
-        let assigned = part[at..].iter().position(|t| matches!(t.text.as_str(), "=" | "(" | ";"))? + at;
-        (part[assigned].text == "=").then(|| part[assigned - 1].text.clone())
-    });
-    outside.macros_read.iter().cloned().chain(constants.filter(|name| read(name))).collect()
 }
 
 /// Every check of the part's `tokens`, in order.
@@ -131,10 +119,7 @@ fn outside<'s>(yours: &Parts, theirs: &Parts, signature: &'s str, tokens: &[Toke
         .collect();
     let includes_shared_load = [&yours.before, &yours.region].iter().any(|text| text.contains("shared_load.cuh"));
     let used = names_used_outside(&before, &after, tokens, &starter_part);
-    let defined_by_the_starter: Vec<&Token> = tokens::directives(&starter_part)
-        .filter(|&(_, name)| name == "define")
-        .filter_map(|(start, _)| starter_part.get(start + 2))
-        .collect();
+    let defined_by_the_starter = starter_defines(&starter_part);
     let names = |read: &dyn Fn(&[Token], &str) -> bool| -> BTreeSet<String> {
         defined_by_the_starter
             .iter()
@@ -196,12 +181,24 @@ fn names_used_outside(before: &[Token], after: &[Token], tokens: &[Token], start
         waiting.extend(included_by(header_tokens));
         used.extend(header_tokens.iter().filter(|t| t.kind == Kind::Identifier).map(|t| t.text.clone()));
     }
-    for (start, name) in tokens::directives(starter_part) {
-        if let Some(defined) = starter_part.get(start + 2).filter(|_| name == "define") {
-            used.remove(&defined.text);
-        }
+    for defined in starter_defines(starter_part) {
+        used.remove(&defined.text);
     }
     used
+}
+
+/// The names the starter's part defines for the code after it: its macros (`TILE_WORDS`) and its
+/// `constexpr` variables (`read_whole_particle`, the last name before its `=`), which a part may
+/// define either way.
+fn starter_defines(starter_part: &[Token]) -> Vec<&Token> {
+    let macros = tokens::directives(starter_part)
+        .filter(|&(_, name)| name == "define")
+        .filter_map(|(start, _)| starter_part.get(start + 2));
+    let constants = starter_part.iter().enumerate().filter(|(_, t)| t.text == "constexpr").filter_map(|(at, _)| {
+        let assigned = starter_part[at..].iter().position(|t| matches!(t.text.as_str(), "=" | "(" | ";"))? + at;
+        (starter_part[assigned].text == "=").then(|| &starter_part[assigned - 1])
+    });
+    macros.chain(constants).collect()
 }
 
 /// Whether `code` reads the name `name` beside an operator, where the precedence of what the name
