@@ -15,10 +15,11 @@ __host__ __device__ constexpr bool conflict_free_column_bytes(unsigned row_bytes
 
 // `row_elements` is the tile's pitch, COLS + PAD; for a vector view of a float tile, ask with the
 // vector type and the pitch in vectors: conflict_free_column<float4>(pitch_in_floats / 4).
-template <typename T>
+// (Not `T`: the exercises' starters define `T` as a macro before a learner's part may include this.)
+template <typename Element>
 __host__ __device__ constexpr bool conflict_free_column(unsigned row_elements) {
-    return conflict_free_column_bytes(row_elements * static_cast<unsigned>(sizeof(T)),
-                                      static_cast<unsigned>(sizeof(T)));
+    return conflict_free_column_bytes(row_elements * static_cast<unsigned>(sizeof(Element)),
+                                      static_cast<unsigned>(sizeof(Element)));
 }
 // ANCHOR_END: conflict_free_column
 
