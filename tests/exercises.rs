@@ -67,18 +67,6 @@ fn the_values_the_code_after_each_part_reads_are_the_starters_macros_and_constan
     assert_eq!(names("gemm-aligned-pad"), ["A_PITCH"]);
     assert_eq!(names("particles-layout"), ["read_whole_particle"], "a constexpr the code after reads");
     assert_eq!(names("pad-columns"), Vec::<String>::new(), "a kernel-level part: the tile only");
-    // An operator of the part's own could apply to an enum's value in the code after it.
-    let plain = read_after("gemm-aligned-pad", &|starter| {
-        starter.replace("#define A_PITCH 33u", "enum : unsigned { A_PITCH = 33 };")
-    });
-    assert!(!plain.own_operator);
-    let with_operator = read_after("gemm-aligned-pad", &|starter| {
-        starter.replace(
-            "#define A_PITCH 33u",
-            "enum Pitch : unsigned { A_PITCH = 33 };\n__device__ constexpr unsigned operator*(Pitch p, unsigned n) { return 0u; }",
-        )
-    });
-    assert!(with_operator.own_operator);
 }
 
 #[test]

@@ -97,11 +97,11 @@ template <class bcm_T> struct bcm_integer { static constexpr bool value = false;
 /// The text of `file` that is compiled: as it is where the grader adds nothing, else with the
 /// grader's lines after the part (and the recorder's wrapper, recording if `record`).
 pub fn compiled_text<'f>(within: Option<&Within>, file: &'f LearnerFile, record: bool) -> Cow<'f, str> {
-    let values = values_checked(&file.read_after);
+    let (first, last) = file.region;
+    let values = values_checked(&file.read_after, last + 1);
     if within.is_none() && values.is_empty() {
         return Cow::Borrowed(&file.text);
     }
-    let (first, last) = file.region;
     let lines: Vec<&str> = file.text.lines().collect();
     let join = |lines: &[&str]| lines.iter().map(|line| format!("{line}\n")).collect::<String>();
     let (before, rest) = lines.split_at((first - 1).min(lines.len()));
@@ -126,25 +126,57 @@ pub fn compiled_text<'f>(within: Option<&Within>, file: &'f LearnerFile, record:
     ))
 }
 
-/// A `static_assert` for each value the code after the part reads: an integer, or an enum's if
-/// the part defines no operator that could apply to it.
-fn values_checked(read_after: &ReadAfter) -> String {
-    read_after
+/// The operators a function of the part's could define for an enum's value (C++ lets none be
+/// defined for built-in types alone), each asked of the enum on its own, with an `unsigned`
+/// either side and with another of its kind.
+const OPERATORS: [&str; 21] =
+    ["+", "-", "*", "/", "%", "^", "&", "|", "<<", ">>", "<", ">", "<=", ">=", "==", "!=", "&&", "||", ",", "!", "~"];
+
+/// `bcm_own_operator<T>()`: whether an operator function the part defines applies to a `T` (a call
+/// `operator>=(t, 0u)` finds only functions, never the built-in operator), one pair of overloads
+/// for each operator and operands, the first taken where the call compiles.
+fn own_operators() -> String {
+    let unary = ["!", "~", "+", "-"];
+    let calls: Vec<(&str, &str)> = OPERATORS
+        .iter()
+        .filter(|op| !matches!(**op, "!" | "~"))
+        .flat_map(|op| [(*op, "bcm_T{}, 0u"), (*op, "0u, bcm_T{}"), (*op, "bcm_T{}, bcm_T{}")])
+        .chain(unary.iter().map(|op| (*op, "bcm_T{}")))
+        .collect();
+    let mut text = String::new();
+    for (k, (op, operands)) in calls.iter().enumerate() {
+        text += &format!(
+            "template <class bcm_T> __device__ constexpr auto bcm_own_{k}(int) -> decltype((void)operator{op}({operands}), true) {{ return true; }}\n\
+             template <class bcm_T> __device__ constexpr bool bcm_own_{k}(...) {{ return false; }}\n"
+        );
+    }
+    let any: Vec<String> = (0..calls.len()).map(|k| format!("bcm_own_{k}<bcm_T>(0)")).collect();
+    text + &format!(
+        "template <class bcm_T> __device__ constexpr bool bcm_own_operator() {{ return {}; }}\n",
+        any.join(" || ")
+    )
+}
+
+/// A `static_assert` for each value the code after the part reads: an integer, or an enum's that
+/// no operator function of the part's applies to; a failure's line is `line`, the part's next.
+fn values_checked(read_after: &ReadAfter, line: usize) -> String {
+    if read_after.names.is_empty() {
+        return String::new();
+    }
+    let checks: String = read_after
         .names
         .iter()
         .map(|name| {
             let bare = format!("typename bcm_bare<decltype({name})>::type");
-            let (enum_too, enum_told) = match read_after.own_operator {
-                false => (format!(" || __is_enum({bare})"), " or an enum's"),
-                true => (String::new(), ", not an enum's, as your part defines an operator, which could apply to it"),
-            };
             format!(
-                "static_assert(bcm_integer<{bare}>::value{enum_too}, \"{name}, which the code after your part reads, \
-                 must be an integer (a #define of a number, a constexpr unsigned{enum_told}): a type of your own \
-                 could convert or compare one way in a static_assert and another in the kernel\");\n"
+                "static_assert(bcm_integer<{bare}>::value || __is_enum({bare}) && !bcm_own_operator<{bare}>(), \
+                 \"{name}, which the code after your part reads, must be an integer (a #define of a number, a \
+                 constexpr unsigned) or an enum's that no operator of yours applies to: a type of your own could \
+                 convert or compare one way in a static_assert and another in the kernel\");\n"
             )
         })
-        .collect()
+        .collect();
+    format!("{}#line {line}\n{checks}", own_operators())
 }
 
 #[cfg(test)]
@@ -154,19 +186,19 @@ mod tests {
     const TEXT: &str = "#define T 32u\n// ---- EDIT BELOW ----\n#define TILE_BYTES (T * 4u)\n// ---- EDIT ABOVE ----\n\
                         static_assert(TILE_BYTES >= 128u, \"\");\n";
 
-    fn file(names: &[&str], own_operator: bool) -> LearnerFile {
+    fn file(names: &[&str]) -> LearnerFile {
         let names = names.iter().map(|name| name.to_string()).collect();
-        LearnerFile { text: TEXT.into(), region: (3, 3), read_after: ReadAfter { names, own_operator } }
+        LearnerFile { text: TEXT.into(), region: (3, 3), read_after: ReadAfter { names } }
     }
 
     #[test]
     fn a_file_the_grader_adds_nothing_to_is_compiled_as_it_is() {
-        assert!(matches!(compiled_text(None, &file(&[], false), false), Cow::Borrowed(TEXT)));
+        assert!(matches!(compiled_text(None, &file(&[]), false), Cow::Borrowed(TEXT)));
     }
 
     #[test]
     fn each_value_read_after_the_part_is_checked_an_integer_after_it_keeping_the_line_numbers() {
-        let text = compiled_text(None, &file(&["TILE_BYTES"], false), false).into_owned();
+        let text = compiled_text(None, &file(&["TILE_BYTES"]), false).into_owned();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(
             lines[..5],
@@ -177,7 +209,9 @@ mod tests {
         assert!(
             lines[check].starts_with(
                 "static_assert(bcm_integer<typename bcm_bare<decltype(TILE_BYTES)>::type>::value || \
-                 __is_enum(typename bcm_bare<decltype(TILE_BYTES)>::type), \"TILE_BYTES, which the code after your part reads"
+                 __is_enum(typename bcm_bare<decltype(TILE_BYTES)>::type) && \
+                 !bcm_own_operator<typename bcm_bare<decltype(TILE_BYTES)>::type>(), \"TILE_BYTES, which the code after \
+                 your part reads"
             ),
             "{}",
             lines[check]
@@ -186,8 +220,10 @@ mod tests {
             lines[lines.len() - 3..],
             ["#line 4", "// ---- EDIT ABOVE ----", "static_assert(TILE_BYTES >= 128u, \"\");"]
         );
-        // With an operator of the part's own, an enum's value could mean something else there.
-        let strict = compiled_text(None, &file(&["TILE_BYTES"], true), false).into_owned();
-        assert!(!strict.contains("__is_enum") && strict.contains("not an enum's, as your part defines an operator"));
+        // Its line is the part's next (the grader's lines say where a failure is in the learner's file).
+        assert_eq!(lines[check - 1], "#line 4");
+        // Whether an operator function applies to an enum's value is asked of each operator.
+        assert!(text.contains("decltype((void)operator>=(bcm_T{}, 0u), true)"), "{text}");
+        assert!(text.contains("decltype((void)operator~(bcm_T{}), true)"), "{text}");
     }
 }

@@ -11,7 +11,7 @@ use std::{
 };
 
 use cuda_kernels::{
-    CudaFunction, Gpu, GpuError, TextModule, compile,
+    CudaFunction, Gpu, GpuError, HostWords, TextModule, compile,
     ncu::{self, Ncu, SelfCommand, SharedCounters, SharedFamily},
     source, special_registers,
     timing::{self, Plan},
@@ -381,15 +381,23 @@ pub fn check(
     // Every buffer is made and filled before the turn, which is kept for the launches: other
     // checks' uploads then overlap this GPU's timing rather than wait in line with it.
     let (checked_module, checked) = kernels.recorded.as_ref().unwrap_or(&kernels.submission);
-    // (Pointed to first: the pointer is memory the part's launches must leave as it is.)
+    // (Pointed to first: the pointer is memory the part's launches must leave as it is. The timed
+    // build's too, which records nothing: what a part can read of the grader's variables, past the
+    // end of a table of its own, is then alike in both builds.)
     let record = match (&exercise.within, &kernels.recorded) {
-        (Some(_), Some((recorded, _))) => crate::within::Within::record(&gpu, recorded).map(Some),
-        _ => Ok(None),
+        (Some(_), Some((recorded, _))) => crate::within::Within::record(&gpu, recorded)
+            .and_then(|record| Ok((Some(record), Some(crate::within::Within::record(&gpu, &kernels.submission.0)?)))),
+        _ => Ok((None, None)),
     };
-    let prepared = record.and_then(|record| {
-        Ok((record, LastingMemory::new(&gpu, checked_module)?, LastingMemory::new(&gpu, &kernels.submission.0)?))
+    let prepared = record.and_then(|(record, timed_record)| {
+        Ok((
+            record,
+            timed_record,
+            LastingMemory::new(&gpu, checked_module)?,
+            LastingMemory::new(&gpu, &kernels.submission.0)?,
+        ))
     });
-    let (record, checked_lasting, timed_lasting) = match prepared {
+    let (record, _timed_record, checked_lasting, timed_lasting) = match prepared {
         Ok(prepared) => prepared,
         Err(error) => {
             return CheckOutcome::Crashed { detail: diagnostics::scrub(&format!("before launching: {error}")) };
@@ -587,9 +595,12 @@ pub fn profile_target<T: GpuTurn>(
     let gpu = Gpu::open().map_err(|e| e.to_string())?;
     let mut functions =
         vec![compile_file(&gpu, manifest, &exercise.solution, &exercise.entry).map_err(|e| e.to_string())?];
+    let mut records = Vec::new();
     if launches == Launches::All {
-        for function in entry_functions(&gpu, exercise, files) {
-            functions.push(function?);
+        for entry in entry_functions(&gpu, exercise, files) {
+            let (function, record) = entry?;
+            functions.push(function);
+            records.push(record);
         }
     }
     let launches = ProfiledLaunches::new(exercise);
@@ -608,17 +619,26 @@ pub fn profile_target<T: GpuTurn>(
 }
 
 /// Each of `files` compiled (on every CPU: NVRTC compiles one text on one thread, and a profile
-/// holds up to 64), loaded, and its kernel: the exercise's entry.
-fn entry_functions(gpu: &Gpu, exercise: &Exercise, files: &[LearnerFile]) -> Vec<Result<CudaFunction, String>> {
+/// holds up to 64), loaded, and its kernel: the exercise's entry, with the record its grader's
+/// wrapper points to, as in the check's builds (kept as long as the kernel).
+fn entry_functions(
+    gpu: &Gpu,
+    exercise: &Exercise,
+    files: &[LearnerFile],
+) -> Vec<Result<(CudaFunction, Option<HostWords>), String>> {
     let capability = gpu.info().compute_capability;
     let compiled: Vec<_> = files.par_iter().map(|file| submission_ptx(capability, exercise, file, false)).collect();
     compiled
         .into_iter()
         .map(|ptx| {
-            ptx.and_then(|ptx| gpu.module_from_ptx(PROGRAM_NAME, ptx))
-                .and_then(|module| module.function(&exercise.entry))
-                .map_err(|e| e.to_string())
+            let module = ptx.and_then(|ptx| gpu.module_from_ptx(PROGRAM_NAME, ptx))?;
+            let record = match exercise.within {
+                Some(_) => Some(crate::within::Within::record(gpu, &module)?),
+                None => None,
+            };
+            Ok((module.function(&exercise.entry)?, record))
         })
+        .map(|entry: Result<_, GpuError>| entry.map_err(|e| e.to_string()))
         .collect()
 }
 
@@ -686,6 +706,7 @@ pub fn serve_profile_session(
     profiler.take().map_err(|why| format!("cannot take the GPU's profiler in turn: {why}"))?;
     // Every module stays loaded to the session's end (see `set_up_profiler`).
     let mut loaded = vec![ncu::set_up_profiler(&gpu).map_err(|e| format!("setting Nsight Compute up: {e}"))?];
+    let mut records = Vec::new();
     for number in 1.. {
         let batch = BatchFiles::of(work, number);
         let Some(count) = next_batch(&batch, &session_end(work))? else { break };
@@ -700,9 +721,10 @@ pub fn serve_profile_session(
         for function in compiled {
             launched.push(match function {
                 Err(detail) => Launched::NotLaunched { detail },
-                Ok(function) => {
+                Ok((function, record)) => {
                     let checked = launches.launch(&gpu, &function)?;
                     loaded.push(function);
+                    records.push(record);
                     match checked {
                         Ok(()) => Launched::Checked,
                         Err(detail) => Launched::Wrong { detail },

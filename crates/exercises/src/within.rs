@@ -150,11 +150,14 @@ impl Within {
         )
     }
 
-    /// The record of `recorded` (compiled from [`Within::wrap`]'s text, recording), made and
-    /// pointed to: it is read with [`Within::outside`], whatever state the GPU is in after.
-    pub fn record(gpu: &Gpu, recorded: &TextModule) -> Result<HostWords, GpuError> {
+    /// The record of `module` (compiled from [`crate::after_part`]'s text), made and pointed to:
+    /// a recording build's is read with [`Within::outside`], whatever state the GPU is in after.
+    /// Every build's is pointed to, the timed and profiled builds' too, which record nothing: a
+    /// part that reads past the end of a table of its own may reach the grader's variables, and
+    /// must find them alike in every build (a null pointer told the recorded build apart).
+    pub fn record(gpu: &Gpu, module: &TextModule) -> Result<HostWords, GpuError> {
         let record = gpu.host_words(RECORD_WORDS)?;
-        recorded.set_address(gpu, RECORD_AT, record.device_address())?;
+        module.set_address(gpu, RECORD_AT, record.device_address())?;
         Ok(record)
     }
 

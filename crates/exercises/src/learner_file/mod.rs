@@ -89,9 +89,6 @@ pub struct LearnerFile {
 pub struct ReadAfter {
     /// The names the starter's part defines that the code after it reads (`TILE_WORDS`).
     pub names: Vec<String>,
-    /// Whether the part defines an operator (but a call operator), which could apply to an enum's
-    /// value there: then an enum's is refused too.
-    pub own_operator: bool,
 }
 
 impl LearnerFile {

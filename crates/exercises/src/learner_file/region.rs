@@ -67,11 +67,7 @@ pub(super) fn region_problems(
     let tokens = shape::lexed(yours).map_err(as_invalid)?;
     let outside = outside(yours, theirs, signature, &tokens);
     checks(&tokens, &outside, first_line).map_err(as_invalid)?;
-    let expanded = shape::expanded(&tokens, first_line).map_err(as_invalid)?;
-    let read_after = ReadAfter {
-        names: outside.macros_read.iter().cloned().collect(),
-        own_operator: shape::own_operator(&expanded).is_some(),
-    };
+    let read_after = ReadAfter { names: outside.macros_read.iter().cloned().collect() };
     Ok(((first_line, yours.after_start), read_after))
 }
 
@@ -129,13 +125,7 @@ fn outside<'s>(yours: &Parts, theirs: &Parts, signature: &'s str, tokens: &[Toke
     };
     let macros_read = names(&|code, name| code.iter().any(|t| t.kind == Kind::Identifier && t.text == name));
     let macros_read_beside_an_operator = names(&read_beside_an_operator);
-    let numbers = tokens::directives(&before)
-        .filter(|&(_, name)| name == "define")
-        .filter_map(|(start, _)| match tokens::directive_tokens(&before, start) {
-            [_, _, name, value] if value.kind == Kind::Number => Some(name.text.clone()),
-            _ => None,
-        })
-        .collect();
+    let numbers = starter_numbers(&before);
     Outside {
         inside_function: depth(&before) > 0,
         starter_part,
@@ -162,6 +152,8 @@ fn names_used_outside(before: &[Token], after: &[Token], tokens: &[Token], start
     // CUDA's own macros that the code outside uses expand to these (`__shared__` to
     // `__attribute__((shared))`): a `#define shared` would change that code as surely.
     used.extend(words::CUDA_EXPANSION_WORDS.map(str::to_owned));
+    // CUDA's functions that the grader's lines after the part call (the place recorder's).
+    used.extend(["atomicAdd", "__threadfence_system", "__trap"].map(str::to_owned));
     // A header the region includes, and every header that one includes, is read after the
     // region's macros: their names count as used. (One included before the region was read
     // before them.)
@@ -185,6 +177,35 @@ fn names_used_outside(before: &[Token], after: &[Token], tokens: &[Token], start
         used.remove(&defined.text);
     }
     used
+}
+
+/// The starter's object-like macros in `before` that stand for a number, or for numbers and
+/// such macros with operators and parentheses (`#define TILE 32u`, `#define THREADS (WORDS / 2)`).
+fn starter_numbers(before: &[Token]) -> BTreeSet<String> {
+    let defines: Vec<&[Token]> = tokens::directives(before)
+        .filter(|&(_, name)| name == "define")
+        .map(|(start, _)| tokens::directive_tokens(before, start))
+        // (Object-like: no `(` right after the name.)
+        .filter(|directive| directive.len() > 3 && (directive[3].text != "(" || directive[3].after_space))
+        .collect();
+    let mut numbers = BTreeSet::new();
+    // Each round adds a macro made of numbers and those found before.
+    loop {
+        let found = defines.iter().filter(|directive| !numbers.contains(&directive[2].text)).find(|directive| {
+            directive[3..].iter().all(|t| {
+                t.kind == Kind::Number
+                    || numbers.contains(&t.text)
+                    || matches!(
+                        t.text.as_str(),
+                        "(" | ")" | "+" | "-" | "*" | "/" | "%" | "<<" | ">>" | "&" | "|" | "^"
+                    )
+            })
+        });
+        match found {
+            Some(directive) => numbers.insert(directive[2].text.clone()),
+            None => return numbers,
+        };
+    }
 }
 
 /// The names the starter's part defines for the code after it: its macros (`TILE_WORDS`) and its

@@ -276,7 +276,7 @@ pub(super) fn no_operator_of_its_own(expanded: &[Token], outside: &Outside) -> F
 
 /// The first operator the part defines, a conversion too, but for a call operator (the code after
 /// the part calls nothing of the part's).
-pub(super) fn own_operator(expanded: &[Token]) -> Option<&Token> {
+fn own_operator(expanded: &[Token]) -> Option<&Token> {
     let call = |at: usize| {
         expanded.get(at + 1).is_some_and(|t| t.text == "(") && expanded.get(at + 2).is_some_and(|t| t.text == ")")
     };

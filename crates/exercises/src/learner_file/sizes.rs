@@ -52,19 +52,10 @@ pub(super) fn same_at_every_size(expanded: &[Token], numbers: &BTreeSet<String>)
 /// when its buffer is full) depends on what earlier launches printed.
 pub(super) fn no_value_of_a_print(expanded: &[Token]) -> Found {
     let text = |i: usize| expanded.get(i).map_or("", |t| t.text.as_str());
-    // A statement's start: after `;`, a brace, `else`, `do`, a label's `:`, or the `)` of an
-    // `if`, `for`, `while` or `switch` (not a cast's).
-    let statement_start = |at: usize| {
-        at == 0
-            || matches!(text(at - 1), ";" | "{" | "}" | "else" | "do" | ":")
-            || text(at - 1) == ")"
-                && opening(expanded, at - 1)
-                    .is_some_and(|open| open > 0 && matches!(text(open - 1), "if" | "for" | "while" | "switch"))
-    };
     let used = expanded.iter().enumerate().find(|&(at, t)| {
         t.text == "printf"
             && text(at + 1) == "("
-            && (!statement_start(at) || text(declared::matching(expanded, at + 1) + 1) != ";")
+            && (!statement_start(expanded, at) || text(declared::matching(expanded, at + 1) + 1) != ";")
     });
     match used {
         Some((_, print)) => problem(
@@ -75,6 +66,17 @@ pub(super) fn no_value_of_a_print(expanded: &[Token]) -> Found {
         ),
         None => Ok(()),
     }
+}
+
+/// Whether a statement starts at `at`: after `;`, a brace, `else`, `do`, a label's `:`, or the `)`
+/// of an `if`, `for`, `while` or `switch` (not a cast's).
+fn statement_start(code: &[Token], at: usize) -> bool {
+    let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
+    at == 0
+        || matches!(text(at - 1), ";" | "{" | "}" | "else" | "do" | ":")
+        || text(at - 1) == ")"
+            && opening(code, at - 1)
+                .is_some_and(|open| open > 0 && matches!(text(open - 1), "if" | "for" | "while" | "switch"))
 }
 
 /// The index of the `(` that the `)` at `close` closes.
@@ -119,8 +121,7 @@ fn only_printed(code: &[Token], numbers: &BTreeSet<String>) -> BTreeSet<usize> {
     if declares_printf {
         return places;
     }
-    let statement_start = |at: usize| at == 0 || matches!(text(at - 1), ";" | "{" | "}");
-    for at in (0..code.len()).filter(|&at| statement_start(at)) {
+    for at in (0..code.len()).filter(|&at| statement_start(code, at)) {
         if let Some(end) = printed.statement(at) {
             places.extend(at..=end);
         }
@@ -202,8 +203,9 @@ impl Printed<'_> {
         }
     }
 
-    /// Numbers, built-in indices and the starter's `numbers`, with the operators of numbers and
-    /// parentheses: no call, assignment, comma or name of the part's.
+    /// Numbers, literals, built-in indices and the starter's `numbers`, with the operators of
+    /// numbers, parentheses and conversions to built-in types: no call, assignment, comma or name
+    /// of the part's.
     fn plain_expression(&self, expression: &[&Token]) -> bool {
         let text = |i: usize| expression.get(i).map_or("", |t| t.text.as_str());
         let mut at = 0;
@@ -237,11 +239,17 @@ impl Printed<'_> {
                     | "~"
                     | "<<"
                     | ">>"
+                    | "?"
+                    | ":"
                     | "("
                     | ")"
             );
-            let number =
-                token.kind == Kind::Number || token.kind == Kind::Identifier && self.numbers.contains(&token.text);
+            // (A literal is a value too, `TILE % 2 ? "odd" : "even"`; a built-in type's name or
+            // `static_cast` only converts one: `unsigned(TILE)`, `static_cast<int>(ROWS)`.)
+            let number = matches!(token.kind, Kind::Number | Kind::Literal)
+                || token.kind == Kind::Identifier && self.numbers.contains(&token.text)
+                || is_type_word(&token.text)
+                || matches!(token.text.as_str(), "static_cast" | "const");
             if !number && !operator {
                 return false;
             }

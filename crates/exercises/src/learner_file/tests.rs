@@ -66,6 +66,11 @@ fn the_starter_and_edits_inside_the_region_pass() {
         "int f() { unsigned k = 3;\n if (blockIdx.x == 0 && threadIdx.x == 0) printf(\"size %zu\\n\", sizeof(k));\n\
          if (blockIdx.x == gridDim.x - 1) { printf(\"last\\n\"); printf(\"%u %u\", blockIdx.x, (unsigned)sizeof k); }\n\
          printf(\"block %u\\n\", blockIdx.y); return k; }",
+        // A print's choice of words, its conversions, and a printing `if` as a loop's or a case's body.
+        "int f() {\n if (blockIdx.x == 0 && threadIdx.x == 0) printf(\"%s %d %u\\n\", N % 2 ? \"odd\" : \"even\", \
+         static_cast<int>(N), unsigned(N * N));\n\
+         for (int i = 0; i < 1; ++i) if (blockIdx.x == 0) printf(\"x\");\n\
+         switch (threadIdx.x) { case 0: if (blockIdx.x == 0) printf(\"y\"); break; }\n return 0; }",
         // The starter's numbers (`N`) and their arithmetic, a condition with bit operators, an `if`
         // in a printing `if`.
         "int f() {\n if ((blockIdx.x | threadIdx.x) == 0) { if (threadIdx.y == 0) printf(\"%u %u\\n\", N, (N * N) >> 1); }\n\
@@ -1151,4 +1156,19 @@ fn kernels_are_found_with_launch_bounds_and_in_any_layout() {
     let text =
         "extern \"C\" __global__ void __launch_bounds__(256)\nfast(float* a) {}\n__global__ void\nslow ( int n ) {}";
     assert_eq!(kernels(text), vec![("fast", "float* a"), ("slow", " int n ")]);
+}
+
+#[test]
+fn a_print_may_show_the_starters_macros_made_of_numbers_and_no_other() {
+    let starter = STARTER.replace("#define N 32\n", "#define N 32\n#define HALF (N / 2)\n#define NAME f\n");
+    let print = |shown: &str| {
+        let text = starter.replace(
+            "int f() { return 0; }",
+            &format!("int f() {{ if (blockIdx.x == 0) printf(\"%u\", {shown}); return 0; }}"),
+        );
+        validate(&exercise(), &starter, text.as_bytes())
+    };
+    assert!(print("HALF + 1u").is_ok(), "{:?}", print("HALF + 1u"));
+    let refused = print("NAME").unwrap_err().to_string();
+    assert!(refused.contains("`blockIdx` would let your part act otherwise"), "{refused}");
 }
