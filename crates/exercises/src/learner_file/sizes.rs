@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use super::{
     region::{Found, problem},
-    syntax::is_type_word,
+    syntax::{NUMBER_OPERATORS, is_type_word, opener},
 };
 use crate::{
     declared,
@@ -55,7 +55,7 @@ pub(super) fn no_value_of_a_print(expanded: &[Token]) -> Found {
     let used = expanded.iter().enumerate().find(|&(at, t)| {
         t.text == "printf"
             && text(at + 1) == "("
-            && (!statement_start(expanded, at) || text(declared::matching(expanded, at + 1) + 1) != ";")
+            && (!starts_a_statement(expanded, at) || text(declared::matching(expanded, at + 1) + 1) != ";")
     });
     match used {
         Some((_, print)) => problem(
@@ -70,31 +70,13 @@ pub(super) fn no_value_of_a_print(expanded: &[Token]) -> Found {
 
 /// Whether a statement starts at `at`: after `;`, a brace, `else`, `do`, a label's `:`, or the `)`
 /// of an `if`, `for`, `while` or `switch` (not a cast's).
-fn statement_start(code: &[Token], at: usize) -> bool {
+fn starts_a_statement(code: &[Token], at: usize) -> bool {
     let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
     at == 0
         || matches!(text(at - 1), ";" | "{" | "}" | "else" | "do" | ":")
         || text(at - 1) == ")"
-            && opening(code, at - 1)
+            && opener(code, at - 1)
                 .is_some_and(|open| open > 0 && matches!(text(open - 1), "if" | "for" | "while" | "switch"))
-}
-
-/// The index of the `(` that the `)` at `close` closes.
-fn opening(code: &[Token], close: usize) -> Option<usize> {
-    let mut depth = 0i64;
-    for at in (0..=close).rev() {
-        match code[at].text.as_str() {
-            ")" | "]" | "}" => depth += 1,
-            "(" | "[" | "{" => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(at);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
 }
 
 /// The places of `code` that only decide or make what a `printf` prints: each `printf(...);`
@@ -121,7 +103,7 @@ fn only_printed(code: &[Token], numbers: &BTreeSet<String>) -> BTreeSet<usize> {
     if declares_printf {
         return places;
     }
-    for at in (0..code.len()).filter(|&at| statement_start(code, at)) {
+    for at in (0..code.len()).filter(|&at| starts_a_statement(code, at)) {
         if let Some(end) = printed.statement(at) {
             places.extend(at..=end);
         }
@@ -218,32 +200,7 @@ impl Printed<'_> {
                 continue;
             }
             let token = expression[at];
-            let operator = matches!(
-                token.text.as_str(),
-                "==" | "!="
-                    | "<"
-                    | ">"
-                    | "<="
-                    | ">="
-                    | "&&"
-                    | "||"
-                    | "!"
-                    | "+"
-                    | "-"
-                    | "*"
-                    | "/"
-                    | "%"
-                    | "&"
-                    | "|"
-                    | "^"
-                    | "~"
-                    | "<<"
-                    | ">>"
-                    | "?"
-                    | ":"
-                    | "("
-                    | ")"
-            );
+            let operator = NUMBER_OPERATORS.contains(&token.text.as_str());
             // (A literal is a value too, `TILE % 2 ? "odd" : "even"`; a built-in type's name or
             // `static_cast` only converts one: `unsigned(TILE)`, `static_cast<int>(ROWS)`.)
             let number = matches!(token.kind, Kind::Number | Kind::Literal)

@@ -9,6 +9,13 @@ use crate::{
     tokens::{Kind, Token},
 };
 
+/// The operators of numbers, and the brackets that group them: an expression of numbers, literals
+/// and names written with these alone assigns nothing and calls nothing.
+pub(super) const NUMBER_OPERATORS: [&str; 24] = [
+    "+", "-", "*", "/", "%", "&", "|", "^", "~", "<<", ">>", "==", "!=", "<", ">", "<=", ">=", "&&", "||", "!", "?",
+    ":", "(", ")",
+];
+
 /// C++'s keywords and alternative tokens (C++20), which no macro of a learner's part may name.
 pub(super) const KEYWORDS: [&str; 95] = [
     "alignas",

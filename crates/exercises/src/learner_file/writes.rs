@@ -8,8 +8,8 @@ use super::{
     lasting::declared_types,
     region::{Found, Outside, problem},
     syntax::{
-        binary_operator, enclosing, in_attribute, is_type_word, opener, operators_spelled, statement_start,
-        template_angle,
+        NUMBER_OPERATORS, binary_operator, enclosing, in_attribute, is_type_word, opener, operators_spelled,
+        statement_start, template_angle,
     },
 };
 use crate::{
@@ -847,30 +847,7 @@ fn names_a_constant_string(code: &[Token], at: usize) -> bool {
     // The value: literals, and conditions of names, numbers and operators that assign nothing.
     let plain_value = (equals + 1..end).all(|i| {
         let t = &code[i];
-        matches!(t.kind, Kind::Identifier | Kind::Number | Kind::Literal)
-            || matches!(
-                t.text.as_str(),
-                "?" | ":"
-                    | "("
-                    | ")"
-                    | "%"
-                    | "+"
-                    | "-"
-                    | "*"
-                    | "/"
-                    | "&"
-                    | "|"
-                    | "^"
-                    | "=="
-                    | "!="
-                    | "<"
-                    | ">"
-                    | "<="
-                    | ">="
-                    | "&&"
-                    | "||"
-                    | "!"
-            )
+        matches!(t.kind, Kind::Identifier | Kind::Number | Kind::Literal) || NUMBER_OPERATORS.contains(&t.text.as_str())
     }) && (equals + 1..end)
         .all(|i| code[i].kind != Kind::Identifier || !matches!(text(i + 1), "(" | "["));
     let branch = matches!(text(at - 1), "=" | "?" | ":") && matches!(text(at + 1), ";" | ":");
