@@ -1,9 +1,10 @@
 //! The grader's lines after a learner's part, in the text that is compiled. The compiler checks
-//! that each value the code after the part reads of it (`TILE_WORDS`) is an integer: a value of a
-//! type of the part's own could convert or compare one way in the starter's `static_assert` and
-//! another in the kernel (a class whose explicit conversion gave a cast 2^31 - 1 and whose
-//! implicit one gave the tile's length 1024; an `operator>=` that made a `static_assert` always
-//! hold). Where the exercise has a place recorder, its wrapper follows ([`crate::within`]).
+//! that each value the code after the part reads of it (`TILE_WORDS`) is an integer or an enum's,
+//! and the code after reads it as a number made once there: a value of a type of the part's own
+//! could convert or compare one way in the starter's `static_assert` and another in the kernel (a
+//! class whose explicit conversion gave a cast 2^31 - 1 and whose implicit one gave the tile's
+//! length 1024; an `operator>=` that made a `static_assert` always hold). Where the exercise has a
+//! place recorder, its wrapper follows ([`crate::within`]), its tile's size that same number.
 //! Whatever the part defines as a macro is undefined before those lines, and `#line` keeps the
 //! file's line numbers.
 
@@ -22,7 +23,7 @@ const GRADERS_WORDS: [&str; 47] = [
     "bcm_place",
     "bcm_args",
     "bcm_tile_size",
-    "bcm_pass",
+    "bcm_number",
     "bcm_record",
     "bcm_wait",
     "bcm_opaque",
@@ -126,58 +127,40 @@ pub fn compiled_text<'f>(within: Option<&Within>, file: &'f LearnerFile, record:
     ))
 }
 
-/// The operators a function of the part's could define for an enum's value (C++ lets none be
-/// defined for built-in types alone), each asked of the enum on its own, with an `unsigned`
-/// either side and with another of its kind.
-const OPERATORS: [&str; 21] =
-    ["+", "-", "*", "/", "%", "^", "&", "|", "<<", ">>", "<", ">", "<=", ">=", "==", "!=", "&&", "||", ",", "!", "~"];
-
-/// `bcm_own_operator<T>()`: whether an operator function the part defines applies to a `T` (a call
-/// `operator>=(t, 0u)` finds only functions, never the built-in operator), one pair of overloads
-/// for each operator and operands, the first taken where the call compiles.
-fn own_operators() -> String {
-    let unary = ["!", "~", "+", "-"];
-    let calls: Vec<(&str, &str)> = OPERATORS
-        .iter()
-        .filter(|op| !matches!(**op, "!" | "~"))
-        .flat_map(|op| [(*op, "bcm_T{}, 0u"), (*op, "0u, bcm_T{}"), (*op, "bcm_T{}, bcm_T{}")])
-        .chain(unary.iter().map(|op| (*op, "bcm_T{}")))
-        .collect();
-    let mut text = String::new();
-    for (k, (op, operands)) in calls.iter().enumerate() {
-        text += &format!(
-            "template <class bcm_T> __device__ constexpr auto bcm_own_{k}(int) -> decltype((void)operator{op}({operands}), true) {{ return true; }}\n\
-             template <class bcm_T> __device__ constexpr bool bcm_own_{k}(...) {{ return false; }}\n"
-        );
-    }
-    let any: Vec<String> = (0..calls.len()).map(|k| format!("bcm_own_{k}<bcm_T>(0)")).collect();
-    text + &format!(
-        "template <class bcm_T> __device__ constexpr bool bcm_own_operator() {{ return {}; }}\n",
-        any.join(" || ")
-    )
-}
-
-/// A `static_assert` for each value the code after the part reads: an integer, or an enum's that
-/// no operator function of the part's applies to; a failure's line is `line`, the part's next.
+/// For each value the code after the part reads: a `static_assert` that it is an integer or an
+/// enum's (a failure's line is `line`, the part's next), then the value as a number, under the
+/// name the code after reads. An enum's value is cast to the enum's underlying type, which no
+/// operator function of the part's can apply to (one of `>=` once made the starter's
+/// `static_assert(TILE_BYTES >= ...)` always hold, and deleting its overload for temporaries hid
+/// it from any check that asked whether it applied).
 fn values_checked(read_after: &ReadAfter, line: usize) -> String {
     if read_after.names.is_empty() {
         return String::new();
     }
-    let checks: String = read_after
+    let passed_on: String = read_after
         .names
         .iter()
         .map(|name| {
             let bare = format!("typename bcm_bare<decltype({name})>::type");
+            let number = format!("typename bcm_number<{bare}>::type");
             format!(
-                "static_assert(bcm_integer<{bare}>::value || __is_enum({bare}) && !bcm_own_operator<{bare}>(), \
-                 \"{name}, which the code after your part reads, must be an integer (a #define of a number, a \
-                 constexpr unsigned) or an enum's that no operator of yours applies to: a type of your own could \
-                 convert or compare one way in a static_assert and another in the kernel\");\n"
+                "static_assert(bcm_integer<{bare}>::value || __is_enum({bare}), \"{name}, which the code after your \
+                 part reads, must be an integer or an enum's (a #define of a number, a constexpr unsigned): a type \
+                 of your own could convert or compare one way in a static_assert and another in the kernel\");\n\
+                 constexpr {number} bcm_value_{name} = static_cast<{number}>({name});\n\
+                 #undef {name}\n\
+                 #define {name} bcm_value_{name}\n"
             )
         })
         .collect();
-    format!("{}#line {line}\n{checks}", own_operators())
+    format!("{NUMBER}#line {line}\n{passed_on}")
 }
+
+/// `bcm_number<T>::type`: `T`, or an enum's underlying type.
+const NUMBER: &str = "\
+template <class bcm_T, bool = __is_enum(bcm_T)> struct bcm_number { using type = bcm_T; };
+template <class bcm_T> struct bcm_number<bcm_T, true> { using type = __underlying_type(bcm_T); };
+";
 
 #[cfg(test)]
 mod tests {
@@ -197,7 +180,7 @@ mod tests {
     }
 
     #[test]
-    fn each_value_read_after_the_part_is_checked_an_integer_after_it_keeping_the_line_numbers() {
+    fn each_value_read_after_the_part_is_checked_and_passed_on_as_a_number_keeping_the_line_numbers() {
         let text = compiled_text(None, &file(&["TILE_BYTES"]), false).into_owned();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(
@@ -209,9 +192,8 @@ mod tests {
         assert!(
             lines[check].starts_with(
                 "static_assert(bcm_integer<typename bcm_bare<decltype(TILE_BYTES)>::type>::value || \
-                 __is_enum(typename bcm_bare<decltype(TILE_BYTES)>::type) && \
-                 !bcm_own_operator<typename bcm_bare<decltype(TILE_BYTES)>::type>(), \"TILE_BYTES, which the code after \
-                 your part reads"
+                 __is_enum(typename bcm_bare<decltype(TILE_BYTES)>::type), \"TILE_BYTES, which the code after your part \
+                 reads"
             ),
             "{}",
             lines[check]
@@ -222,8 +204,16 @@ mod tests {
         );
         // Its line is the part's next (the grader's lines say where a failure is in the learner's file).
         assert_eq!(lines[check - 1], "#line 4");
-        // Whether an operator function applies to an enum's value is asked of each operator.
-        assert!(text.contains("decltype((void)operator>=(bcm_T{}, 0u), true)"), "{text}");
-        assert!(text.contains("decltype((void)operator~(bcm_T{}), true)"), "{text}");
+        // The code after reads the value as a number: an enum's through its underlying type, which
+        // no operator of the part's applies to.
+        assert_eq!(
+            lines[check + 1..check + 4],
+            [
+                "constexpr typename bcm_number<typename bcm_bare<decltype(TILE_BYTES)>::type>::type bcm_value_TILE_BYTES = \
+                 static_cast<typename bcm_number<typename bcm_bare<decltype(TILE_BYTES)>::type>::type>(TILE_BYTES);",
+                "#undef TILE_BYTES",
+                "#define TILE_BYTES bcm_value_TILE_BYTES",
+            ]
+        );
     }
 }

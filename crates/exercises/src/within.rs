@@ -73,17 +73,17 @@ impl Within {
     ///   cannot reason about, and passed on by value, of the type the part gave it. The wrapper is
     ///   the part's function to whatever asks (`noexcept`, the type): a size computed with the
     ///   function is the recorder's and the kernel's alike.
-    /// - The tile's size is read as the kernel reads it: as an array's length (`sizeof(char[..])`,
-    ///   which converts it as the tile's declaration does), a size computed with the part's
-    ///   function calling it through `bcm_pass`, which passes its arguments on as the wrapper does
-    ///   (copies, as lvalues); the wrapper is `constexpr` where the part's function is, so the code
-    ///   after the part can still size the tile with it, and nothing is recorded while the
-    ///   compiler evaluates a call.
+    /// - The tile's size is the kernel's: the value the code after the part reads, made a number
+    ///   once before this code ([`crate::after_part`]: a size computed with the part's function
+    ///   calls it there, before the wrapper exists, for the recorder and the kernel alike; overloads
+    ///   for an rvalue and an lvalue once gave the recorder 2^31 - 1 beside a 1024-word tile), read
+    ///   as an array's length, as the tile's declaration reads it. The wrapper is `constexpr` where
+    ///   the part's function is, and nothing is recorded while the compiler evaluates a call.
     pub fn code(&self, record: bool) -> String {
         let (function, size, span) = (&self.function, &self.size, self.span);
         let renamed = format!("{RENAMED}{function}");
-        // What the wrapper and `bcm_pass` answer of themselves, as the part's function would: the
-        // place's type, and whether a call can throw.
+        // What the wrapper answers of itself, as the part's function would: the place's type, and
+        // whether a call can throw.
         let place_type = format!("typename bcm_bare<decltype({renamed}(bcm_a...))>::type");
         let answers = format!("noexcept(noexcept({renamed}(bcm_a...))) -> {place_type}");
         // The place the recorder checks is one the compiler cannot reason about: from a part's
@@ -133,11 +133,7 @@ impl Within {
              __device__ unsigned {RECORD};\n\
              __device__ unsigned *{RECORD_AT};\n\
              {opaque}\
-             template <class... bcm_A>\n\
-             __device__ __forceinline__ constexpr auto bcm_pass(bcm_A... bcm_a) {answers} {{ return {renamed}(bcm_a...); }}\n\
-             #define {function} bcm_pass\n\
              constexpr unsigned bcm_tile_size = (unsigned)sizeof(char[{size}]);\n\
-             #undef {function}\n\
              template <class... bcm_A>\n\
              __device__ __forceinline__ constexpr auto {function}(bcm_A... bcm_a) {answers} {{\n\
              \x20   static_assert(bcm_integer<{place_type}>::value, \
@@ -228,14 +224,11 @@ mod tests {
         let signature =
             "noexcept(noexcept(bcm_part_slot(bcm_a...))) -> typename bcm_bare<decltype(bcm_part_slot(bcm_a...))>::type";
         assert!(lines[recorder].ends_with(&format!("{signature} {{")), "{}", lines[recorder]);
-        // The size is read as the kernel reads it, through the wrapper (overloads of the part's
-        // function for an rvalue and an lvalue once made the recorder's size 2^31 - 1 and the
-        // kernel's tile 1024 words).
+        // The size is the value the kernel's tile is declared with, read as an array's length.
         let size =
             lines.iter().position(|l| *l == "constexpr unsigned bcm_tile_size = (unsigned)sizeof(char[TILE_WORDS]);");
-        let passed = lines.iter().position(|l| *l == "#define slot bcm_pass");
-        assert!(passed.unwrap() + 1 == size.unwrap() && size.unwrap() < recorder, "the size as the kernel reads it");
-        assert_eq!(lines[size.unwrap() + 1], "#undef slot");
+        let undone = lines.iter().position(|l| *l == "#undef slot");
+        assert!(undone < size && size < Some(recorder), "the size before the wrapper, the part's name undone");
         assert!(text.contains("> bcm_tile_size - 1u))"), "{text}");
         // The record goes to the host's memory, and the kernel stops: nothing after can undo it.
         let outside = text.find("volatile unsigned *bcm_record = bcm_record_at;").expect("the record");

@@ -40,9 +40,13 @@ pub(super) fn directive_problem(tokens: &[Token], index: usize, outside: &Outsid
             if outside.used.contains(&defined.text) {
                 // (A name the starter's part defines as a function is the one the code after calls,
                 // through the grader's wrapper where places are checked: it must stay one.)
-                let fix = match outside.starter_has(&defined.text) {
-                    true => format!("keep `{}` as the starter's part defines it, not a macro", defined.text),
-                    false => "choose another name".to_owned(),
+                let defined_above = tokens::directives(&outside.before).any(|(start, directive)| {
+                    directive == "define" && outside.before.get(start + 2).is_some_and(|t| t.text == defined.text)
+                });
+                let fix = match (defined_above, outside.starter_has(&defined.text)) {
+                    (true, _) => format!("`{}` is already defined above your part: delete this line", defined.text),
+                    (false, true) => format!("keep `{}` as the starter's part defines it, not a macro", defined.text),
+                    (false, false) => "choose another name".to_owned(),
                 };
                 return problem(
                     line,

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use super::{
     region::{Found, problem},
-    syntax::{NUMBER_OPERATORS, is_type_word, opener},
+    syntax::{NUMBER_OPERATORS, is_type_word, opener, statement_start},
 };
 use crate::{
     declared,
@@ -72,8 +72,14 @@ pub(super) fn no_value_of_a_print(expanded: &[Token]) -> Found {
 /// of an `if`, `for`, `while` or `switch` (not a cast's).
 fn starts_a_statement(code: &[Token], at: usize) -> bool {
     let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
+    // (A `:` ends a label only after `case ...`, `default` or a name alone, not a `?`'s.)
+    let label = |colon: usize| {
+        let start = statement_start(code, colon);
+        matches!(text(start), "case" | "default") || colon == start + 1 && code[start].kind == Kind::Identifier
+    };
     at == 0
-        || matches!(text(at - 1), ";" | "{" | "}" | "else" | "do" | ":")
+        || matches!(text(at - 1), ";" | "{" | "}" | "else" | "do")
+        || text(at - 1) == ":" && label(at - 1)
         || text(at - 1) == ")"
             && opener(code, at - 1)
                 .is_some_and(|open| open > 0 && matches!(text(open - 1), "if" | "for" | "while" | "switch"))

@@ -454,6 +454,7 @@ fn the_region_cannot_reach_beyond_itself() {
         ("int f() { return gridDim.x > 8 ? 1 : 0; }", "`gridDim` would let your part act otherwise"),
         ("int f() { return printf(\"x\") < 0 ? 1 : 0; }", "the value of `printf` depends on what earlier launches"),
         ("int f() { int n = (int)printf(\"x\"); return n; }", "the value of `printf` depends"),
+        ("int f() { const int n = threadIdx.x != 0u ? 1 : printf(\"x\"); return n; }", "the value of `printf` depends"),
         ("int f() { unsigned m = 2; m += 1, printf(\"x\"); return m; }", "the value of `printf` depends"),
         (
             "int f() { unsigned m = 2; if (blockIdx.x == 0) printf(\"%u\", N * m); return m; }",
