@@ -1,6 +1,7 @@
 //! How much static shared memory (`__shared__` arrays) a compiled module declares, read from its
-//! PTX: when the driver refuses a module, this says whether shared memory was the reason and by
-//! how much, which the driver's error code alone does not.
+//! PTX: a module that declares more than a block may have is refused before it is loaded, with
+//! what it declares and the limit, which the driver's error code alone does not say (and the
+//! driver loaded a module whose tile of 2^31 - 1 words wrapped around in 32-bit shared addresses).
 
 use std::fmt;
 
@@ -13,12 +14,15 @@ pub const STATIC_SHARED_LIMIT_BYTES: u64 = 48 * 1024;
 /// kernel may use. Dynamic `.extern .shared` arrays have no size here and are left out;
 /// `.shared .align 4 .b8 tile[4224];` declares 4224 bytes.
 pub fn declared_bytes(ptx: &str) -> u64 {
-    let (mut module, mut kernels, mut depth) = (0, vec![0], 0usize);
+    let (mut module, mut kernels, mut depth) = (0u64, vec![0u64], 0usize);
     for line in ptx.lines() {
         if let Some(bytes) = declaration_bytes(line) {
             match depth {
-                0 => module += bytes,
-                _ => *kernels.last_mut().expect("one per body") += bytes,
+                0 => module = bytes.saturating_add(module),
+                _ => {
+                    let kernel = kernels.last_mut().expect("one per body");
+                    *kernel = kernel.saturating_add(bytes);
+                }
             }
         }
         for c in line.chars() {
@@ -34,7 +38,7 @@ pub fn declared_bytes(ptx: &str) -> u64 {
             }
         }
     }
-    module + kernels.into_iter().max().unwrap_or(0)
+    module.saturating_add(kernels.into_iter().max().unwrap_or(0))
 }
 
 fn declaration_bytes(line: &str) -> Option<u64> {
@@ -48,10 +52,13 @@ fn declaration_bytes(line: &str) -> Option<u64> {
         bits.parse().ok().filter(|bits| [8, 16, 32, 64].contains(bits))
     })?;
     let name = tokens.last()?.trim_end_matches(';');
-    // `name[a][b]` holds a * b elements; a scalar, one.
-    let elements =
-        name.split('[').skip(1).map(|dim| dim.trim_end_matches(']').parse::<u64>()).product::<Result<u64, _>>();
-    Some(elements.ok()? * element_bits / 8)
+    // `name[a][b]` holds a * b elements; a scalar, one. (A length past 64 bits counts as the most.)
+    let elements = name
+        .split('[')
+        .skip(1)
+        .map(|dim| dim.trim_end_matches(']').parse::<u64>().unwrap_or(u64::MAX))
+        .fold(1u64, u64::saturating_mul);
+    Some(elements.saturating_mul(element_bits) / 8)
 }
 
 /// A module whose static shared memory is over [`STATIC_SHARED_LIMIT_BYTES`]: what it declares
@@ -124,6 +131,9 @@ mod tests {
         assert_eq!(declared_bytes(PTX), 4224 + 4);
         assert_eq!(declared_bytes(&PTX.replace("[4224]", "[16]")), 4 * 8 * 8 + 2 * 8 + 4);
         assert_eq!(declared_bytes("\tld.shared.u32 \t%r1, [tile];"), 0, "an instruction is no declaration");
+        // A tile of 2^31 - 1 words, which wraps around in 32-bit shared addresses, counts whole.
+        assert_eq!(declared_bytes(&PTX.replace("[4224]", "[8589934588]")), 8589934588 + 4);
+        assert!(declared_bytes(&PTX.replace("[4224]", "[99999999999999999999]")) > 1 << 60, "a length past 64 bits");
     }
 
     #[test]
