@@ -75,18 +75,23 @@ impl fmt::Display for TooMuchStaticShared {
             f,
             "declares {} of static shared memory (`__shared__` arrays); a block may have at most {} of it \
              (this GPU gives a block up to {} only as dynamic shared memory, asked for at launch)",
-            kib(self.declared_bytes),
-            kib(STATIC_SHARED_LIMIT_BYTES),
-            kib(self.dynamic_limit_bytes)
+            size(self.declared_bytes),
+            size(STATIC_SHARED_LIMIT_BYTES),
+            size(self.dynamic_limit_bytes)
         )
     }
 }
 
-/// `49152` as `48 KiB`, `327808` as `320.1 KiB`.
-fn kib(bytes: u64) -> String {
-    match bytes % 1024 {
-        0 => format!("{} KiB", bytes / 1024),
-        _ => format!("{:.1} KiB", bytes as f64 / 1024.0),
+/// `49152` as `48 KiB`, `327808` as `320.1 KiB`, `8589934588` as `8.0 GiB`.
+fn size(bytes: u64) -> String {
+    let (unit, scale) = match bytes {
+        b if b >= 1 << 30 => ("GiB", 1u64 << 30),
+        b if b >= 1 << 20 => ("MiB", 1 << 20),
+        _ => ("KiB", 1 << 10),
+    };
+    match bytes % scale {
+        0 => format!("{} {unit}", bytes / scale),
+        _ => format!("{:.1} {unit}", bytes as f64 / scale as f64),
     }
 }
 
@@ -134,6 +139,14 @@ mod tests {
         // A tile of 2^31 - 1 words, which wraps around in 32-bit shared addresses, counts whole.
         assert_eq!(declared_bytes(&PTX.replace("[4224]", "[8589934588]")), 8589934588 + 4);
         assert!(declared_bytes(&PTX.replace("[4224]", "[99999999999999999999]")) > 1 << 60, "a length past 64 bits");
+    }
+
+    #[test]
+    fn a_size_is_written_in_the_unit_it_is_read_in() {
+        assert_eq!(
+            [size(49152), size(327808), size(3 << 20), size(8589934588)],
+            ["48 KiB", "320.1 KiB", "3 MiB", "8.0 GiB"]
+        );
     }
 
     #[test]
