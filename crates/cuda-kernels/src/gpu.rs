@@ -309,16 +309,22 @@ impl Gpu {
     /// `ptx` loaded; `file` names its source in errors.
     fn load(&self, file: &str, ptx: &str) -> Result<Arc<CudaModule>, GpuError> {
         let declared_bytes = static_shared::declared_bytes(ptx);
-        if declared_bytes > STATIC_SHARED_LIMIT_BYTES {
-            return Err(GpuError::TooMuchStaticShared {
-                file: file.to_owned(),
-                over: TooMuchStaticShared {
-                    declared_bytes,
-                    dynamic_limit_bytes: self.info.shared_bytes_per_block_optin.into(),
-                },
-            });
+        self.context.load_module(Ptx::from_src(ptx)).map_err(|error| match declared_bytes > STATIC_SHARED_LIMIT_BYTES {
+            true => self.too_much_static_shared(file, declared_bytes),
+            false => error.into(),
+        })
+    }
+
+    /// A module of `file` that declares `declared_bytes` of static shared memory, more than a block
+    /// may have.
+    pub fn too_much_static_shared(&self, file: &str, declared_bytes: u64) -> GpuError {
+        GpuError::TooMuchStaticShared {
+            file: file.to_owned(),
+            over: TooMuchStaticShared {
+                declared_bytes,
+                dynamic_limit_bytes: self.info.shared_bytes_per_block_optin.into(),
+            },
         }
-        Ok(self.context.load_module(Ptx::from_src(ptx))?)
     }
 
     pub fn upload<T: DeviceRepr>(&self, data: &[T]) -> Result<CudaSlice<T>, GpuError> {

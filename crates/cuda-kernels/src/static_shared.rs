@@ -1,7 +1,8 @@
 //! How much static shared memory (`__shared__` arrays) a compiled module declares, read from its
-//! PTX: a module that declares more than a block may have is refused before it is loaded, with
-//! what it declares and the limit, which the driver's error code alone does not say (and the
-//! driver loaded a module whose tile of 2^31 - 1 words wrapped around in 32-bit shared addresses).
+//! PTX: when the driver refuses a module, this says whether shared memory was the reason and by
+//! how much, which the driver's error code alone does not. (A module whose kernels each use part
+//! of its module-scope arrays may declare more in all than one block uses; the driver loaded one
+//! whose tile of 2^31 - 1 words wrapped around in 32-bit shared addresses.)
 
 use std::fmt;
 

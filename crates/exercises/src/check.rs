@@ -13,7 +13,7 @@ use std::{
 use cuda_kernels::{
     CudaFunction, Gpu, GpuError, HostWords, TextModule, compile,
     ncu::{self, Ncu, SelfCommand, SharedCounters, SharedFamily},
-    source, special_registers,
+    source, special_registers, static_shared,
     timing::{self, Plan},
     written_globals::{self, written_globals},
 };
@@ -145,7 +145,15 @@ fn compile(
     // A variable of the part's own that its code writes lasts from one launch to the next, and a
     // clock or a performance monitor it reads differs from one to the next: the compiled code
     // says so, however the part spelled it.
+    // And a tile larger than a block may have is refused whatever the driver makes of it: it loaded
+    // one of 2^31 - 1 words, and one of 2^30 + 1024 words is 4 KiB once 32-bit shared addresses
+    // wrap around (the learner's module is one kernel, and a part declares no shared memory of
+    // its own outside it).
     let entry = |module: TextModule| {
+        let declared_bytes = static_shared::declared_bytes(module.ptx());
+        if declared_bytes > static_shared::STATIC_SHARED_LIMIT_BYTES {
+            return Err(gpu.too_much_static_shared(PROGRAM_NAME, declared_bytes));
+        }
         let written = written_globals(module.ptx(), &[crate::within::RECORD]).first().map(|v| lasting(v));
         let read = || special_registers::beyond_the_launch(module.ptx()).first().map(|r| beyond_the_launch(r));
         match written.or_else(read) {
