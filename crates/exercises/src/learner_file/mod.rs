@@ -197,6 +197,9 @@ pub fn validate(exercise: &Exercise, starter: &str, bytes: &[u8]) -> Result<Lear
     Ok(LearnerFile { text: text.clone(), region, read_after })
 }
 
+/// The most lines of `#if 0` groups that hold what is no token (an unclosed quote) a file may have.
+const MAX_UNREAD_LINES: usize = 64;
+
 /// `text` with each `#if 0` group of its region, from the `#if 0` line to its own `#endif`, made
 /// empty lines: the compiler skips those lines, so a learner may keep an old version there (its
 /// `#define`s and `#pragma`s too), and the checks and the compiler both read the text without it
@@ -216,7 +219,25 @@ fn without_if_0_groups(text: String) -> String {
     };
     let groups: Vec<(usize, usize)> = {
         let Some(parts) = parts(&text) else { return text };
-        let Ok(tokens) = tokens::tokenize(&parts.region, parts.region_start + 1) else { return text };
+        // A line inside a group may hold what is no token (`don't` in old notes), which the
+        // preprocessor skips with the group: such lines are read as empty to find the groups, and
+        // kept only if every one of them is inside one.
+        let (mut region, mut unread) = (parts.region.clone(), Vec::new());
+        let tokens = loop {
+            match tokens::tokenize(&region, parts.region_start + 1) {
+                Ok(tokens) => break tokens,
+                Err(LexError::UnterminatedLiteral { line }) if unread.len() < MAX_UNREAD_LINES => {
+                    unread.push(line);
+                    let first = parts.region_start + 1;
+                    region = region
+                        .lines()
+                        .enumerate()
+                        .map(|(index, text)| if index + first == line { "\n".to_owned() } else { format!("{text}\n") })
+                        .collect();
+                }
+                Err(_) => return text,
+            }
+        };
         let directives: Vec<(usize, &str)> = tokens::directives(&tokens).collect();
         let mut groups = Vec::new();
         let mut next = 0;
@@ -247,6 +268,9 @@ fn without_if_0_groups(text: String) -> String {
                     _ => {}
                 }
             }
+        }
+        if !unread.iter().all(|&line| groups.iter().any(|&(first, last)| (first..=last).contains(&line))) {
+            return text;
         }
         groups
     };

@@ -311,9 +311,19 @@ fn an_old_version_under_if_0_is_no_code_for_the_checks_or_the_compiler() {
         let refused = check(&STARTER.replace("int f() { return 0; }", &old));
         assert!(matches!(&refused, Err(Invalid::Region { problem, .. }) if problem.contains("`#if`")), "{maybe}");
     }
-    // What the compiler might read otherwise (an unclosed literal's quote) is no group.
-    let quote = STARTER.replace("int f() { return 0; }", "#if 0\nit's\n#endif\nint f() { return 0; }");
-    assert!(matches!(check(&quote), Err(Invalid::Region { problem, .. }) if problem.contains("literal is not closed")));
+    // An old note's unclosed quote inside a group is emptied with it (the text compiled is the
+    // emptied one); one outside every group is still refused.
+    let quote = STARTER.replace("int f() { return 0; }", "#if 0\nit's\n\"so\n#endif\nint f() { return 0; }");
+    assert_eq!(check(&quote).map(|file| file.region_text()), Ok("\n\n\n\nint f() { return 0; }".to_owned()));
+    for outside_the_group in
+        ["#if 0\n#endif\nit's\nint f() { return 0; }", "#if 0\nit's\n#else\n#endif\nint f() { return 0; }"]
+    {
+        let quote = STARTER.replace("int f() { return 0; }", outside_the_group);
+        assert!(
+            matches!(check(&quote), Err(Invalid::Region { problem, .. }) if problem.contains("literal is not closed")),
+            "{outside_the_group}"
+        );
+    }
     // Outside the region, `#if 0` is the starter's text or a change to it.
     let outside = STARTER.replace("// top\n", "#if 0\n#endif\n");
     assert!(matches!(check(&outside), Err(Invalid::ChangedOutside { .. })));
