@@ -67,7 +67,7 @@ const GRADERS_WORDS: [&str; 47] = [
     "__builtin_is_constant_evaluated",
 ];
 
-/// The types a place may have.
+/// The integer types: a place may have one, and a value the code after the part reads.
 const INTEGERS: [&str; 12] = [
     "bool",
     "char",
