@@ -11,7 +11,7 @@
 use std::borrow::Cow;
 
 use crate::{
-    learner_file::{LearnerFile, ReadAfter},
+    learner_file::LearnerFile,
     within::{RECORD, RECORD_AT, Within},
 };
 
@@ -133,12 +133,11 @@ pub fn compiled_text<'f>(within: Option<&Within>, file: &'f LearnerFile, record:
 /// operator function of the part's can apply to (one of `>=` once made the starter's
 /// `static_assert(TILE_BYTES >= ...)` always hold, and deleting its overload for temporaries hid
 /// it from any check that asked whether it applied).
-fn values_checked(read_after: &ReadAfter, line: usize) -> String {
-    if read_after.names.is_empty() {
+fn values_checked(read_after: &[String], line: usize) -> String {
+    if read_after.is_empty() {
         return String::new();
     }
     let passed_on: String = read_after
-        .names
         .iter()
         .map(|name| {
             let bare = format!("typename bcm_bare<decltype({name})>::type");
@@ -171,7 +170,7 @@ mod tests {
 
     fn file(names: &[&str]) -> LearnerFile {
         let names = names.iter().map(|name| name.to_string()).collect();
-        LearnerFile { text: TEXT.into(), region: (3, 3), read_after: ReadAfter { names } }
+        LearnerFile { text: TEXT.into(), region: (3, 3), read_after: names }
     }
 
     #[test]

@@ -71,8 +71,7 @@ impl Within {
     /// - The place must be an integer (a class could convert one way for the kernel, another for
     ///   the recorder); it is checked as the kernel takes it (`+`), through a copy the compiler
     ///   cannot reason about, and passed on by value, of the type the part gave it. The wrapper is
-    ///   the part's function to whatever asks (`noexcept`, the type): a size computed with the
-    ///   function is the recorder's and the kernel's alike.
+    ///   the part's function to whatever asks (`noexcept`, the type).
     /// - The tile's size is the kernel's: the value the code after the part reads, made a number
     ///   once before this code ([`crate::after_part`]: a size computed with the part's function
     ///   calls it there, before the wrapper exists, for the recorder and the kernel alike; overloads

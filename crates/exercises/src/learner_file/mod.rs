@@ -74,21 +74,14 @@ pub enum Invalid {
 }
 
 /// A file that passed every check: its normalized text (what is compiled), its editable lines
-/// (1-based, inclusive), and what the code after its part reads of it as values.
+/// (1-based, inclusive), and the names the starter's part defines that the code after the part
+/// reads as values (`TILE_WORDS`), which the grader's lines after the part check and pass on as
+/// numbers ([`crate::after_part`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LearnerFile {
     pub text: String,
     pub region: (usize, usize),
-    pub read_after: ReadAfter,
-}
-
-/// What the code after a part reads of it as values, which the grader has the compiler check are
-/// integers ([`crate::after_part`]): a value of a type of the part's own could convert or compare
-/// one way in the starter's `static_assert` and another in the kernel.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ReadAfter {
-    /// The names the starter's part defines that the code after it reads (`TILE_WORDS`).
-    pub names: Vec<String>,
+    pub read_after: Vec<String>,
 }
 
 impl LearnerFile {

@@ -8,8 +8,8 @@
 use std::collections::BTreeSet;
 
 use super::{
-    Invalid, Parts, ReadAfter, course_headers, directives, header_tokens, lasting, shape, sizes, syntax::depth, tile,
-    words, writes,
+    Invalid, Parts, course_headers, directives, header_tokens, lasting, shape, sizes, syntax::depth, tile, words,
+    writes,
 };
 use crate::tokens::{self, Kind, Token};
 
@@ -61,14 +61,13 @@ pub(super) fn region_problems(
     yours: &Parts,
     theirs: &Parts,
     signature: &str,
-) -> Result<((usize, usize), ReadAfter), Invalid> {
+) -> Result<((usize, usize), Vec<String>), Invalid> {
     let first_line = yours.region_start + 1;
     let as_invalid = |(line, problem)| Invalid::Region { line, problem };
     let tokens = shape::lexed(yours).map_err(as_invalid)?;
     let outside = outside(yours, theirs, signature, &tokens);
     checks(&tokens, &outside, first_line).map_err(as_invalid)?;
-    let read_after = ReadAfter { names: outside.macros_read.iter().cloned().collect() };
-    Ok(((first_line, yours.after_start), read_after))
+    Ok(((first_line, yours.after_start), outside.macros_read.iter().cloned().collect()))
 }
 
 /// Every check of the part's `tokens`, in order.
