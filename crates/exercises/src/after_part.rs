@@ -17,7 +17,7 @@ use crate::{
 
 /// Every word the grader's code after the part uses that a part could define as a macro: each is
 /// undefined before that code.
-const GRADERS_WORDS: [&str; 47] = [
+const GRADERS_WORDS: [&str; 44] = [
     "bcm_A",
     "bcm_a",
     "bcm_place",
@@ -61,11 +61,12 @@ const GRADERS_WORDS: [&str; 47] = [
     "if",
     "return",
     "for",
-    "atomicAdd",
-    "__threadfence_system",
-    "__trap",
     "__builtin_is_constant_evaluated",
 ];
+
+/// CUDA's functions the grader's lines call (the place recorder's): undefined before them too, and
+/// a part may not declare them again ([`crate::learner_file`]).
+pub const GRADERS_CALLS: [&str; 3] = ["atomicAdd", "__threadfence_system", "__trap"];
 
 /// The integer types: a place may have one, and a value the code after the part reads.
 const INTEGERS: [&str; 12] = [
@@ -108,7 +109,7 @@ pub fn compiled_text<'f>(within: Option<&Within>, file: &'f LearnerFile, record:
     let (before, rest) = lines.split_at((first - 1).min(lines.len()));
     let (part, after) = rest.split_at((last + 1 - first).min(rest.len()));
     let (before_part, code) = within.map(|within| (within.before_part(), within.code(record))).unwrap_or_default();
-    let undefined: String = GRADERS_WORDS.iter().map(|name| format!("#undef {name}\n")).collect();
+    let undefined: String = GRADERS_WORDS.iter().chain(&GRADERS_CALLS).map(|name| format!("#undef {name}\n")).collect();
     let integers: String = INTEGERS
         .iter()
         .map(|integer| {

@@ -152,7 +152,7 @@ fn names_used_outside(before: &[Token], after: &[Token], tokens: &[Token], start
     // `__attribute__((shared))`): a `#define shared` would change that code as surely.
     used.extend(words::CUDA_EXPANSION_WORDS.map(str::to_owned));
     // CUDA's functions that the grader's lines after the part call (the place recorder's).
-    used.extend(["atomicAdd", "__threadfence_system", "__trap"].map(str::to_owned));
+    used.extend(crate::after_part::GRADERS_CALLS.map(str::to_owned));
     // A header the region includes, and every header that one includes, is read after the
     // region's macros: their names count as used. (One included before the region was read
     // before them.)
