@@ -26,6 +26,7 @@ pub mod fft;
 mod gpu;
 mod host_words;
 pub mod kernel_names;
+pub mod local_memory;
 pub mod ncu;
 mod ptx_text;
 pub mod sanitizer;

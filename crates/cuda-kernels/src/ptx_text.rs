@@ -1,4 +1,5 @@
-//! Reading PTX text line by line: an instruction's operation and operands, the names in an operand.
+//! Reading PTX text: an instruction's operation and operands, line by line or whole (a `call`
+//! spans lines), the names in an operand.
 
 /// An instruction's operation and its operands (a predicate guard dropped); `None` for a
 /// directive, a label or anything else.
@@ -16,9 +17,133 @@ pub(crate) fn instruction(line: &str) -> Option<(&str, Vec<&str>)> {
     Some((op, operands))
 }
 
+/// Follows `line`'s braces from `depth` (0 at module scope); true if a function's body closed on it.
+pub(crate) fn closes_a_body(line: &str, depth: &mut usize) -> bool {
+    let mut closed = false;
+    for c in line.chars() {
+        match c {
+            '{' => *depth += 1,
+            '}' => {
+                *depth = depth.saturating_sub(1);
+                closed |= *depth == 0;
+            }
+            _ => {}
+        }
+    }
+    closed
+}
+
 /// The names in an operand: registers and symbols (`[%rd6+4]` holds `%rd6`, `%tid.x` holds `%tid`).
 pub(crate) fn words(operand: &str) -> impl Iterator<Item = &str> {
     operand
         .split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '%')))
         .filter(|w| !w.is_empty() && !w.starts_with(|c: char| c.is_ascii_digit()))
+}
+
+/// One PTX instruction: its operation (guard dropped) and operands (a vector's `{...}` is one).
+pub(crate) struct Statement {
+    pub(crate) op: String,
+    pub(crate) operands: Vec<String>,
+}
+
+impl Statement {
+    /// `text`, one instruction with any braces, labels or guard before it, or `None` for a directive.
+    pub(crate) fn parse(text: &str) -> Option<Statement> {
+        let mut text = text.trim();
+        loop {
+            text = text.trim_start_matches(['{', '}']).trim_start();
+            match text.split_once(':') {
+                Some((label, rest))
+                    if !label.is_empty() && !label.contains(char::is_whitespace) && !rest.starts_with(':') =>
+                {
+                    text = rest.trim_start()
+                }
+                _ => break,
+            }
+        }
+        if let Some(guarded) = text.strip_prefix('@') {
+            text = guarded.split_once(char::is_whitespace)?.1.trim_start();
+        }
+        let text = text.trim_end_matches(';').trim();
+        let (op, rest) = text.split_once(char::is_whitespace).unwrap_or((text, ""));
+        op.starts_with(|c: char| c.is_ascii_lowercase())
+            .then(|| Statement { op: op.to_owned(), operands: operands(rest).into_iter().map(str::to_owned).collect() })
+    }
+
+    pub(crate) fn kind(&self) -> &str {
+        self.op.split('.').next().unwrap_or_default()
+    }
+
+    pub(crate) fn writes_memory(&self) -> bool {
+        ["st", "atom", "red", "cp"].contains(&self.kind())
+    }
+
+    /// The values a store or an atomic writes to memory (an atomic's first operand is the old value it returns).
+    pub(crate) fn stored_values(&self) -> impl Iterator<Item = &str> {
+        let written = if self.writes_memory() { &self.operands[..] } else { &[] };
+        let values = if self.kind() == "atom" { written.get(1..).unwrap_or_default() } else { written };
+        values.iter().map(String::as_str).filter(|o| !o.starts_with('['))
+    }
+
+    /// A load's or store's address: the operand in brackets.
+    pub(crate) fn address(&self) -> Option<&str> {
+        self.operands.iter().map(String::as_str).find(|o| o.starts_with('['))
+    }
+
+    /// The state space the operation names (`shared` for `shared::cta` too), or "" for none: a
+    /// generic access (`ld.u32`, `st.volatile.u64`, `atom.add.u32`), or no access at all.
+    pub(crate) fn space(&self) -> &str {
+        const SPACES: &[&str] = &["local", "shared", "global", "param", "const", "tex"];
+        let named = self.op.split('.').map(|part| part.split("::").next().unwrap_or(part));
+        named.into_iter().find(|part| SPACES.contains(part)).unwrap_or("")
+    }
+
+    /// The function a `call` calls: `vprintf` of `call.uni (retval0), vprintf, (param0, param1);`.
+    pub(crate) fn call_target(&self) -> Option<&str> {
+        (self.kind() == "call").then_some(())?;
+        self.operands.iter().map(String::as_str).find(|o| !o.starts_with('('))
+    }
+}
+
+/// The instructions of `ptx`, each whole however many lines it takes (a `call` spans several) and
+/// however many share a line (inline assembly's `{ .reg .b32 t; mov.b32 t, 1; }`); comments,
+/// directives and labels left out.
+pub(crate) fn statements(ptx: &str) -> Vec<Statement> {
+    let (mut found, mut pending) = (Vec::new(), String::new());
+    for line in ptx.lines() {
+        let code = line.split("//").next().unwrap_or_default();
+        for piece in code.split_inclusive(';') {
+            pending.push_str(piece);
+            pending.push(' ');
+            if piece.trim_end().ends_with(';') {
+                found.extend(Statement::parse(&pending));
+                pending.clear();
+            }
+        }
+        // What a line leaves unfinished continues on the next only if it is an instruction's start
+        // (`call.uni (retval0),`): a directive without `;` (`.loc 1 35 5`), a label or a brace ends there.
+        let unfinished = pending.trim().trim_start_matches(['{', '}']).trim_start();
+        if Statement::parse(unfinished).is_none() {
+            pending.clear();
+        }
+    }
+    found
+}
+
+/// `rest`'s operands split at commas outside braces and brackets.
+fn operands(rest: &str) -> Vec<&str> {
+    let (mut found, mut depth, mut start) = (Vec::new(), 0i32, 0);
+    for (i, c) in rest.char_indices() {
+        match c {
+            '{' | '[' | '(' => depth += 1,
+            '}' | ']' | ')' => depth -= 1,
+            ',' if depth == 0 => {
+                found.push(rest[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    found.push(rest[start..].trim());
+    found.into_iter().filter(|o| !o.is_empty()).collect()
 }

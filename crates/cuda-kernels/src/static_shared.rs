@@ -6,6 +6,8 @@
 
 use std::fmt;
 
+use crate::ptx_text::closes_a_body;
+
 /// Static shared memory a block may declare, on every GPU since Volta; more is only available
 /// as dynamic shared memory, asked for at launch.
 pub const STATIC_SHARED_LIMIT_BYTES: u64 = 48 * 1024;
@@ -26,17 +28,8 @@ pub fn declared_bytes(ptx: &str) -> u64 {
                 }
             }
         }
-        for c in line.chars() {
-            match c {
-                '{' => depth += 1,
-                '}' => {
-                    depth = depth.saturating_sub(1);
-                    if depth == 0 {
-                        kernels.push(0);
-                    }
-                }
-                _ => {}
-            }
+        if closes_a_body(line, &mut depth) {
+            kernels.push(0);
         }
     }
     module.saturating_add(kernels.into_iter().max().unwrap_or(0))

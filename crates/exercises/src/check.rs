@@ -11,7 +11,7 @@ use std::{
 };
 
 use cuda_kernels::{
-    CudaFunction, Gpu, GpuError, HostWords, TextModule, compile,
+    CudaFunction, Gpu, GpuError, HostWords, TextModule, compile, local_memory,
     ncu::{self, Ncu, SelfCommand, SharedCounters, SharedFamily},
     source, special_registers, static_shared,
     timing::{self, Plan},
@@ -319,7 +319,17 @@ fn submission_ptx(
     record: bool,
 ) -> Result<String, GpuError> {
     let text = crate::after_part::compiled_text(exercise.within.as_ref(), file, record);
-    text_ptx(compute_capability, PROGRAM_NAME, &text)
+    let ptx = text_ptx(compute_capability, PROGRAM_NAME, &text)?;
+    local_memory::confined(&ptx).map_err(|unconfined| GpuError::Compile {
+        file: PROGRAM_NAME.to_owned(),
+        arch: compile::sm_name(compute_capability),
+        log: format!(
+            "the compiled code {unconfined}: local memory is not cleared between launches, so the grader \
+             keeps each function's local arrays to themselves (zeroed where it starts, each access inside \
+             them); index a local array directly rather than through a pointer, or keep a table in \
+             `__constant__ const` memory"
+        ),
+    })
 }
 
 /// The PTX of `text` (named `shown` in messages) for GPUs of `compute_capability`, compiled as a

@@ -1,0 +1,202 @@
+//! Local memory (the arrays a function keeps in memory rather than in registers, its "depot" in
+//! the PTX) kept to one launch. Local memory is not cleared between launches: a local array read
+//! before it is written, or past its end, returns what an earlier launch left there, so a kernel
+//! could count its launches and act otherwise in the one a profiler watches. [`confined`] makes
+//! each function's depot zero when the function starts and keeps every local load and store
+//! inside it; what it cannot keep there (a local array's address used as a pointer the compiler
+//! could not follow, a local variable of inline assembly's own) is refused.
+
+use std::{collections::BTreeSet, fmt};
+
+use crate::ptx_text::{Statement, closes_a_body, statements, words};
+
+/// Why a module's local memory cannot be kept to one launch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Unconfined {
+    /// A `.local` variable other than a function's depot (declared by inline assembly).
+    Declared(String),
+    /// A local load or store whose function has no depot, or whose address is not one this
+    /// module knows how to keep inside it (the PTX line).
+    Unbounded(String),
+    /// A local array's generic address (`cvta.local`) used otherwise than as `printf`'s buffer:
+    /// stored in memory, passed to another call, or a generic load's or store's address.
+    Pointer,
+    /// Memory allocated on the stack at run time (`alloca`).
+    Allocated,
+}
+
+impl fmt::Display for Unconfined {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            Unconfined::Declared(name) => write!(f, "declares local memory of its own (`{name}`)"),
+            Unconfined::Unbounded(line) => write!(f, "reaches local memory outside a function's own (`{line}`)"),
+            Unconfined::Pointer => write!(
+                f,
+                "uses a local array's address as a value (stores it, prints it with `%p`, reads or writes \
+                 through it where the compiler could not follow, or passes it to a function it does not inline)"
+            ),
+            Unconfined::Allocated => write!(f, "allocates memory on the stack as it runs (`alloca`)"),
+        }
+    }
+}
+
+/// `ptx` with each function's depot zeroed where the function starts and every `ld.local` and
+/// `st.local` held inside the depot of its function (an access past the array's end, undefined
+/// in C++, stays in the array), or why that does not keep its local memory to one launch.
+pub fn confined(ptx: &str) -> Result<String, Unconfined> {
+    reached_through_pointers(ptx)?;
+    let mut out = String::with_capacity(ptx.len() * 2);
+    let mut depot: Option<Depot> = None;
+    let mut depth = 0usize;
+    for line in ptx.split_inclusive('\n') {
+        let text = line.trim_end_matches(['\n', '\r']);
+        if let Some(declared) = local_declaration(text) {
+            let found = Depot::parse(declared).ok_or_else(|| Unconfined::Declared(declared.to_owned()))?;
+            out.push_str(line);
+            out.push_str(&found.zeroing());
+            depot = Some(found);
+        } else if is_local_access(text) {
+            let bounded = depot.as_ref().and_then(|depot| depot.bounded(text));
+            out.push_str(&bounded.ok_or_else(|| Unconfined::Unbounded(text.trim().to_owned()))?);
+            out.push('\n');
+        } else if Statement::parse(text).is_some_and(|s| ["alloca", "stacksave"].contains(&s.kind())) {
+            return Err(Unconfined::Allocated);
+        } else {
+            out.push_str(line);
+        }
+        if closes_a_body(text, &mut depth) {
+            depot = None;
+        }
+    }
+    Ok(out)
+}
+
+/// A function's depot: `.local .align 16 .b8 __local_depot0[64];`.
+struct Depot {
+    name: String,
+    align: u64,
+    bytes: u64,
+}
+
+impl Depot {
+    fn parse(declaration: &str) -> Option<Depot> {
+        let tokens: Vec<&str> = declaration.split_whitespace().collect();
+        let align = tokens.iter().position(|t| *t == ".align").and_then(|i| tokens.get(i + 1)?.parse().ok())?;
+        let (name, bytes) = tokens.last()?.strip_suffix("];")?.split_once('[')?;
+        let numbered = name.strip_prefix("__local_depot")?;
+        (tokens.contains(&".b8") && !numbered.is_empty() && numbered.bytes().all(|b| b.is_ascii_digit()))
+            .then_some(())?;
+        Some(Depot { name: name.to_owned(), align, bytes: bytes.parse().ok()? })
+    }
+
+    /// A loop that stores zeros over the depot, as wide as its alignment and size allow.
+    fn zeroing(&self) -> String {
+        let width = [16u64, 8, 4, 2, 1]
+            .into_iter()
+            .find(|w| self.align.is_multiple_of(*w) && self.bytes.is_multiple_of(*w))
+            .unwrap_or(1);
+        let (register, store) = match width {
+            16 => (".b32", "st.local.v4.b32 \t[%bcm_at], {%bcm_zero, %bcm_zero, %bcm_zero, %bcm_zero};"),
+            8 => (".b64", "st.local.b64 \t[%bcm_at], %bcm_zero;"),
+            4 => (".b32", "st.local.b32 \t[%bcm_at], %bcm_zero;"),
+            2 => (".b16", "st.local.b16 \t[%bcm_at], %bcm_zero;"),
+            _ => (".b16", "st.local.b8 \t[%bcm_at], %bcm_zero;"),
+        };
+        let (name, bytes) = (&self.name, self.bytes);
+        let label = format!("$bcm_zero_{}", name.trim_start_matches("__local_depot"));
+        format!(
+            "\t{{\n\t.reg .b64 \t%bcm_at;\n\t.reg .b64 \t%bcm_end;\n\t.reg .pred \t%bcm_more;\n\t.reg {register} \t%bcm_zero;\n\
+             \tmov.u64 \t%bcm_at, {name};\n\tadd.u64 \t%bcm_end, %bcm_at, {bytes};\n\tmov{register} \t%bcm_zero, 0;\n\
+             {label}:\n\t{store}\n\tadd.u64 \t%bcm_at, %bcm_at, {width};\n\tsetp.lt.u64 \t%bcm_more, %bcm_at, %bcm_end;\n\
+             \t@%bcm_more bra \t{label};\n\t}}\n"
+        )
+    }
+
+    /// `line`, a local load or store, with its address held between the depot's first byte and
+    /// the last place an access of its width fits; `None` if its address is not a 64-bit
+    /// register or the depot, plus a constant, or the access is wider than the depot.
+    fn bounded(&self, line: &str) -> Option<String> {
+        let (open, close) = (line.find('[')?, line.find(']')?);
+        let (before, address, after) = (&line[..open], &line[open + 1..close], &line[close + 1..]);
+        let (base, offset) = match address.split_once('+') {
+            Some((base, offset)) => (base.trim(), offset.trim().parse::<i64>().ok()?),
+            None => (address.trim(), 0),
+        };
+        let is_register = base.starts_with("%rd") || base == "%SPL";
+        if !is_register && base != self.name || after.contains('[') || line.matches(';').count() != 1 {
+            return None;
+        }
+        let last = self.bytes.checked_sub(access_bytes(&Statement::parse(line)?.op)?)?;
+        let (indent, access) = before.split_at(before.len() - before.trim_start().len());
+        let name = &self.name;
+        Some(format!(
+            "{indent}{{ .reg .b64 %bcm_at; .reg .b64 %bcm_last; mov.u64 %bcm_last, {name}; \
+             add.s64 %bcm_at, {base}, {offset}; max.u64 %bcm_at, %bcm_at, %bcm_last; \
+             add.u64 %bcm_last, %bcm_last, {last}; min.u64 %bcm_at, %bcm_at, %bcm_last; \
+             {access}[%bcm_at]{after} }}"
+        ))
+    }
+}
+
+/// The declaration of a `.local` variable on `line`, if it holds one.
+fn local_declaration(line: &str) -> Option<&str> {
+    let statement = line.trim().trim_start_matches('{').trim_start();
+    statement.starts_with(".local").then_some(statement)
+}
+
+/// Whether `line` loads or stores local memory by name: `ld.local`, `st.volatile.local`.
+fn is_local_access(line: &str) -> bool {
+    Statement::parse(line).is_some_and(|s| ["ld", "st"].contains(&s.kind()) && s.op.split('.').any(|p| p == "local"))
+        || line.contains(".local") && line.matches(';').count() > 1
+}
+
+/// The bytes an `ld`/`st` of `op` reads or writes: `ld.local.v4.u32` reads 16.
+fn access_bytes(op: &str) -> Option<u64> {
+    let parts: Vec<&str> = op.split('.').collect();
+    let lanes = parts.iter().find_map(|p| p.strip_prefix('v')?.parse::<u64>().ok()).unwrap_or(1);
+    let bits: u64 = parts.last()?.get(1..)?.parse().ok()?;
+    Some(lanes * bits / 8)
+}
+
+/// Checks that a generic address of local memory (what `cvta.local` makes, and whatever is
+/// computed from it) is used only as `printf`'s arguments' buffer, passed to `vprintf`: stored in
+/// memory it could be read back where no instruction shows it, and through it a load or store
+/// reaches any of the thread's local memory.
+fn reached_through_pointers(ptx: &str) -> Result<(), Unconfined> {
+    let statements = statements(ptx);
+    let mut pointers: BTreeSet<&str> = BTreeSet::new();
+    // Until nothing new is found: a loop's later instructions feed its earlier ones.
+    loop {
+        let before = pointers.len();
+        for statement in statements.iter().filter(|s| !s.writes_memory()) {
+            let Some((destination, sources)) = statement.operands.split_first() else { continue };
+            if statement.op.starts_with("cvta.local") || sources.iter().any(|s| words(s).any(|w| pointers.contains(w)))
+            {
+                pointers.extend(words(destination).filter(|w| w.starts_with('%')));
+            }
+        }
+        if pointers.len() == before {
+            break;
+        }
+    }
+    let holds_a_pointer = |operand: &str| words(operand).any(|w| pointers.contains(w));
+    let mut passed = false;
+    for statement in &statements {
+        let through = statement.space().is_empty() && statement.address().is_some_and(holds_a_pointer);
+        let stored = statement.stored_values().any(holds_a_pointer);
+        // A call's arguments are stored just before it, in its parameters.
+        let argument = stored
+            && statement.op.starts_with("st.param")
+            && !statement.address().is_some_and(|a| a.contains("func_retval"));
+        passed |= argument;
+        let passed_on =
+            statement.call_target().is_some_and(|target| std::mem::take(&mut passed) && target != "vprintf");
+        if through || stored && !argument || passed_on {
+            return Err(Unconfined::Pointer);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;
