@@ -175,17 +175,26 @@ fn a_launch_that_writes_lasting_memory_is_caught_however_the_address_was_made() 
 /// scored 100 when the recorder only counted (it adds -31 to the word after a constant of its own,
 /// then the count, through an address made a number, which the check of the source now refuses),
 /// is handed to the check directly, in a child process: a trap leaves its process's GPU unusable,
-/// and this suite's tests share one process.
+/// and this suite's tests share one process. Its pointer's base, a local's address kept in a
+/// `volatile` local, would now stop it where it compiles (a local array's address is used only as
+/// `printf`'s buffer); a null one, kept alike, reaches the same word.
 #[test]
 fn a_part_that_reaches_the_recorder_is_still_stopped_at_its_first_place_outside_the_tile() {
     if !gpu_suite_runs("grading") {
         return;
     }
     let _gpu = ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    let case = "transpose-swizzle/recorder-cancelled-through-addresses-as-numbers";
+    let case =
+        root().join("tests/fixtures/grading/cases/transpose-swizzle/recorder-cancelled-through-addresses-as-numbers");
+    let local_base = "unsigned x = 0;\n        unsigned* volatile hidden = &x;";
+    let text = std::fs::read_to_string(case.join("exercise.cu")).unwrap();
+    assert!(text.contains(local_base), "the case keeps a local's address");
+    let folder = tempfile::tempdir().unwrap();
+    let file = folder.path().join("exercise.cu");
+    std::fs::write(&file, text.replace(local_base, "unsigned* volatile hidden = nullptr;")).unwrap();
     let child = Command::new(std::env::current_exe().unwrap())
         .args(["grading::a_case_checked_for_a_parent", "--exact", "--ignored", "--nocapture"])
-        .env(CASE_FOR_A_CHILD_VAR, case)
+        .env(CASE_FOR_A_CHILD_VAR, &file)
         .output()
         .unwrap();
     let printed = String::from_utf8_lossy(&child.stdout);
@@ -206,21 +215,20 @@ fn a_part_that_reaches_the_recorder_is_still_stopped_at_its_first_place_outside_
     }
 }
 
-/// Names the grading fixture (`EXERCISE/CASE`) a child of this suite checks.
+/// The file, a transpose-swizzle submission, a child of this suite checks.
 const CASE_FOR_A_CHILD_VAR: &str = "BCM_SUITE_CASE_FOR_A_CHILD";
 /// What begins the child's line with the outcome, as JSON.
 const OUTCOME_LINE: &str = "outcome: ";
 
-/// The child's side: checks the fixture `CASE_FOR_A_CHILD_VAR` names, its source unchecked, and
+/// The child's side: checks the file `CASE_FOR_A_CHILD_VAR` names, its source unchecked, and
 /// prints the outcome.
 #[test]
 #[ignore = "run in a child process by the test that reads its outcome"]
 fn a_case_checked_for_a_parent() {
-    let case = std::env::var(CASE_FOR_A_CHILD_VAR).expect("run by a test of this suite, which names the case");
-    let (id, _) = case.split_once('/').unwrap();
+    let case = std::env::var(CASE_FOR_A_CHILD_VAR).expect("run by a test of this suite, which names the file");
+    let id = "transpose-swizzle";
     let (manifest, starter) = starter_of(id);
-    let text =
-        std::fs::read_to_string(root().join("tests/fixtures/grading/cases").join(&case).join("exercise.cu")).unwrap();
+    let text = std::fs::read_to_string(case).unwrap();
     let first = text.lines().position(|line| line.contains("EDIT BELOW")).unwrap() + 2;
     let last = text.lines().position(|line| line.contains("EDIT ABOVE")).unwrap();
     let file = exercises::learner_file::LearnerFile { text, region: (first, last), read_after: starter.read_after };
