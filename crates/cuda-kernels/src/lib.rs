@@ -37,6 +37,7 @@ pub mod static_shared;
 pub mod tensor_map;
 pub mod timing;
 pub mod written_globals;
+pub mod zeroed_registers;
 
 pub use half;
 

@@ -16,6 +16,7 @@ use cuda_kernels::{
     source, special_registers, static_shared,
     timing::{self, Plan},
     written_globals::{self, written_globals},
+    zeroed_registers,
 };
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -319,7 +320,9 @@ fn submission_ptx(
     record: bool,
 ) -> Result<String, GpuError> {
     let text = crate::after_part::compiled_text(exercise.within.as_ref(), file, record);
-    let ptx = text_ptx(compute_capability, PROGRAM_NAME, &text)?;
+    // What a launch reads that it did not write, a register or local memory, could be an earlier
+    // launch's: every register and local array starts at zero.
+    let ptx = zeroed_registers::at_each_entry(&text_ptx(compute_capability, PROGRAM_NAME, &text)?);
     local_memory::confined(&ptx).map_err(|unconfined| GpuError::Compile {
         file: PROGRAM_NAME.to_owned(),
         arch: compile::sm_name(compute_capability),
