@@ -1,7 +1,8 @@
 //! Registers kept to one launch. A variable read before it is given a value on some path (a loop
 //! that may not run, an `if` without an `else`) leaves the PTX reading a register no instruction
-//! wrote there; the GPU's register then holds whatever it held, perhaps a value of an earlier
-//! launch. [`at_each_entry`] gives every register a function declares the value 0 where the
+//! wrote there; the GPU's register then holds whatever it held (on the H200, in every thread, a
+//! value other than 0, not the earlier launch's: `tests/gpu/ptx_reads.rs`), which nothing bounds
+//! to this launch. [`at_each_entry`] gives every register a function declares the value 0 where the
 //! function starts: the assembler drops each such write that a later one overwrites on every
 //! path, so only the reads that needed one keep it.
 
