@@ -8,7 +8,7 @@
 
 use std::{collections::BTreeSet, fmt};
 
-use crate::ptx_text::{Statement, closes_a_body, statements, words};
+use crate::ptx_text::{Statement, bodies, closes_a_body, statements, words};
 
 /// Why a module's local memory cannot be kept to one launch.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -163,7 +163,12 @@ fn access_bytes(op: &str) -> Option<u64> {
 /// memory it could be read back where no instruction shows it, and through it a load or store
 /// reaches any of the thread's local memory.
 fn reached_through_pointers(ptx: &str) -> Result<(), Unconfined> {
-    let statements = statements(ptx);
+    bodies(ptx).into_iter().try_for_each(body_reached_through_pointers)
+}
+
+/// [`reached_through_pointers`] in one function's body, where a register's name means one register.
+fn body_reached_through_pointers(body: &str) -> Result<(), Unconfined> {
+    let statements = statements(body);
     let mut pointers: BTreeSet<&str> = BTreeSet::new();
     // Until nothing new is found: a loop's later instructions feed its earlier ones.
     loop {

@@ -33,6 +33,20 @@ pub(crate) fn closes_a_body(line: &str, depth: &mut usize) -> bool {
     closed
 }
 
+/// The text of each function's body in `ptx` (its header's last lines too): a register's name
+/// means one register within one body.
+pub(crate) fn bodies(ptx: &str) -> Vec<&str> {
+    let (mut found, mut from, mut at, mut depth) = (Vec::new(), 0, 0, 0usize);
+    for line in ptx.split_inclusive('\n') {
+        at += line.len();
+        if closes_a_body(line, &mut depth) {
+            found.push(&ptx[from..at]);
+            from = at;
+        }
+    }
+    found
+}
+
 /// The names in an operand: registers and symbols (`[%rd6+4]` holds `%rd6`, `%tid.x` holds `%tid`).
 pub(crate) fn words(operand: &str) -> impl Iterator<Item = &str> {
     operand

@@ -156,6 +156,13 @@ fn a_local_arrays_address_may_be_printfs_buffer_and_nothing_else() {
     assert_eq!(confined(&atomic), Err(Unconfined::Pointer));
     let returned = KERNEL.replace("\tret;", "\tst.param.b64 \t[func_retval0], %rd4;\n\tret;");
     assert_eq!(confined(&returned), Err(Unconfined::Pointer));
+    // A register's name means one register in one function: the helper's `%r2` holds a pointer's
+    // bits, the kernel's (which it stores) does not.
+    let helper = ".func _Z6helperv()\n{\n\t.reg .b32 \t%r<3>;\n\t.reg .b64 \t%rd<10>;\n\t\
+                  cvta.local.u64 \t%rd9, %rd1;\n\tcvt.u32.u64 \t%r2, %rd9;\n\tret;\n}\n";
+    assert!(confined(&format!("{helper}{KERNEL}")).is_ok());
+    let storing = helper.replace("\tret;", "\tst.global.u32 \t[%rd1], %r2;\n\tret;");
+    assert_eq!(confined(&format!("{storing}{KERNEL}")), Err(Unconfined::Pointer));
     let other_call = KERNEL.replace("\tvprintf, ", "\t_Z6helperPj, ");
     assert_eq!(confined(&other_call), Err(Unconfined::Pointer));
     assert!(confined(&other_call.replace("[param1], %rd4", "[param1], %rd7")).is_ok());
