@@ -48,14 +48,22 @@ extern \"C\" __global__ void counts(unsigned* out, unsigned) {
 }
 ";
 
-/// A variable given a value only in a loop that runs `n` times: with `n` 0, what it writes is a
-/// register no instruction wrote.
-const UNSET_IF_NO_LOOP: &str = "\
+/// A variable given a value only in a loop that runs `n` times: with `n` 0, what `unset` writes
+/// is a register no instruction wrote; and a field no one set, passed to a function that does not
+/// inline and returned (NVRTC passes neither), is what `unset_result` writes.
+const UNSET: &str = "\
 __device__ __forceinline__ unsigned one() { return __popc(__activemask()) / 32u; }
 extern \"C\" __global__ void unset(unsigned* out, unsigned n) {
     unsigned last;
     for (unsigned i = 0; i < n * one(); ++i) last = 0x5eed0000u + i;
     out[blockIdx.x * blockDim.x + threadIdx.x] = last;
+}
+struct Pair { unsigned first, second; };
+__device__ __noinline__ unsigned second_of(Pair pair) { return pair.second; }
+extern \"C\" __global__ void unset_result(unsigned* out, unsigned n) {
+    Pair pair;
+    pair.first = n;
+    out[blockIdx.x * blockDim.x + threadIdx.x] = second_of(pair);
 }
 ";
 
@@ -96,7 +104,7 @@ fn confined_local_memory_and_zeroed_registers_hold_nothing_from_an_earlier_launc
     for (launch, out) in launched(&gpu, confined(&counts).unwrap(), "counts", &[0, 0, 0]).iter().enumerate() {
         assert!(out.iter().all(|&word| word == 1 << 16), "confined launch {}: {:x?}", launch + 1, &out[..8]);
     }
-    let unset = ptx(UNSET_IF_NO_LOOP);
+    let unset = ptx(UNSET);
     let as_compiled = launched(&gpu, unset.clone(), "unset", &[4, 0]);
     let earlier = as_compiled[1].iter().filter(|&&word| word == 0x5eed_0003).count();
     let nonzero = as_compiled[1].iter().filter(|&&word| word != 0).count();
@@ -108,6 +116,11 @@ fn confined_local_memory_and_zeroed_registers_hold_nothing_from_an_earlier_launc
     let zeroed = launched(&gpu, at_each_entry(&unset), "unset", &[4, 0]);
     assert!(zeroed[0].iter().all(|&word| word == 0x5eed_0003), "{:x?}", &zeroed[0][..8]);
     assert!(zeroed[1].iter().all(|&word| word == 0), "zeroed registers: {:x?}", &zeroed[1][..8]);
+    let as_compiled = launched(&gpu, unset.clone(), "unset_result", &[4]);
+    let nonzero = as_compiled[0].iter().filter(|&&word| word != 0).count();
+    eprintln!("a result no one wrote, as compiled: something other than 0 in {nonzero} of {} threads", 1024 * 256);
+    let zeroed = launched(&gpu, at_each_entry(&unset), "unset_result", &[4]);
+    assert!(zeroed[0].iter().all(|&word| word == 0), "zeroed result: {:x?}", &zeroed[0][..8]);
     // A local array's address printed with `%p` is stored, and could be read back: refused.
     let printed = "extern \"C\" __global__ void k(unsigned* out) {\n    unsigned table[8];\n    \
                    for (unsigned i = 0; i < 8u; ++i) table[i] = out[i];\n    printf(\"%p\\n\", (void*)table);\n    \
