@@ -191,9 +191,9 @@ impl Printed<'_> {
         }
     }
 
-    /// Numbers, literals, built-in indices and the starter's `numbers`, with the operators of
-    /// numbers, parentheses and conversions to built-in types: no call, assignment, comma or name
-    /// of the part's.
+    /// Numbers, literals, `sizeof`s, built-in indices and the starter's `numbers`, with the
+    /// operators of numbers, parentheses and conversions to built-in types: no call, assignment,
+    /// comma or name of the part's.
     fn plain_expression(&self, expression: &[&Token]) -> bool {
         let text = |i: usize| expression.get(i).map_or("", |t| t.text.as_str());
         let mut at = 0;
@@ -203,6 +203,15 @@ impl Printed<'_> {
                 && matches!(text(at + 2), "x" | "y" | "z")
             {
                 at += 3;
+                continue;
+            }
+            // A `sizeof` is a number too, whatever it measures (nothing in it runs).
+            if text(at) == "sizeof" {
+                match text(at + 1) {
+                    "(" => at = declared::matching(expression, at + 1) + 1,
+                    _ if expression.get(at + 1).is_some_and(|t| t.kind == Kind::Identifier) => at += 2,
+                    _ => return false,
+                }
                 continue;
             }
             let token = expression[at];

@@ -65,7 +65,8 @@ fn the_starter_and_edits_inside_the_region_pass() {
         // A debugging print left in, by block: it changes no value.
         "int f() { unsigned k = 3;\n if (blockIdx.x == 0 && threadIdx.x == 0) printf(\"size %zu\\n\", sizeof(k));\n\
          if (blockIdx.x == gridDim.x - 1) { printf(\"last\\n\"); printf(\"%u %u\", blockIdx.x, (unsigned)sizeof k); }\n\
-         printf(\"block %u\\n\", blockIdx.y); return k; }",
+         printf(\"block %u\\n\", blockIdx.y);\n\
+         if (blockIdx.x == 0) printf(\"%u %u\", static_cast<unsigned>(sizeof(k)), unsigned(sizeof k * 33u)); return k; }",
         // A print's choice of words, its conversions, and a printing `if` as a loop's or a case's body.
         "int f() {\n if (blockIdx.x == 0 && threadIdx.x == 0) printf(\"%s %d %u\\n\", N % 2 ? \"odd\" : \"even\", \
          static_cast<int>(N), unsigned(N * N));\n\
