@@ -129,6 +129,8 @@ impl Depot {
         let last = self.bytes.checked_sub(access_bytes(&Statement::parse(line)?.op)?)?;
         let (indent, access) = before.split_at(before.len() - before.trim_start().len());
         let name = &self.name;
+        // The depot's own name is an address `mov` takes, not an operand of `add`.
+        let base = if base == name { "%bcm_last" } else { base };
         Some(format!(
             "{indent}{{ .reg .b64 %bcm_at; .reg .b64 %bcm_last; mov.u64 %bcm_last, {name}; \
              add.s64 %bcm_at, {base}, {offset}; max.u64 %bcm_at, %bcm_at, %bcm_last; \

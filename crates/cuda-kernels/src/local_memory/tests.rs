@@ -19,6 +19,7 @@ const KERNEL: &str = "\
 \t.reg .b64 \t%SP;
 \t.reg .b64 \t%SPL;
 \t.reg .pred \t%p<3>;
+\t.reg .b16 \t%rs<2>;
 \t.reg .b32 \t%r<9>;
 \t.reg .b64 \t%rd<12>;
 \t.loc\t1 3 0
@@ -37,6 +38,7 @@ $L__BB0_1:
 \tadd.u64 \t%rd4, %SP, 56;
 \tadd.u64 \t%rd5, %SPL, 56;
 \tst.local.u32 \t[%rd5], %r2;
+\tld.local.u16 \t%rs1, [__local_depot0+8];
 \tmov.u64 \t%rd6, $str;
 \tcvta.global.u64 \t%rd7, %rd6;
 \t{ // callseq 0, 0
@@ -80,6 +82,7 @@ fn the_depot_is_zeroed_where_the_function_starts_and_each_access_held_inside_it(
         held("%rd3", 0, 60, "st.local.u32 \t[%bcm_at], %r1;"),
         held("%rd3", -4, 60, "@%p1 ld.local.u32 \t%r2, [%bcm_at];"),
         held("%SPL", 16, 48, "st.local.v4.u32 \t[%bcm_at], {%r1, %r1, %r1, %r2};"),
+        held("%bcm_last", 8, 62, "ld.local.u16 \t%rs1, [%bcm_at];"),
     ] {
         assert!(confined.contains(&expected), "{expected} in {confined}");
     }
