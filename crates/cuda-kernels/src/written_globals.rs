@@ -12,7 +12,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::ptx_text::{instruction, words};
+use crate::ptx_text::{closes_a_body, instruction, words};
 
 /// The names of the `.global` variables of `ptx` that its code writes or lets escape, but for
 /// `exempt` (the grader's own), in the order they are first written.
@@ -34,7 +34,12 @@ pub fn written_globals(ptx: &str, exempt: &[&str]) -> Vec<String> {
     // Each register that holds an address derived from a variable's, and the variable.
     let mut derived: BTreeMap<String, String> = BTreeMap::new();
     let mut written: Vec<String> = Vec::new();
+    let mut depth = 0;
     for line in ptx.lines() {
+        // A register's name means one register in one function's body.
+        if closes_a_body(line, &mut depth) {
+            derived.clear();
+        }
         let Some((op, operands)) = instruction(line) else { continue };
         let from_global = |operand: &&str| {
             words(operand).find_map(|w| match globals.contains(w) || pointers.contains_key(w) {
@@ -54,8 +59,9 @@ pub fn written_globals(ptx: &str, exempt: &[&str]) -> Vec<String> {
             // the compiler made, passed to a call (`printf`'s format, which `vprintf` only reads;
             // `assert`'s message, file and function names) or put in the local buffer of
             // `printf`'s arguments (`printf("%s", "name")`). (The course's check of the source lets
-            // a string literal be nothing but such an argument.)
-            let passed = op.starts_with("st.param") || op.starts_with("st.local");
+            // a string literal be nothing but such an argument; a function's result is no argument.)
+            let returned = address.is_some_and(|a| a.contains("func_retval"));
+            let passed = op.starts_with("st.param") && !returned || op.starts_with("st.local");
             let escaped = values.iter().filter_map(from_global).filter(|name| !(passed && compilers_string(name)));
             target.into_iter().chain(escaped).collect()
         } else if op.starts_with("call") {
@@ -188,6 +194,21 @@ mod tests {
             Vec::<String>::new(),
             "a table's value indexes the tile"
         );
+    }
+
+    #[test]
+    fn a_registers_name_means_one_register_in_one_function() {
+        // A helper that does not inline holds a string's address in its `%rd5`; the kernel's `%rd5`
+        // is its parameter, written through.
+        let helper = ".global .align 1 .b8 $str[2] = {120, 0};\n.func f()\n{\n\t.reg .b64 \t%rd<6>;\n\t\
+                      mov.u64 \t%rd5, $str;\n\tret;\n}\n";
+        let kernel = COUNTER.replace("\tret;", "\tld.param.u64 \t%rd5, [k_param_0];\n\tst.u32 \t[%rd5], %r1;\n\tret;");
+        assert_eq!(written_globals(&format!("{helper}{kernel}"), &["bcm_places_outside"]), Vec::<String>::new());
+        let in_the_helper = helper.replace("\tret;", "\tst.u32 \t[%rd5], %r1;\n\tret;");
+        assert_eq!(written_globals(&format!("{in_the_helper}{kernel}"), &["bcm_places_outside"]), ["$str"]);
+        // A string's address returned, where the caller's register no longer shows whose it is.
+        let returned = helper.replace("\tret;", "\tst.param.b64 \t[func_retval0+0], %rd5;\n\tret;");
+        assert_eq!(written_globals(&format!("{returned}{kernel}"), &["bcm_places_outside"]), ["$str"]);
     }
 
     #[test]
