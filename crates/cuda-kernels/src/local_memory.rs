@@ -29,11 +29,18 @@ impl fmt::Display for Unconfined {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         match self {
             Unconfined::Declared(name) => write!(f, "declares local memory of its own (`{name}`)"),
-            Unconfined::Unbounded(line) => write!(f, "reaches local memory outside a function's own (`{line}`)"),
+            Unconfined::Unbounded(line) => write!(
+                f,
+                "reaches local memory outside a function's own local arrays (`{line}`), as a function that \
+                 does not inline does when it indexes a struct passed to it by value: pass it by its \
+                 fields, or let the function inline"
+            ),
             Unconfined::Pointer => write!(
                 f,
                 "uses a local array's address as a value (stores it, prints it with `%p`, reads or writes \
-                 through it where the compiler could not follow, or passes it to a function it does not inline)"
+                 through it where the compiler could not follow, or passes it to a function that does not \
+                 inline: a local array, a struct by value or by reference, a lambda capturing by reference, \
+                 `this` of a local object): index the array where it is declared, or let the function inline"
             ),
             Unconfined::Allocated => write!(f, "allocates memory on the stack as it runs (`alloca`)"),
         }
@@ -177,8 +184,9 @@ fn body_reached_through_pointers(body: &str) -> Result<(), Unconfined> {
         let before = pointers.len();
         for statement in statements.iter().filter(|s| !s.writes_memory()) {
             let Some((destination, sources)) = statement.operands.split_first() else { continue };
-            if statement.op.starts_with("cvta.local") || sources.iter().any(|s| words(s).any(|w| pointers.contains(w)))
-            {
+            // A load's address is not its value: what it reads is data (a pointer is never stored).
+            let mut values = sources.iter().filter(|s| !s.starts_with('['));
+            if statement.op.starts_with("cvta.local") || values.any(|s| words(s).any(|w| pointers.contains(w))) {
                 pointers.extend(words(destination).filter(|w| w.starts_with('%')));
             }
         }

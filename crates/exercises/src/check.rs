@@ -327,10 +327,8 @@ fn submission_ptx(
         file: PROGRAM_NAME.to_owned(),
         arch: compile::sm_name(compute_capability),
         log: format!(
-            "the compiled code {unconfined}: local memory is not cleared between launches, so the grader \
-             keeps each function's local arrays to themselves (zeroed where it starts, each access inside \
-             them); index a local array directly rather than through a pointer, or keep a table in \
-             `__constant__ const` memory"
+            "the compiled code {unconfined} (local memory is not cleared between launches, so the grader \
+             keeps each function's local arrays to themselves: zeroed where it starts, each access inside them)"
         ),
     })
 }
