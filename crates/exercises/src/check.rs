@@ -198,8 +198,9 @@ fn compile_file(gpu: &Gpu, manifest: &Manifest, file: &Path, entry: &str) -> Res
 /// Why a variable the compiled code writes is refused, in words.
 fn lasting(variable: &str) -> String {
     format!(
-        "the compiled code writes {}, which lasts from one launch to the next (the code after your part \
-         could read it to act otherwise when it is profiled): {KEEP_IN_LOCALS}",
+        "the compiled code writes {}, which lasts from one launch to the next, or passes its address on \
+         where it could be written (the code after your part could read it to act otherwise when it is \
+         profiled): {KEEP_IN_LOCALS}",
         variable_named(variable)
     )
 }
