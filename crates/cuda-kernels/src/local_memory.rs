@@ -8,7 +8,7 @@
 
 use std::{collections::BTreeSet, fmt};
 
-use crate::ptx_text::{Statement, bodies, closes_a_body, statements, words};
+use crate::ptx_text::{Statement, Variable, bodies, closes_a_body, statements, widest_store, words};
 
 /// Why a module's local memory cannot be kept to one launch.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -87,21 +87,16 @@ struct Depot {
 
 impl Depot {
     fn parse(declaration: &str) -> Option<Depot> {
-        let tokens: Vec<&str> = declaration.split_whitespace().collect();
-        let align = tokens.iter().position(|t| *t == ".align").and_then(|i| tokens.get(i + 1)?.parse().ok())?;
-        let (name, bytes) = tokens.last()?.strip_suffix("];")?.split_once('[')?;
-        let numbered = name.strip_prefix("__local_depot")?;
-        (tokens.contains(&".b8") && !numbered.is_empty() && numbered.bytes().all(|b| b.is_ascii_digit()))
+        let variable = Variable::parse(declaration.strip_prefix(".local")?)?;
+        let numbered = variable.name.strip_prefix("__local_depot")?;
+        (variable.kind == ".b8" && !numbered.is_empty() && numbered.bytes().all(|b| b.is_ascii_digit()))
             .then_some(())?;
-        Some(Depot { name: name.to_owned(), align, bytes: bytes.parse().ok()? })
+        Some(Depot { align: variable.align?, bytes: variable.bytes, name: variable.name })
     }
 
     /// A loop that stores zeros over the depot, as wide as its alignment and size allow.
     fn zeroing(&self) -> String {
-        let width = [16u64, 8, 4, 2, 1]
-            .into_iter()
-            .find(|w| self.align.is_multiple_of(*w) && self.bytes.is_multiple_of(*w))
-            .unwrap_or(1);
+        let width = widest_store(&[16, 8, 4, 2, 1], self.align, self.bytes);
         let (register, store) = match width {
             16 => (".b32", "st.local.v4.b32 \t[%bcm_at], {%bcm_zero, %bcm_zero, %bcm_zero, %bcm_zero};"),
             8 => (".b64", "st.local.b64 \t[%bcm_at], %bcm_zero;"),

@@ -47,6 +47,40 @@ pub(crate) fn bodies(ptx: &str) -> Vec<&str> {
     found
 }
 
+/// A variable's declaration after its state space: `.align 16 .b8 __local_depot0[64];`,
+/// `.b32 param0`, `.align 4 .b8 f_param_0[8],`.
+pub(crate) struct Variable {
+    pub(crate) name: String,
+    /// Its type's word: `.b8`.
+    pub(crate) kind: String,
+    pub(crate) bits: u64,
+    pub(crate) align: Option<u64>,
+    pub(crate) bytes: u64,
+}
+
+impl Variable {
+    pub(crate) fn parse(declared: &str) -> Option<Variable> {
+        let tokens: Vec<&str> = declared.trim().trim_end_matches([';', ',']).split_whitespace().collect();
+        let kind = tokens.iter().find(|t| t.starts_with('.') && **t != ".align")?;
+        let bits: u64 = kind.get(2..)?.parse().ok()?;
+        let (name, count) = match tokens.last()?.split_once('[') {
+            Some((name, count)) => (name, count.strip_suffix(']')?.parse::<u64>().ok()?),
+            None => (*tokens.last()?, 1),
+        };
+        let align = match tokens.iter().position(|t| *t == ".align") {
+            Some(i) => Some(tokens.get(i + 1)?.parse().ok()?),
+            None => None,
+        };
+        Some(Variable { name: name.to_owned(), kind: (*kind).to_owned(), bits, align, bytes: count * bits / 8 })
+    }
+}
+
+/// The widest of `widths` (widest first) that divides both `align` and `bytes`: how wide the
+/// stores that fill such a variable may be.
+pub(crate) fn widest_store(widths: &[u64], align: u64, bytes: u64) -> u64 {
+    widths.iter().copied().find(|w| align.is_multiple_of(*w) && bytes.is_multiple_of(*w)).unwrap_or(1)
+}
+
 /// The names in an operand: registers and symbols (`[%rd6+4]` holds `%rd6`, `%tid.x` holds `%tid`).
 pub(crate) fn words(operand: &str) -> impl Iterator<Item = &str> {
     operand

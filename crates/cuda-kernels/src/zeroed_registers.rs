@@ -9,7 +9,7 @@
 //! argument and result 0 before it is written: the assembler drops each such write that a later
 //! one overwrites on every path, so only the reads that needed one keep it.
 
-use crate::ptx_text::{Statement, closes_a_body};
+use crate::ptx_text::{Statement, Variable, closes_a_body, widest_store};
 
 /// `ptx` with a write of 0 to each register each function's body declares before its first
 /// instruction (where NVRTC declares them all), placed right after the declaration; to each
@@ -59,22 +59,17 @@ struct Parameter {
 
 impl Parameter {
     fn parse(declared: &str) -> Option<Parameter> {
-        let tokens: Vec<&str> = declared.trim().trim_end_matches([';', ',']).split_whitespace().collect();
-        let bits: u64 = tokens.iter().find_map(|t| t.strip_prefix('.')?.get(1..)?.parse().ok())?;
-        let (name, count) = match tokens.last()?.split_once('[') {
-            Some((name, count)) => (name, count.trim_end_matches(']').parse().ok()?),
-            None => (*tokens.last()?, 1),
-        };
-        let align = tokens.iter().position(|t| *t == ".align").and_then(|i| tokens.get(i + 1)?.parse().ok());
-        let bytes = count * bits / 8;
-        Some(Parameter { name: name.to_owned(), bytes, align: align.unwrap_or(bits / 8) })
+        let variable = Variable::parse(declared)?;
+        Some(Parameter {
+            align: variable.align.unwrap_or(variable.bits / 8),
+            bytes: variable.bytes,
+            name: variable.name,
+        })
     }
 
     /// Stores of 0 over the whole parameter, as wide as its alignment and size allow.
     fn zeroing(&self) -> String {
-        let width =
-            [8u64, 4, 2, 1].into_iter().find(|w| self.align.is_multiple_of(*w) && self.bytes.is_multiple_of(*w));
-        let width = width.unwrap_or(1);
+        let width = widest_store(&[8, 4, 2, 1], self.align, self.bytes);
         let register = if width == 8 {
             ".b64"
         } else if width == 4 {
