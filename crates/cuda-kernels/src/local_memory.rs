@@ -57,16 +57,18 @@ pub fn confined(ptx: &str) -> Result<String, Unconfined> {
     let mut depth = 0usize;
     for line in ptx.split_inclusive('\n') {
         let text = line.trim_end_matches(['\n', '\r']);
+        let statement = Statement::parse(text);
         if let Some(declared) = local_declaration(text) {
             let found = Depot::parse(declared).ok_or_else(|| Unconfined::Declared(declared.to_owned()))?;
             out.push_str(line);
             out.push_str(&found.zeroing());
             depot = Some(found);
-        } else if is_local_access(text) {
-            let bounded = depot.as_ref().and_then(|depot| depot.bounded(text));
+        } else if accesses_local_memory(text, statement.as_ref()) {
+            let width = statement.and_then(|s| access_bytes(&s.op));
+            let bounded = depot.as_ref().zip(width).and_then(|(depot, width)| depot.bounded(text, width));
             out.push_str(&bounded.ok_or_else(|| Unconfined::Unbounded(text.trim().to_owned()))?);
             out.push('\n');
-        } else if Statement::parse(text).is_some_and(|s| ["alloca", "stacksave"].contains(&s.kind())) {
+        } else if statement.is_some_and(|s| ["alloca", "stacksave"].contains(&s.kind())) {
             return Err(Unconfined::Allocated);
         } else {
             out.push_str(line);
@@ -117,7 +119,7 @@ impl Depot {
     /// `line`, a local load or store, with its address held between the depot's first byte and
     /// the last place an access of its width fits; `None` if its address is not a 64-bit
     /// register or the depot, plus a constant, or the access is wider than the depot.
-    fn bounded(&self, line: &str) -> Option<String> {
+    fn bounded(&self, line: &str, width: u64) -> Option<String> {
         let (open, close) = (line.find('[')?, line.find(']')?);
         let (before, address, after) = (&line[..open], &line[open + 1..close], &line[close + 1..]);
         let (base, offset) = match address.split_once('+') {
@@ -128,7 +130,7 @@ impl Depot {
         if !is_register && base != self.name || after.contains('[') || line.matches(';').count() != 1 {
             return None;
         }
-        let last = self.bytes.checked_sub(access_bytes(&Statement::parse(line)?.op)?)?;
+        let last = self.bytes.checked_sub(width)?;
         let (indent, access) = before.split_at(before.len() - before.trim_start().len());
         let name = &self.name;
         // The depot's own name is an address `mov` takes, not an operand of `add`.
@@ -148,9 +150,10 @@ fn local_declaration(line: &str) -> Option<&str> {
     statement.starts_with(".local").then_some(statement)
 }
 
-/// Whether `line` loads or stores local memory by name: `ld.local`, `st.volatile.local`.
-fn is_local_access(line: &str) -> bool {
-    Statement::parse(line).is_some_and(|s| ["ld", "st"].contains(&s.kind()) && s.op.split('.').any(|p| p == "local"))
+/// Whether `line`, parsed as `statement`, loads or stores local memory by name: `ld.local`,
+/// `st.volatile.local` (or holds several statements, one naming `.local`).
+fn accesses_local_memory(line: &str, statement: Option<&Statement>) -> bool {
+    statement.is_some_and(|s| ["ld", "st"].contains(&s.kind()) && s.space() == "local")
         || line.contains(".local") && line.matches(';').count() > 1
 }
 
