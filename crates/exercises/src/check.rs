@@ -404,15 +404,10 @@ pub fn check(
     // (Pointed to first: the pointer is memory the part's launches must leave as it is. The timed
     // build's too, which records nothing: what a part can read of the grader's variables, past the
     // end of a table of its own, is then alike in both builds.)
-    let record = match (&exercise.within, &kernels.recorded) {
-        (Some(_), Some((recorded, _))) => crate::within::Within::record(&gpu, recorded)
-            .and_then(|record| Ok((Some(record), Some(crate::within::Within::record(&gpu, &kernels.submission.0)?)))),
-        _ => Ok((None, None)),
-    };
-    let prepared = record.and_then(|(record, timed_record)| {
+    let prepared = record_of(&gpu, exercise, checked_module).and_then(|record| {
         Ok((
             record,
-            timed_record,
+            record_of(&gpu, exercise, &kernels.submission.0)?,
             LastingMemory::new(&gpu, checked_module)?,
             LastingMemory::new(&gpu, &kernels.submission.0)?,
         ))
@@ -638,6 +633,12 @@ pub fn profile_target<T: GpuTurn>(
     Ok(())
 }
 
+/// The record `module`'s grader's wrapper points to, where the exercise checks its part's places
+/// ([`crate::within::Within::record`]: every build's, which records or not).
+fn record_of(gpu: &Gpu, exercise: &Exercise, module: &TextModule) -> Result<Option<HostWords>, GpuError> {
+    exercise.within.as_ref().map(|_| crate::within::Within::record(gpu, module)).transpose()
+}
+
 /// Each of `files` compiled (on every CPU: NVRTC compiles one text on one thread, and a profile
 /// holds up to 64), loaded, and its kernel: the exercise's entry, with the record its grader's
 /// wrapper points to, as in the check's builds (kept as long as the kernel).
@@ -652,11 +653,7 @@ fn entry_functions(
         .into_iter()
         .map(|ptx| {
             let module = ptx.and_then(|ptx| gpu.module_from_ptx(PROGRAM_NAME, ptx))?;
-            let record = match exercise.within {
-                Some(_) => Some(crate::within::Within::record(gpu, &module)?),
-                None => None,
-            };
-            Ok((module.function(&exercise.entry)?, record))
+            Ok((module.function(&exercise.entry)?, record_of(gpu, exercise, &module)?))
         })
         .map(|entry: Result<_, GpuError>| entry.map_err(|e| e.to_string()))
         .collect()
