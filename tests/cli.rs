@@ -110,6 +110,8 @@ fn bench_reports_model_rates_and_why_gpu_figures_are_missing() {
         (&grading_only["model"], &grading_only["gpu_skipped"]),
         (&serde_json::Value::Null, &"--no-gpu given".into())
     );
+    let build_only = json(&["bench", "--only", "build", "--no-gpu", "--json"]);
+    assert_eq!((&build_only["model"], &build_only["build_cost"]), (&serde_json::Value::Null, &serde_json::json!([])));
     let unknown = xtask(&["bench", "--only", "grading", "--grading-exercise", "row-sum", "--no-gpu"]);
     assert!(!unknown.succeeded());
     assert!(unknown.error().starts_with("there is no exercise `row-sum`"), "{}", unknown.error());

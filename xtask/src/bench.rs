@@ -9,6 +9,7 @@ use serde::Serialize;
 use course::results::StoredFigure;
 
 use crate::{
+    build_cost_bench::{self, BuildCostRow},
     grading_bench,
     grading_bench::{GradingBench, GradingRun},
     lessons,
@@ -75,6 +76,9 @@ enum Part {
     Lessons,
     /// The grader on a generated class, on the GPU.
     Grading,
+    /// What the grader's build (registers and local arrays zeroed, local accesses kept inside
+    /// their arrays) costs each solution and each grading fixture that keeps local memory, on the GPU.
+    Build,
 }
 
 impl BenchArgs {
@@ -134,6 +138,7 @@ struct Bench {
     gpu_skipped: Option<String>,
     figures: Vec<StoredFigure>,
     grading: Option<GradingBench>,
+    build_cost: Vec<BuildCostRow>,
 }
 
 pub fn run(args: &BenchArgs, out: &mut dyn Write, color: bool) -> anyhow::Result<ExitCode> {
@@ -142,8 +147,9 @@ pub fn run(args: &BenchArgs, out: &mut dyn Write, color: bool) -> anyhow::Result
         exercises::Manifest::find()?.exercise(&args.grading_exercise)?;
     }
     let model = args.runs(Part::Model).then(|| model_rates(args.seconds));
-    let gpu_parts = args.runs(Part::Lessons) || args.runs(Part::Grading);
-    let mut bench = Bench { model, gpu: None, gpu_skipped: None, figures: Vec::new(), grading: None };
+    let gpu_parts = [Part::Lessons, Part::Grading, Part::Build].into_iter().any(|part| args.runs(part));
+    let mut bench =
+        Bench { model, gpu: None, gpu_skipped: None, figures: Vec::new(), grading: None, build_cost: Vec::new() };
     match args.no_gpu {
         true => bench.gpu_skipped = Some("--no-gpu given".to_owned()),
         false if !gpu_parts => {}
@@ -151,6 +157,9 @@ pub fn run(args: &BenchArgs, out: &mut dyn Write, color: bool) -> anyhow::Result
             Err(why) => bench.gpu_skipped = Some(why.to_string()),
             Ok(gpu) => {
                 bench.gpu = Some(gpu.info().clone());
+                if args.runs(Part::Build) {
+                    bench.build_cost = build_cost_bench::measure(&gpu)?;
+                }
                 drop(gpu);
                 if args.runs(Part::Lessons) {
                     match lessons::measure_all()? {
@@ -243,7 +252,52 @@ fn render(bench: &Bench, seconds: f64) -> Report {
     if let Some(grading) = &bench.grading {
         render_grading(&mut report, grading, &on_gpu);
     }
+    if !bench.build_cost.is_empty() {
+        render_build_cost(&mut report, &bench.build_cost, &on_gpu);
+    }
     report
+}
+
+fn render_build_cost(report: &mut Report, rows: &[BuildCostRow], on_gpu: &str) {
+    report.heading("What the grader's build costs a kernel");
+    report.text(format!(
+        "Each kernel as the grader loads it (every register and local array zero where a function starts, \
+         every local access kept inside its array) beside the same kernel as NVRTC compiled it, and the \
+         starter: median ms of one launch at the exercise's timed size, the three timed in turn in one run, \
+         on the {on_gpu}. Each exercise's solution, and each grading fixture whose compiled code keeps local \
+         memory and does not print."
+    ));
+    let rows = rows
+        .iter()
+        .map(|row| {
+            let mut cells = vec![row.exercise.clone().into(), row.kernel.clone().into()];
+            cells.push(if row.local_memory { "yes" } else { "no" }.into());
+            match &row.cost {
+                Ok(cost) => cells.extend([
+                    format!("{:.4}", cost.graded_ms).into(),
+                    format!("{:.4}", cost.compiled_ms).into(),
+                    format!("{}x", format_ratio(cost.graded_ms / cost.compiled_ms)).into(),
+                    format!("{}x", format_ratio(cost.starter_ms / cost.graded_ms)).into(),
+                ]),
+                Err(why) => {
+                    cells.extend([styled(format!("not timed: {why}"), Tone::Bad), "".into(), "".into(), "".into()])
+                }
+            }
+            cells
+        })
+        .collect();
+    report.table(
+        [
+            "exercise",
+            "kernel",
+            "local memory",
+            "graded build, ms",
+            "NVRTC's build, ms",
+            "graded / NVRTC's time",
+            "speed vs starter, graded",
+        ],
+        rows,
+    );
 }
 
 fn render_grading(report: &mut Report, grading: &GradingBench, on_gpu: &str) {

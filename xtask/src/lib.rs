@@ -3,6 +3,7 @@
 mod bench;
 pub mod book;
 mod book_check;
+mod build_cost_bench;
 pub mod calibrate;
 mod conflicts;
 mod dist;

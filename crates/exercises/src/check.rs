@@ -188,7 +188,7 @@ fn compile(
     Ok(Kernels { submission, reference, recorded })
 }
 
-fn compile_file(gpu: &Gpu, manifest: &Manifest, file: &Path, entry: &str) -> Result<CudaFunction, GpuError> {
+pub(crate) fn compile_file(gpu: &Gpu, manifest: &Manifest, file: &Path, entry: &str) -> Result<CudaFunction, GpuError> {
     let path = manifest.path(file);
     let text =
         fs::read_to_string(&path).map_err(|e| GpuError::MissingSource(path.display().to_string(), e.to_string()))?;
@@ -281,13 +281,13 @@ fn local_entity(local: &str) -> Option<&str> {
 /// before its kernel's launches. A launch that changed it left something for the next launch to
 /// read, however the code spelled the write: this finds what the checks of the source and of the
 /// PTX could not follow (an address rebuilt bit by bit).
-struct LastingMemory<'m> {
+pub(crate) struct LastingMemory<'m> {
     module: &'m TextModule,
     before: Vec<(String, Vec<u8>)>,
 }
 
 impl<'m> LastingMemory<'m> {
-    fn new(gpu: &Gpu, module: &'m TextModule) -> Result<LastingMemory<'m>, GpuError> {
+    pub(crate) fn new(gpu: &Gpu, module: &'m TextModule) -> Result<LastingMemory<'m>, GpuError> {
         Ok(LastingMemory { module, before: module.variables(gpu, &[crate::within::RECORD])? })
     }
 
@@ -304,7 +304,7 @@ impl<'m> LastingMemory<'m> {
 
 /// The learner's file compiled, its part's places passed on by the grader's wrapper where the
 /// exercise checks them ([`crate::within`]), and recorded if `record`.
-fn compile_submission(
+pub(crate) fn compile_submission(
     gpu: &Gpu,
     exercise: &Exercise,
     file: &LearnerFile,
@@ -635,7 +635,7 @@ pub fn profile_target<T: GpuTurn>(
 
 /// The record `module`'s grader's wrapper points to, where the exercise checks its part's places
 /// ([`crate::within::Within::record`]: every build's, which records or not).
-fn record_of(gpu: &Gpu, exercise: &Exercise, module: &TextModule) -> Result<Option<HostWords>, GpuError> {
+pub(crate) fn record_of(gpu: &Gpu, exercise: &Exercise, module: &TextModule) -> Result<Option<HostWords>, GpuError> {
     exercise.within.as_ref().map(|_| crate::within::Within::record(gpu, module)).transpose()
 }
 
@@ -793,7 +793,7 @@ const WARM_UP_LIMIT: Duration = Duration::from_millis(200);
 /// Why timing stopped: the GPU failed, or an output at the timed size was wrong (the
 /// submission's, or the reference's or the starter's after the submission's launches), or the
 /// submission wrote its lasting memory.
-enum TimingError {
+pub(crate) enum TimingError {
     Gpu(GpuError),
     Incorrect(String),
     /// Which launch of the submission wrote what of its lasting memory.
@@ -816,14 +816,14 @@ impl From<GpuError> for TimingError {
 
 /// The submission, the reference and the starter, each with its buffers at the timed size on
 /// the same input, ready to be timed side by side.
-struct TimedRuns<'g> {
+pub(crate) struct TimedRuns<'g> {
     runs: [Run<'g>; 3],
     /// The submission's input as it was before its first launch.
     input: InputWatch,
 }
 
 impl<'g> TimedRuns<'g> {
-    fn new(
+    pub(crate) fn new(
         gpu: &'g Gpu,
         harness: &Harness,
         [submission, reference, starter]: [&CudaFunction; 3],
@@ -843,7 +843,7 @@ impl<'g> TimedRuns<'g> {
     /// checked, so a kernel that skips work when timed, or writes past `out`, is caught at the
     /// launch that did it; and after each of the submission's, its `lasting` memory is compared
     /// with what it was before any launch.
-    fn measure(
+    pub(crate) fn measure(
         &mut self,
         gpu: &Gpu,
         mut verifier: Verifier<'_>,

@@ -8,6 +8,7 @@
 //!   integers, and the place recorder ([`within`]).
 //! - [`harness`], [`check`]: compile, check the output on index-encoded and random inputs, read
 //!   Nsight Compute's counters beside the reference's, time beside the starter and the reference.
+//! - [`build_cost`]: the grader's build of a kernel timed beside NVRTC's (for the bench).
 //! - [`verdict`]: score, the reason for every lost point, what to fix next (no GPU needed).
 //! - [`supervise`]: a check runs in a process of its own, killed at a time or memory limit;
 //!   [`protocol`] owns the hidden command that starts it, both building and reading it.
@@ -16,6 +17,7 @@
 //! - [`sample_class`]: a generated class, for measuring the grader.
 
 pub mod after_part;
+pub mod build_cost;
 pub mod check;
 pub mod declared;
 pub mod diagnostics;

@@ -1,0 +1,68 @@
+//! What the grader's build costs a learner's kernel: the kernel as the grader loads it (every
+//! register and local array zero where a function starts, every local access kept inside its
+//! array: see [`crate::check`]) timed side by side with the same kernel as NVRTC compiled it, and
+//! with the starter, at the exercise's timed size.
+
+use cuda_kernels::{Gpu, GpuError};
+use serde::Serialize;
+
+use crate::{
+    after_part,
+    check::{self, LastingMemory, PROGRAM_NAME, TimedRuns, TimingError},
+    harness::{CheckKernels, Expectation},
+    learner_file::LearnerFile,
+    manifest::{Exercise, Manifest},
+};
+
+/// Median milliseconds of one launch at the timed size, the three measured in one run.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct BuildCost {
+    /// As the grader loads it.
+    pub graded_ms: f64,
+    /// As NVRTC compiled it.
+    pub compiled_ms: f64,
+    pub starter_ms: f64,
+}
+
+/// `file`'s kernel as the grader builds it, beside NVRTC's, beside the starter. An output that is
+/// wrong, of either build, stops it (the reason in words).
+pub fn measure(gpu: &Gpu, manifest: &Manifest, exercise: &Exercise, file: &LearnerFile) -> Result<BuildCost, String> {
+    let built = || -> Result<_, GpuError> {
+        let graded = check::compile_submission(gpu, exercise, file, false)?;
+        let compiled = gpu.module_from_ptx(PROGRAM_NAME, nvrtc_ptx(gpu, exercise, file)?)?;
+        let starter = check::compile_file(gpu, manifest, &exercise.starter, &exercise.entry)?;
+        Ok((graded, compiled, starter))
+    };
+    let (graded, compiled, starter) = built().map_err(|e| e.to_string())?;
+    let kernels = || -> Result<_, GpuError> {
+        // Each build's record, as the check's timed build has it, kept while its kernel runs.
+        let records = (check::record_of(gpu, exercise, &graded)?, check::record_of(gpu, exercise, &compiled)?);
+        Ok((graded.function(&exercise.entry)?, compiled.function(&exercise.entry)?, records))
+    };
+    let (graded_function, compiled_function, _records) = kernels().map_err(|e| e.to_string())?;
+    let data = check::timed_data(exercise);
+    let timed = || -> Result<_, GpuError> {
+        let check_kernels = CheckKernels::load(gpu)?;
+        let verifier = Expectation::new(&check_kernels, data.clone(), exercise.tolerance).upload(gpu)?;
+        let runs = TimedRuns::new(
+            gpu,
+            &exercise.harness,
+            [&graded_function, &compiled_function, &starter],
+            &data.input,
+            &check_kernels,
+        )?;
+        Ok((runs, verifier, LastingMemory::new(gpu, &graded)?))
+    };
+    let (mut runs, verifier, lasting) = timed().map_err(|e| e.to_string())?;
+    match runs.measure(gpu, verifier, &lasting) {
+        Ok([graded_ms, compiled_ms, starter_ms]) => Ok(BuildCost { graded_ms, compiled_ms, starter_ms }),
+        Err(TimingError::Gpu(error)) => Err(error.to_string()),
+        Err(TimingError::Incorrect(why) | TimingError::Kept(why)) => Err(why),
+    }
+}
+
+/// NVRTC's PTX for `file`'s timed build, before the grader zeroes and confines it.
+pub fn nvrtc_ptx(gpu: &Gpu, exercise: &Exercise, file: &LearnerFile) -> Result<String, GpuError> {
+    let text = after_part::compiled_text(exercise.within.as_ref(), file, false);
+    check::text_ptx(gpu.info().compute_capability, PROGRAM_NAME, &text)
+}
