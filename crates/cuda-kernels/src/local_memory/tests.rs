@@ -81,16 +81,54 @@ fn the_depot_is_zeroed_where_the_function_starts_and_each_access_held_inside_it(
     for expected in [
         held("%rd3", 0, 60, "st.local.u32 \t[%bcm_at], %r1;"),
         held("%rd3", -4, 60, "@%p1 ld.local.u32 \t%r2, [%bcm_at];"),
-        held("%SPL", 16, 48, "st.local.v4.u32 \t[%bcm_at], {%r1, %r1, %r1, %r2};"),
-        held("%bcm_last", 8, 62, "ld.local.u16 \t%rs1, [%bcm_at];"),
+        held("%rd5", 0, 60, "st.local.u32 \t[%bcm_at], %r2;"),
     ] {
         assert!(confined.contains(&expected), "{expected} in {confined}");
     }
-    // Everything else is as it was: only the depot's line gained lines, and each access became one.
-    let kept: Vec<&str> = KERNEL.lines().filter(|l| !accesses_local_memory(l, Statement::parse(l).as_ref())).collect();
+    // Everything else is as it was: only the depot's line gained lines, and each access but the
+    // two the straight start fixed inside the depot became one.
+    let fixed = ["\tst.local.v4.u32 \t[%SPL+16], {%r1, %r1, %r1, %r2};", "\tld.local.u16 \t%rs1, [__local_depot0+8];"];
+    let bounded = |l: &str| accesses_local_memory(l, Statement::parse(l).as_ref()) && !fixed.contains(&l);
+    let kept: Vec<&str> = KERNEL.lines().filter(|l| !bounded(l)).collect();
     let left: Vec<&str> =
         confined.lines().filter(|l| !l.contains("bcm_")).filter(|l| *l != "\t{" && *l != "\t}").collect();
     assert_eq!(left, kept);
+}
+
+#[test]
+fn an_access_the_straight_start_fixed_inside_the_depot_is_kept_and_any_other_bounded() {
+    let kept = |kernel: &str, access: &str| confined(kernel).expect("confined").lines().any(|l| l == access);
+    let fixed = "\tst.local.v4.u32 \t[%SPL+16], {%r1, %r1, %r1, %r2};";
+    assert!(kept(KERNEL, fixed));
+    // Through an `add` of a constant, up to the last place the access fits.
+    let added = KERNEL.replace("[%SPL+16]", "[%rd11+-8]").replace(
+        "\tmov.u32 \t%r1, %tid.x;\n",
+        "\tmov.u32 \t%r1, %tid.x;\n\tadd.u64 \t%rd10, %SPL, 16;\n\tadd.s64 \t%rd11, 24, %rd10;\n",
+    );
+    assert!(kept(&added, &fixed.replace("[%SPL+16]", "[%rd11+-8]")));
+    let past_the_end = added.replace("%rd10, %SPL, 16", "%rd10, %SPL, 33");
+    assert!(!kept(&past_the_end, &fixed.replace("[%SPL+16]", "[%rd11+-8]")));
+    let before_the_start = KERNEL.replace("[%SPL+16]", "[%SPL+-16]");
+    assert!(!kept(&before_the_start, &fixed.replace("+16", "+-16")));
+    // Set again after the straight start (a loop could bring either value), after a branch
+    // (which could skip it), in a block (which may declare a register of its own of that name).
+    let set_later = KERNEL.replace("\tret;", "\tadd.u64 \t%SPL, %SPL, 64;\n\tret;");
+    assert!(!kept(&set_later, fixed));
+    let after_a_branch = KERNEL
+        .replace("\tmov.u64 \t%SPL, __local_depot0;", "\t@%p2 bra \t$L__BB0_1;\n\tmov.u64 \t%SPL, __local_depot0;");
+    assert!(!kept(&after_a_branch, fixed));
+    let in_a_block = KERNEL.replace(
+        "\tmov.u64 \t%SPL, __local_depot0;",
+        "\tmov.b64 \t%SPL, 0;\n\t{ .reg .b64 %SPL; mov.u64 \t%SPL, __local_depot0; }",
+    );
+    assert!(!kept(&in_a_block, fixed));
+    // Set in the straight start once more, to what is not followed.
+    let overwritten =
+        KERNEL.replace("\tcvta.local.u64 \t%SP, %SPL;", "\tcvta.local.u64 \t%SP, %SPL;\n\tmov.u64 \t%SPL, %rd2;");
+    assert!(!kept(&overwritten, fixed));
+    let guarded = KERNEL
+        .replace("\tmov.u64 \t%SPL, __local_depot0;", "\tmov.b64 \t%SPL, 0;\n\t@%p2 mov.u64 \t%SPL, __local_depot0;");
+    assert!(!kept(&guarded, fixed));
 }
 
 #[test]
