@@ -195,7 +195,7 @@ fn instructions(line: &str) -> Vec<Statement> {
 
 /// The registers `instruction` sets: the words of its first operand, but for a store, a
 /// reduction or a call, which set none (a call's results are loaded from their parameters).
-fn set_registers<'s>(instruction: &'s Statement) -> impl Iterator<Item = &'s str> {
+fn set_registers(instruction: &Statement) -> impl Iterator<Item = &str> {
     let sets = !["st", "red", "call"].contains(&instruction.kind());
     instruction
         .operands
