@@ -17,6 +17,8 @@
 //! - [`static_shared`]: the static shared memory a module declares, when the driver refuses it.
 //! - [`written_globals`]: the module-scope variables a module's code writes, which outlive a launch.
 //! - [`special_registers`]: the special registers a module's code reads beyond its launch's shape.
+//! - [`launch_bounds`]: a kernel's block shape given to the assembler, for a build that needs more
+//!   registers than a block of that shape may have.
 //! - [`HostWords`]: host memory kernels write, readable after a kernel trapped.
 //! - [`half`]: bf16 and fp16 on the host (the `half` crate, as cudarc moves them).
 
@@ -26,6 +28,7 @@ pub mod fft;
 mod gpu;
 mod host_words;
 pub mod kernel_names;
+pub mod launch_bounds;
 pub mod local_memory;
 pub mod ncu;
 mod ptx_text;

@@ -25,11 +25,12 @@ pub struct BuildCost {
 }
 
 /// `file`'s kernel as the grader builds it, beside NVRTC's, beside the starter. An output that is
-/// wrong, of either build, stops it (the reason in words).
+/// wrong, of either build, stops it (the reason in words): NVRTC's build, timed first, is the one
+/// that can read what an earlier launch left.
 pub fn measure(gpu: &Gpu, manifest: &Manifest, exercise: &Exercise, file: &LearnerFile) -> Result<BuildCost, String> {
     let built = || -> Result<_, GpuError> {
         let graded = check::compile_submission(gpu, exercise, file, false)?;
-        let compiled = gpu.module_from_ptx(PROGRAM_NAME, nvrtc_ptx(gpu, exercise, file)?)?;
+        let compiled = check::load_for_the_block(gpu, exercise, nvrtc_ptx(gpu, exercise, file)?)?;
         let starter = check::compile_file(gpu, manifest, &exercise.starter, &exercise.entry)?;
         Ok((graded, compiled, starter))
     };
@@ -47,17 +48,17 @@ pub fn measure(gpu: &Gpu, manifest: &Manifest, exercise: &Exercise, file: &Learn
         let runs = TimedRuns::new(
             gpu,
             &exercise.harness,
-            [&graded_function, &compiled_function, &starter],
+            [&compiled_function, &graded_function, &starter],
             &data.input,
             &check_kernels,
         )?;
-        Ok((runs, verifier, LastingMemory::new(gpu, &graded)?))
+        Ok((runs, verifier, LastingMemory::new(gpu, &compiled)?))
     };
     let (mut runs, verifier, lasting) = timed().map_err(|e| e.to_string())?;
     match runs.measure(gpu, verifier, &lasting) {
-        Ok([graded_ms, compiled_ms, starter_ms]) => Ok(BuildCost { graded_ms, compiled_ms, starter_ms }),
+        Ok([compiled_ms, graded_ms, starter_ms]) => Ok(BuildCost { graded_ms, compiled_ms, starter_ms }),
         Err(TimingError::Gpu(error)) => Err(error.to_string()),
-        Err(TimingError::Incorrect(why) | TimingError::Kept(why)) => Err(why),
+        Err(TimingError::Incorrect(why) | TimingError::Kept(why)) => Err(format!("a wrong output, {why}")),
     }
 }
 

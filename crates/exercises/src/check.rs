@@ -11,7 +11,7 @@ use std::{
 };
 
 use cuda_kernels::{
-    CudaFunction, Gpu, GpuError, HostWords, TextModule, compile, local_memory,
+    CudaFunction, Gpu, GpuError, HostWords, TextModule, compile, launch_bounds, local_memory,
     ncu::{self, Ncu, SelfCommand, SharedCounters, SharedFamily},
     source, special_registers, static_shared,
     timing::{self, Plan},
@@ -310,7 +310,21 @@ pub(crate) fn compile_submission(
     file: &LearnerFile,
     record: bool,
 ) -> Result<TextModule, GpuError> {
-    gpu.module_from_ptx(PROGRAM_NAME, submission_ptx(gpu.info().compute_capability, exercise, file, record)?)
+    load_for_the_block(gpu, exercise, submission_ptx(gpu.info().compute_capability, exercise, file, record)?)
+}
+
+/// A build of the submission, `ptx`, loaded. One that needs more registers a thread than a block
+/// of the exercise's shape may have (the recorded build adds the recorder's to a kernel's own) is
+/// loaded again with the block's shape given to the assembler, which then keeps within it: the
+/// harness launches no other shape, and a build that could not launch would fail an honest file.
+pub(crate) fn load_for_the_block(gpu: &Gpu, exercise: &Exercise, ptx: String) -> Result<TextModule, GpuError> {
+    let [x, y] = exercise.harness.block();
+    let module = gpu.module_from_ptx(PROGRAM_NAME, ptx)?;
+    let fits = module.function(&exercise.entry).and_then(|f| Ok(f.max_threads_per_block()? as u32 >= x * y));
+    match (fits, launch_bounds::within_block(module.ptx(), &exercise.entry, [x, y, 1])) {
+        (Ok(false), Some(bounded)) => gpu.module_from_ptx(PROGRAM_NAME, bounded),
+        _ => Ok(module),
+    }
 }
 
 /// The PTX [`compile_submission`] loads, compiled on any thread for GPUs of `compute_capability`.
@@ -652,7 +666,7 @@ fn entry_functions(
     compiled
         .into_iter()
         .map(|ptx| {
-            let module = ptx.and_then(|ptx| gpu.module_from_ptx(PROGRAM_NAME, ptx))?;
+            let module = ptx.and_then(|ptx| load_for_the_block(gpu, exercise, ptx))?;
             Ok((module.function(&exercise.entry)?, record_of(gpu, exercise, &module)?))
         })
         .map(|entry: Result<_, GpuError>| entry.map_err(|e| e.to_string()))

@@ -52,7 +52,8 @@ pub enum Expected {
 }
 
 impl Harness {
-    fn block(&self) -> [u32; 2] {
+    /// The shape of the blocks every launch of the kernel has: `[x, y]`.
+    pub fn block(&self) -> [u32; 2] {
         match *self {
             Harness::RowSums { block, .. }
             | Harness::ColumnSums { block, .. }

@@ -32,7 +32,8 @@ pub(super) fn same_at_every_size(expanded: &[Token], numbers: &BTreeSet<String>)
             true => {
                 " (a debugging print may read it under `if (blockIdx.x == 0 && threadIdx.x == 0)`, with no `else`, \
                  if it shows only literals, `sizeof`s, and numbers, built-in indices and the starter's numbers \
-                 with operators)"
+                 with operators, no name of yours, which could be a class whose copy runs code; a print of \
+                 your own variables may stand under `if (threadIdx.x == 0)`, in every block)"
             }
             false => "",
         };

@@ -306,7 +306,7 @@ fn write_through<'c>(
             {
                 return Some((
                     token,
-                    "an array of arrays (whose rows are pointers)",
+                    "an array of arrays (each row of which, used alone, is a pointer that no name shows)",
                     "keep one array and index it with `row * width + column`",
                 ));
             }
