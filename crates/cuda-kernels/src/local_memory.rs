@@ -206,6 +206,9 @@ fn set_registers(instruction: &Statement) -> impl Iterator<Item = &str> {
         .filter(|w| w.starts_with('%'))
 }
 
+/// The most stores [`Depot::zeroing`] writes out one by one.
+const UNROLLED_STORES: u64 = 64;
+
 /// A function's depot: `.local .align 16 .b8 __local_depot0[64];`.
 struct Depot {
     name: String,
@@ -222,17 +225,27 @@ impl Depot {
         Some(Depot { align: variable.align?, bytes: variable.bytes, name: variable.name })
     }
 
-    /// A loop that stores zeros over the depot, as wide as its alignment and size allow.
+    /// Stores of zeros over the depot, as wide as its alignment and size allow: each at its own
+    /// offset from the depot, up to [`UNROLLED_STORES`] of them, which lets the assembler keep a
+    /// small array in registers as it does NVRTC's (behind a loop's address it cannot, and a
+    /// local table made a correct transpose 11 times slower); a loop over a larger depot.
     fn zeroing(&self) -> String {
         let width = widest_store(&[16, 8, 4, 2, 1], self.align, self.bytes);
         let (register, store) = match width {
-            16 => (".b32", "st.local.v4.b32 \t[%bcm_at], {%bcm_zero, %bcm_zero, %bcm_zero, %bcm_zero};"),
-            8 => (".b64", "st.local.b64 \t[%bcm_at], %bcm_zero;"),
-            4 => (".b32", "st.local.b32 \t[%bcm_at], %bcm_zero;"),
-            2 => (".b16", "st.local.b16 \t[%bcm_at], %bcm_zero;"),
-            _ => (".b16", "st.local.b8 \t[%bcm_at], %bcm_zero;"),
+            16 => (".b32", "st.local.v4.b32 \t[ADDRESS], {%bcm_zero, %bcm_zero, %bcm_zero, %bcm_zero};"),
+            8 => (".b64", "st.local.b64 \t[ADDRESS], %bcm_zero;"),
+            4 => (".b32", "st.local.b32 \t[ADDRESS], %bcm_zero;"),
+            2 => (".b16", "st.local.b16 \t[ADDRESS], %bcm_zero;"),
+            _ => (".b16", "st.local.b8 \t[ADDRESS], %bcm_zero;"),
         };
         let (name, bytes) = (&self.name, self.bytes);
+        if bytes / width <= UNROLLED_STORES {
+            let stores: String = (0..bytes / width)
+                .map(|i| format!("\t{}\n", store.replace("ADDRESS", &format!("{name}+{}", i * width))))
+                .collect();
+            return format!("\t{{\n\t.reg {register} \t%bcm_zero;\n\tmov{register} \t%bcm_zero, 0;\n{stores}\t}}\n");
+        }
+        let store = store.replace("ADDRESS", "%bcm_at");
         let label = format!("$bcm_zero_{}", name.trim_start_matches("__local_depot"));
         format!(
             "\t{{\n\t.reg .b64 \t%bcm_at;\n\t.reg .b64 \t%bcm_end;\n\t.reg .pred \t%bcm_more;\n\t.reg {register} \t%bcm_zero;\n\
@@ -243,8 +256,10 @@ impl Depot {
     }
 
     /// `line`, a local load or store, with its address held between the depot's first byte and
-    /// the last place an access of its width fits; `None` if its address is not a 64-bit
-    /// register or the depot, plus a constant, or the access is wider than the depot.
+    /// the last place an access of its width fits (its offset into the depot, as an unsigned
+    /// number, at most that place's: an address before the depot lands there too); `None` if its
+    /// address is not a 64-bit register or the depot, plus a constant, or the access is wider
+    /// than the depot.
     fn bounded(&self, line: &str, width: u64) -> Option<String> {
         let (open, close) = (line.find('[')?, line.find(']')?);
         let (before, address, after) = (&line[..open], &line[open + 1..close], &line[close + 1..]);
@@ -260,11 +275,11 @@ impl Depot {
         let (indent, access) = before.split_at(before.len() - before.trim_start().len());
         let name = &self.name;
         // The depot's own name is an address `mov` takes, not an operand of `add`.
-        let base = if base == name { "%bcm_last" } else { base };
+        let base = if base == name { "%bcm_depot" } else { base };
         Some(format!(
-            "{indent}{{ .reg .b64 %bcm_at; .reg .b64 %bcm_last; mov.u64 %bcm_last, {name}; \
-             add.s64 %bcm_at, {base}, {offset}; max.u64 %bcm_at, %bcm_at, %bcm_last; \
-             add.u64 %bcm_last, %bcm_last, {last}; min.u64 %bcm_at, %bcm_at, %bcm_last; \
+            "{indent}{{ .reg .b64 %bcm_at; .reg .b64 %bcm_depot; mov.u64 %bcm_depot, {name}; \
+             add.s64 %bcm_at, {base}, {offset}; sub.u64 %bcm_at, %bcm_at, %bcm_depot; \
+             min.u64 %bcm_at, %bcm_at, {last}; add.u64 %bcm_at, %bcm_depot, %bcm_at; \
              {access}[%bcm_at]{after} }}"
         ))
     }

@@ -64,18 +64,18 @@ $L__BB0_1:
 #[test]
 fn the_depot_is_zeroed_where_the_function_starts_and_each_access_held_inside_it() {
     let confined = confined(KERNEL).expect("confined");
-    let zeroing = "\t.local .align 16 .b8 \t__local_depot0[64];\n\t{\n\t.reg .b64 \t%bcm_at;\n\t.reg .b64 \t%bcm_end;\n\
-                   \t.reg .pred \t%bcm_more;\n\t.reg .b32 \t%bcm_zero;\n\tmov.u64 \t%bcm_at, __local_depot0;\n\
-                   \tadd.u64 \t%bcm_end, %bcm_at, 64;\n\tmov.b32 \t%bcm_zero, 0;\n$bcm_zero_0:\n\
-                   \tst.local.v4.b32 \t[%bcm_at], {%bcm_zero, %bcm_zero, %bcm_zero, %bcm_zero};\n\
-                   \tadd.u64 \t%bcm_at, %bcm_at, 16;\n\tsetp.lt.u64 \t%bcm_more, %bcm_at, %bcm_end;\n\
-                   \t@%bcm_more bra \t$bcm_zero_0;\n\t}\n\t.reg .b64 \t%SP;\n";
+    let zeroing = "\t.local .align 16 .b8 \t__local_depot0[64];\n\t{\n\t.reg .b32 \t%bcm_zero;\n\tmov.b32 \t%bcm_zero, 0;\n\
+                   \tst.local.v4.b32 \t[__local_depot0+0], {%bcm_zero, %bcm_zero, %bcm_zero, %bcm_zero};\n\
+                   \tst.local.v4.b32 \t[__local_depot0+16], {%bcm_zero, %bcm_zero, %bcm_zero, %bcm_zero};\n\
+                   \tst.local.v4.b32 \t[__local_depot0+32], {%bcm_zero, %bcm_zero, %bcm_zero, %bcm_zero};\n\
+                   \tst.local.v4.b32 \t[__local_depot0+48], {%bcm_zero, %bcm_zero, %bcm_zero, %bcm_zero};\n\
+                   \t}\n\t.reg .b64 \t%SP;\n";
     assert!(confined.contains(zeroing), "{confined}");
     let held = |base: &str, offset: i64, last: u64, access: &str| {
         format!(
-            "\t{{ .reg .b64 %bcm_at; .reg .b64 %bcm_last; mov.u64 %bcm_last, __local_depot0; \
-             add.s64 %bcm_at, {base}, {offset}; max.u64 %bcm_at, %bcm_at, %bcm_last; \
-             add.u64 %bcm_last, %bcm_last, {last}; min.u64 %bcm_at, %bcm_at, %bcm_last; {access} }}\n"
+            "\t{{ .reg .b64 %bcm_at; .reg .b64 %bcm_depot; mov.u64 %bcm_depot, __local_depot0; \
+             add.s64 %bcm_at, {base}, {offset}; sub.u64 %bcm_at, %bcm_at, %bcm_depot; \
+             min.u64 %bcm_at, %bcm_at, {last}; add.u64 %bcm_at, %bcm_depot, %bcm_at; {access} }}\n"
         )
     };
     for expected in [
@@ -133,31 +133,44 @@ fn an_access_the_straight_start_fixed_inside_the_depot_is_kept_and_any_other_bou
 
 #[test]
 fn each_depot_is_zeroed_as_wide_as_its_alignment_and_size_allow() {
+    // Each zeroing store: the depot's stores written out, or a loop's store and step.
     let zeroed = |declaration: &str| {
         let bytes = KERNEL.replace("local.v4.u32", "local.u8").replace("local.u32", "local.u8");
         let kernel = bytes.replace(".align 16 .b8 \t__local_depot0[64]", declaration);
         let confined = confined(&kernel).expect("confined");
-        let store =
-            confined.lines().find(|l| l.contains("[%bcm_at], %bcm_zero")).expect("a zeroing store").trim().to_owned();
-        let step =
-            confined.lines().find(|l| l.contains("add.u64 \t%bcm_at, %bcm_at")).expect("a step").trim().to_owned();
-        (store, step)
+        let zeroing = |l: &&str| l.contains("st.local") && l.contains("%bcm_zero") || l.contains("add.u64 \t%bcm_at, %bcm_at");
+        confined.lines().filter(zeroing).map(|l| l.trim().to_owned()).collect::<Vec<_>>()
     };
     assert_eq!(
         zeroed(".align 8 .b8 \t__local_depot0[24]"),
-        ("st.local.b64 \t[%bcm_at], %bcm_zero;".into(), "add.u64 \t%bcm_at, %bcm_at, 8;".into())
+        [
+            "st.local.b64 \t[__local_depot0+0], %bcm_zero;",
+            "st.local.b64 \t[__local_depot0+8], %bcm_zero;",
+            "st.local.b64 \t[__local_depot0+16], %bcm_zero;"
+        ]
     );
     assert_eq!(
-        zeroed(".align 16 .b8 \t__local_depot0[20]"),
-        ("st.local.b32 \t[%bcm_at], %bcm_zero;".into(), "add.u64 \t%bcm_at, %bcm_at, 4;".into())
+        zeroed(".align 16 .b8 \t__local_depot0[12]"),
+        [
+            "st.local.b32 \t[__local_depot0+0], %bcm_zero;",
+            "st.local.b32 \t[__local_depot0+4], %bcm_zero;",
+            "st.local.b32 \t[__local_depot0+8], %bcm_zero;"
+        ]
+    );
+    assert_eq!(zeroed(".align 2 .b8 \t__local_depot0[2]"), ["st.local.b16 \t[__local_depot0+0], %bcm_zero;"]);
+    let bytes: Vec<String> = (0..3).map(|i| format!("st.local.b8 \t[__local_depot0+{i}], %bcm_zero;")).collect();
+    assert_eq!(zeroed(".align 1 .b8 \t__local_depot0[3]"), bytes);
+    // Past 64 stores, a loop.
+    assert_eq!(
+        zeroed(".align 16 .b8 \t__local_depot0[1040]"),
+        [
+            "st.local.v4.b32 \t[%bcm_at], {%bcm_zero, %bcm_zero, %bcm_zero, %bcm_zero};",
+            "add.u64 \t%bcm_at, %bcm_at, 16;"
+        ]
     );
     assert_eq!(
-        zeroed(".align 2 .b8 \t__local_depot0[6]"),
-        ("st.local.b16 \t[%bcm_at], %bcm_zero;".into(), "add.u64 \t%bcm_at, %bcm_at, 2;".into())
-    );
-    assert_eq!(
-        zeroed(".align 1 .b8 \t__local_depot0[3]"),
-        ("st.local.b8 \t[%bcm_at], %bcm_zero;".into(), "add.u64 \t%bcm_at, %bcm_at, 1;".into())
+        zeroed(".align 1 .b8 \t__local_depot0[65]"),
+        ["st.local.b8 \t[%bcm_at], %bcm_zero;", "add.u64 \t%bcm_at, %bcm_at, 1;"]
     );
 }
 
