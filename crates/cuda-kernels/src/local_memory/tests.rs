@@ -138,7 +138,8 @@ fn each_depot_is_zeroed_as_wide_as_its_alignment_and_size_allow() {
         let bytes = KERNEL.replace("local.v4.u32", "local.u8").replace("local.u32", "local.u8");
         let kernel = bytes.replace(".align 16 .b8 \t__local_depot0[64]", declaration);
         let confined = confined(&kernel).expect("confined");
-        let zeroing = |l: &&str| l.contains("st.local") && l.contains("%bcm_zero") || l.contains("add.u64 \t%bcm_at, %bcm_at");
+        let zeroing =
+            |l: &&str| l.contains("st.local") && l.contains("%bcm_zero") || l.contains("add.u64 \t%bcm_at, %bcm_at");
         confined.lines().filter(zeroing).map(|l| l.trim().to_owned()).collect::<Vec<_>>()
     };
     assert_eq!(
