@@ -282,12 +282,13 @@ fn no_answer_is_on_the_gpu_for_a_submission_to_copy() {
     );
 }
 
-/// A kernel right itself that writes into the reference's buffers is blamed for the reference's
-/// wrong output, not let off with "could not check": this one, handed to the check directly, finds
-/// the reference's copy of the input past its `out` at the timed size (as the search above does)
-/// and flips a bit of it, then transposes its own input.
+/// A kernel right itself that writes into the reference's buffers is blamed for what changed
+/// there, not let off with "could not check": this one, handed to the check directly, finds the
+/// reference's copy of the input past its `out` at the timed size (as the search above does) and
+/// flips a bit of it, then transposes its own input. Every kernel's input is compared after each
+/// of its launches, so the change is found before the reference's output is.
 #[test]
-fn a_kernel_that_writes_into_the_references_buffers_is_blamed_for_its_wrong_output() {
+fn a_kernel_that_writes_into_the_references_buffers_is_blamed_for_what_changed_there() {
     if !gpu_suite_runs("grading") {
         return;
     }
@@ -311,7 +312,7 @@ fn a_kernel_that_writes_into_the_references_buffers_is_blamed_for_its_wrong_outp
         panic!("the reference's wrong output is the kernel's doing: {outcome:?}")
     };
     assert!(
-        detail.starts_with("the reference solution's output at the timed size, launch 1 of round 1: out[")
+        detail.starts_with("the reference solution's input had changed at the timed size, launch 1 of round 1;")
             && detail.ends_with("so yours, which ran before it, wrote into its buffers (every kernel must keep to its own input and output)"),
         "{detail}"
     );

@@ -814,11 +814,11 @@ pub(crate) enum TimingError {
     Kept(String),
 }
 
-/// Why `whose` input, changed `at` a launch, is the submission's fault.
+/// Why `whose` input, found changed after a launch `at`, is the submission's fault.
 fn beside_input(whose: &str, at: &str) -> String {
     format!(
-        "{whose} input changed {at}; that kernel leaves its input alone, so yours, which ran before it, wrote into \
-         its buffers (every kernel must keep to its own input and output)"
+        "{whose} input had changed {at}; that kernel leaves its input alone, so yours, which ran before it, wrote \
+         into its buffers (every kernel must keep to its own input and output)"
     )
 }
 
@@ -898,11 +898,10 @@ impl<'g> TimedRuns<'g> {
                     // alike, and finds the caches alike: when only the submission's was, the same
                     // code ran 11% slower timed as the submission than timed beside it.)
                     if let Some(what) = run.changed_input(input)? {
-                        let at = at(&format!(": {what}"));
                         return Err(TimingError::Incorrect(match kernel {
-                            0 => at,
-                            1 => beside_input("the reference solution's", &at),
-                            _ => beside_input("the starter's", &at),
+                            0 => at(&format!(": {what}")),
+                            1 => beside_input("the reference solution's", &at("")),
+                            _ => beside_input("the starter's", &at("")),
                         }));
                     }
                     if let Err(detail) = verifier.verify(run)? {
