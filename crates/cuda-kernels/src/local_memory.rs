@@ -103,18 +103,44 @@ fn confine_body(body: &str, out: &mut String) -> Result<(), Unconfined> {
     Ok(())
 }
 
-/// Registers that hold the depot's address plus a known constant wherever they are read: each set
-/// only in the straight code a function starts with (before its first label or branch, so every
-/// launch runs all of it, in order), at the body's own level (not in a block that could declare a
-/// register of the same name), by a `mov` of the depot's address or an `add` of a constant to
-/// such a register, and never set after that code.
+/// Registers that hold the depot's address plus an offset known to lie in a range wherever they
+/// are read, and the numbers in a known range such offsets are made of: each set only in the
+/// straight code a function starts with (before its first label or branch, so every launch runs
+/// all of it, in order), at the body's own level (not in a block that could declare a register of
+/// the same name), by a `mov` of the depot's address, an `add` of such values, or an `and` with a
+/// constant (`and.b64 %rd7, %rd6, 124` is 0 to 124, whatever `%rd6` holds), and never set after
+/// that code.
 struct DepotAddresses {
     /// Registers some instruction sets after the straight start: what they hold is not followed.
     set_later: BTreeSet<String>,
-    /// Each followed register's offset into the depot, as the instructions so far left it.
-    offsets: BTreeMap<String, i64>,
+    /// Each followed register's value, as the instructions so far left it.
+    values: BTreeMap<String, Value>,
     /// Whether the lines so far are all of the straight start.
     straight: bool,
+}
+
+/// What a followed register holds: the depot's address plus an offset, or a number, each between
+/// two bounds (inclusive).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Value {
+    Address(i64, i64),
+    Number(i64, i64),
+}
+
+impl Value {
+    /// `self + other`, if it is followed: an address plus a number, or two numbers.
+    fn plus(self, other: Value) -> Option<Value> {
+        let add = |(a, b): (i64, i64), (c, d): (i64, i64)| Some((a.checked_add(c)?, b.checked_add(d)?));
+        match (self, other) {
+            (Value::Address(a, b), Value::Number(c, d)) | (Value::Number(c, d), Value::Address(a, b)) => {
+                add((a, b), (c, d)).map(|(low, high)| Value::Address(low, high))
+            }
+            (Value::Number(a, b), Value::Number(c, d)) => {
+                add((a, b), (c, d)).map(|(low, high)| Value::Number(low, high))
+            }
+            (Value::Address(..), Value::Address(..)) => None,
+        }
+    }
 }
 
 impl DepotAddresses {
@@ -127,7 +153,7 @@ impl DepotAddresses {
                 set_later.extend(instructions(line).iter().flat_map(set_registers).map(str::to_owned));
             }
         }
-        DepotAddresses { set_later, offsets: BTreeMap::new(), straight: true }
+        DepotAddresses { set_later, values: BTreeMap::new(), straight: true }
     }
 
     /// Follows what `line` (at the body's own level if `own_level`) sets.
@@ -135,34 +161,39 @@ impl DepotAddresses {
         // (A guarded instruction may not run: what it sets is not followed.)
         let guarded = line.trim_start().starts_with('@');
         for instruction in instructions(line) {
-            let moved = ["mov.u64", "mov.b64", "mov.s64"].contains(&instruction.op.as_str());
-            let offset = match (self.straight && own_level && !guarded, instruction.operands.as_slice()) {
-                (true, [_, source]) if moved && source == &depot.name => Some(0),
-                (true, [_, source]) if moved => self.offset(source),
-                (true, [_, a, b]) if ["add.u64", "add.s64"].contains(&instruction.op.as_str()) => {
-                    let constant = |c: &str| c.parse::<i64>().ok();
-                    match (self.offset(a), constant(b), constant(a), self.offset(b)) {
-                        (Some(base), Some(added), ..) | (.., Some(added), Some(base)) => base.checked_add(added),
-                        _ => None,
-                    }
+            let op = instruction.op.as_str();
+            let moved = ["mov.u64", "mov.b64", "mov.s64"].contains(&op);
+            let value = match (self.straight && own_level && !guarded, instruction.operands.as_slice()) {
+                (true, [_, source]) if moved && source == &depot.name => Some(Value::Address(0, 0)),
+                (true, [_, source]) if moved => self.value(source),
+                (true, [_, a, b]) if ["add.u64", "add.s64"].contains(&op) => {
+                    self.value(a).zip(self.value(b)).and_then(|(a, b)| a.plus(b))
+                }
+                (true, [_, a, b]) if op == "and.b64" => {
+                    let mask = |m: &str| m.parse::<i64>().ok().filter(|m| *m >= 0);
+                    mask(a).or_else(|| mask(b)).map(|mask| Value::Number(0, mask))
                 }
                 _ => None,
             };
             for register in set_registers(&instruction) {
-                match offset.filter(|_| !self.set_later.contains(register)) {
-                    Some(offset) => self.offsets.insert(register.to_owned(), offset),
-                    None => self.offsets.remove(register),
+                match value.filter(|_| !self.set_later.contains(register)) {
+                    Some(value) => self.values.insert(register.to_owned(), value),
+                    None => self.values.remove(register),
                 };
             }
         }
     }
 
-    fn offset(&self, register: &str) -> Option<i64> {
-        self.offsets.get(register).copied()
+    /// What `operand` holds, if it is followed: a register's value, or a constant.
+    fn value(&self, operand: &str) -> Option<Value> {
+        match operand.parse::<i64>() {
+            Ok(constant) => Some(Value::Number(constant, constant)),
+            Err(_) => self.values.get(operand).copied(),
+        }
     }
 
     /// Whether `line`, a local access `width` bytes wide, stays inside `depot` wherever it runs:
-    /// its address is a followed register, or the depot's name, plus a constant.
+    /// its address is a followed address, or the depot's name, plus a constant.
     fn inside(&self, depot: &Depot, line: &str, width: u64) -> bool {
         let Some(address) = Statement::parse(line).and_then(|s| s.address().map(str::to_owned)) else {
             return false;
@@ -172,10 +203,14 @@ impl DepotAddresses {
             Some((base, added)) => (base.trim(), added.trim().parse::<i64>().ok()),
             None => (address.trim(), Some(0)),
         };
-        let base = if base == depot.name { Some(0) } else { self.offset(base) };
-        let start = base.zip(added).and_then(|(base, added)| base.checked_add(added));
+        let base = if base == depot.name { Some(Value::Address(0, 0)) } else { self.value(base) };
+        let start = base.zip(added.map(|a| Value::Number(a, a))).and_then(|(base, added)| base.plus(added));
         let last = depot.bytes.checked_sub(width).and_then(|last| i64::try_from(last).ok());
-        start.zip(last).is_some_and(|(start, last)| (0..=last).contains(&start)) && line.matches(';').count() == 1
+        let fits = match (start, last) {
+            (Some(Value::Address(low, high)), Some(last)) => low >= 0 && high <= last,
+            _ => false,
+        };
+        fits && line.matches(';').count() == 1
     }
 }
 

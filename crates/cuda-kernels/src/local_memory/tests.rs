@@ -108,6 +108,17 @@ fn an_access_the_straight_start_fixed_inside_the_depot_is_kept_and_any_other_bou
     assert!(kept(&added, &fixed.replace("[%SPL+16]", "[%rd11+-8]")));
     let past_the_end = added.replace("%rd10, %SPL, 16", "%rd10, %SPL, 33");
     assert!(!kept(&past_the_end, &fixed.replace("[%SPL+16]", "[%rd11+-8]")));
+    // An index masked with a constant lies between 0 and the mask, whatever it was.
+    let masked = KERNEL.replace("[%SPL+16]", "[%rd11]").replace(
+        "\tmov.u32 \t%r1, %tid.x;\n",
+        "\tmov.u32 \t%r1, %tid.x;\n\tand.b64 \t%rd10, %rd1, 48;\n\tadd.s64 \t%rd11, %SPL, %rd10;\n",
+    );
+    assert!(kept(&masked, &fixed.replace("[%SPL+16]", "[%rd11]")));
+    for wider in [masked.replace("%rd1, 48", "%rd1, 49"), masked.replace("%rd1, 48", "%rd1, -16")] {
+        assert!(!kept(&wider, &fixed.replace("[%SPL+16]", "[%rd11]")));
+    }
+    let two_addresses = masked.replace("%SPL, %rd10", "%SPL, %SPL");
+    assert!(!kept(&two_addresses, &fixed.replace("[%SPL+16]", "[%rd11]")));
     let before_the_start = KERNEL.replace("[%SPL+16]", "[%SPL+-16]");
     assert!(!kept(&before_the_start, &fixed.replace("+16", "+-16")));
     // Set again after the straight start (a loop could bring either value), after a branch
