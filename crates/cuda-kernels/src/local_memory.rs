@@ -163,14 +163,17 @@ impl DepotAddresses {
         for instruction in instructions(line) {
             let op = instruction.op.as_str();
             let moved = ["mov.u64", "mov.b64", "mov.s64"].contains(&op);
-            let value = match (self.straight && own_level && !guarded, instruction.operands.as_slice()) {
+            // (A vector's halves, `mov.b64 {%r2, %r3}, %rd1`, hold no address.)
+            let followed = self.straight && own_level && !guarded;
+            let value = match (followed, instruction.operands.as_slice()) {
+                (_, [destination, ..]) if destination.starts_with('{') => None,
                 (true, [_, source]) if moved && source == &depot.name => Some(Value::Address(0, 0)),
                 (true, [_, source]) if moved => self.value(source),
                 (true, [_, a, b]) if ["add.u64", "add.s64"].contains(&op) => {
                     self.value(a).zip(self.value(b)).and_then(|(a, b)| a.plus(b))
                 }
                 (true, [_, a, b]) if op == "and.b64" => {
-                    let mask = |m: &str| m.parse::<i64>().ok().filter(|m| *m >= 0);
+                    let mask = |m: &str| decimal(m).filter(|m| *m >= 0);
                     mask(a).or_else(|| mask(b)).map(|mask| Value::Number(0, mask))
                 }
                 _ => None,
@@ -186,9 +189,9 @@ impl DepotAddresses {
 
     /// What `operand` holds, if it is followed: a register's value, or a constant.
     fn value(&self, operand: &str) -> Option<Value> {
-        match operand.parse::<i64>() {
-            Ok(constant) => Some(Value::Number(constant, constant)),
-            Err(_) => self.values.get(operand).copied(),
+        match decimal(operand) {
+            Some(constant) => Some(Value::Number(constant, constant)),
+            None => self.values.get(operand).copied(),
         }
     }
 
@@ -200,7 +203,7 @@ impl DepotAddresses {
         };
         let address = address.trim_start_matches('[').trim_end_matches(']');
         let (base, added) = match address.split_once('+') {
-            Some((base, added)) => (base.trim(), added.trim().parse::<i64>().ok()),
+            Some((base, added)) => (base.trim(), decimal(added.trim())),
             None => (address.trim(), Some(0)),
         };
         let base = if base == depot.name { Some(Value::Address(0, 0)) } else { self.value(base) };
@@ -212,6 +215,14 @@ impl DepotAddresses {
         };
         fits && line.matches(';').count() == 1
     }
+}
+
+/// `text` as a decimal integer constant of PTX: `0`, `24`, `-8` (not `010`, which PTX reads as
+/// octal, nor hexadecimal or binary).
+fn decimal(text: &str) -> Option<i64> {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    let plain = digits == "0" || digits.starts_with(|c: char| ('1'..='9').contains(&c));
+    plain.then(|| text.parse().ok()).flatten()
 }
 
 /// Whether `line` holds a label (where a branch may arrive) or a branch, a return or an exit:

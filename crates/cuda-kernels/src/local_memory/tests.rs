@@ -117,6 +117,15 @@ fn an_access_the_straight_start_fixed_inside_the_depot_is_kept_and_any_other_bou
     for wider in [masked.replace("%rd1, 48", "%rd1, 49"), masked.replace("%rd1, 48", "%rd1, -16")] {
         assert!(!kept(&wider, &fixed.replace("[%SPL+16]", "[%rd11]")));
     }
+    // PTX reads `016` as octal 14: only decimal constants are followed.
+    let octal = added.replace("%rd10, %SPL, 16", "%rd10, %SPL, 016");
+    assert!(!kept(&octal, &fixed.replace("[%SPL+16]", "[%rd11+-8]")));
+    // A vector's halves hold no address: an access through the high half is not kept (and, not
+    // a 64-bit register, cannot be bounded either).
+    let halves = KERNEL
+        .replace("[%SPL+16]", "[%r6]")
+        .replace("\tmov.u32 \t%r1, %tid.x;\n", "\tmov.u32 \t%r1, %tid.x;\n\tmov.b64 \t{%r5, %r6}, %SPL;\n");
+    assert_eq!(confined(&halves), Err(Unconfined::Unbounded("st.local.v4.u32 \t[%r6], {%r1, %r1, %r1, %r2};".into())));
     let two_addresses = masked.replace("%SPL, %rd10", "%SPL, %SPL");
     assert!(!kept(&two_addresses, &fixed.replace("[%SPL+16]", "[%rd11]")));
     let before_the_start = KERNEL.replace("[%SPL+16]", "[%SPL+-16]");
