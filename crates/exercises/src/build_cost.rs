@@ -7,8 +7,7 @@ use cuda_kernels::{Gpu, GpuError};
 use serde::Serialize;
 
 use crate::{
-    after_part,
-    check::{self, LastingMemory, PROGRAM_NAME, TimedRuns, TimingError},
+    check::{self, LastingMemory, TimedRuns, TimingError},
     harness::{CheckKernels, Expectation},
     learner_file::LearnerFile,
     manifest::{Exercise, Manifest},
@@ -64,6 +63,5 @@ pub fn measure(gpu: &Gpu, manifest: &Manifest, exercise: &Exercise, file: &Learn
 
 /// NVRTC's PTX for `file`'s timed build, before the grader zeroes and confines it.
 pub fn nvrtc_ptx(gpu: &Gpu, exercise: &Exercise, file: &LearnerFile) -> Result<String, GpuError> {
-    let text = after_part::compiled_text(exercise.within.as_ref(), file, false);
-    check::text_ptx(gpu.info().compute_capability, PROGRAM_NAME, &text)
+    check::nvrtc_ptx(gpu.info().compute_capability, exercise, file, false)
 }

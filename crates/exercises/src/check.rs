@@ -334,10 +334,9 @@ fn submission_ptx(
     file: &LearnerFile,
     record: bool,
 ) -> Result<String, GpuError> {
-    let text = crate::after_part::compiled_text(exercise.within.as_ref(), file, record);
     // What a launch reads that it did not write, a register or local memory, could be an earlier
     // launch's: every register and local array starts at zero.
-    let ptx = zeroed_registers::at_each_entry(&text_ptx(compute_capability, PROGRAM_NAME, &text)?);
+    let ptx = zeroed_registers::at_each_entry(&nvrtc_ptx(compute_capability, exercise, file, record)?);
     local_memory::confined(&ptx).map_err(|unconfined| GpuError::Compile {
         file: PROGRAM_NAME.to_owned(),
         arch: compile::sm_name(compute_capability),
@@ -352,6 +351,18 @@ fn submission_ptx(
 /// learner's file is: from memory, the course's headers inlined by bare name ([`expanded_text`]).
 pub fn text_ptx(compute_capability: (i32, i32), shown: &str, text: &str) -> Result<String, GpuError> {
     compile::ptx(compute_capability, shown, shown, &expanded_text(shown, text)?)
+}
+
+/// NVRTC's PTX of the learner's file, wrapped as [`submission_ptx`] wraps it, before the grader
+/// zeroes and confines it.
+pub(crate) fn nvrtc_ptx(
+    compute_capability: (i32, i32),
+    exercise: &Exercise,
+    file: &LearnerFile,
+    record: bool,
+) -> Result<String, GpuError> {
+    let text = crate::after_part::compiled_text(exercise.within.as_ref(), file, record);
+    text_ptx(compute_capability, PROGRAM_NAME, &text)
 }
 
 /// `text` compiled from memory (see [`expanded_text`]).
