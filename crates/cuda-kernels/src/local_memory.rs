@@ -11,7 +11,7 @@ use std::{
     fmt,
 };
 
-use crate::ptx_text::{Statement, Variable, bodies, closes_a_body, statements, widest_store, words};
+use crate::ptx_text::{Statement, Variable, bodies, closes_a_body, statements, widest_store, words, zero_stores};
 
 /// Why a module's local memory cannot be kept to one launch.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -289,7 +289,7 @@ impl Depot {
             let stores: String = (0..bytes / width)
                 .map(|i| format!("\t{}\n", store.replace("ADDRESS", &format!("{name}+{}", i * width))))
                 .collect();
-            return format!("\t{{\n\t.reg {register} \t%bcm_zero;\n\tmov{register} \t%bcm_zero, 0;\n{stores}\t}}\n");
+            return zero_stores(register, &stores);
         }
         let store = store.replace("ADDRESS", "%bcm_at");
         let label = format!("$bcm_zero_{}", name.trim_start_matches("__local_depot"));

@@ -81,6 +81,12 @@ pub(crate) fn widest_store(widths: &[u64], align: u64, bytes: u64) -> u64 {
     widths.iter().copied().find(|w| align.is_multiple_of(*w) && bytes.is_multiple_of(*w)).unwrap_or(1)
 }
 
+/// `stores` (whole lines) in a block of their own, after a register of type `register` (`.b32`),
+/// `%bcm_zero`, is given 0 for them to store.
+pub(crate) fn zero_stores(register: &str, stores: &str) -> String {
+    format!("\t{{\n\t.reg {register} \t%bcm_zero;\n\tmov{register} \t%bcm_zero, 0;\n{stores}\t}}\n")
+}
+
 /// The names in an operand: registers and symbols (`[%rd6+4]` holds `%rd6`, `%tid.x` holds `%tid`).
 pub(crate) fn words(operand: &str) -> impl Iterator<Item = &str> {
     operand

@@ -9,7 +9,7 @@
 //! argument and result 0 before it is written: the assembler drops each such write that a later
 //! one overwrites on every path, so only the reads that needed one keep it.
 
-use crate::ptx_text::{Statement, Variable, closes_a_body, widest_store};
+use crate::ptx_text::{Statement, Variable, closes_a_body, widest_store, zero_stores};
 
 /// `ptx` with a write of 0 to each register each function's body declares before its first
 /// instruction (where NVRTC declares them all), placed right after the declaration; to each
@@ -80,7 +80,7 @@ impl Parameter {
         let stores: String = (0..self.bytes / width)
             .map(|i| format!("\tst.param.b{} \t[{}+{}], %bcm_zero;\n", width * 8, self.name, i * width))
             .collect();
-        format!("\t{{\n\t.reg {register} \t%bcm_zero;\n\tmov{register} \t%bcm_zero, 0;\n{stores}\t}}\n")
+        zero_stores(register, &stores)
     }
 }
 
