@@ -74,9 +74,10 @@ fn confine_body(body: &str, out: &mut String) -> Result<(), Unconfined> {
     for line in body.split_inclusive('\n') {
         let text = line.trim_end_matches(['\n', '\r']);
         let statement = Statement::parse(text);
+        let found = instructions(text);
         // (A vector's braces are balanced on its line; a block's start or end begins one.)
         let own_level = depth == 1 && !text.trim_start().starts_with(['{', '}']) && text.matches(';').count() <= 1;
-        addresses.straight &= !ends_straight_code(text);
+        addresses.straight &= !ends_straight_code(text, &found);
         if let Some(declared) = local_declaration(text) {
             let found = Depot::parse(declared).ok_or_else(|| Unconfined::Declared(declared.to_owned()))?;
             out.push_str(line);
@@ -86,7 +87,7 @@ fn confine_body(body: &str, out: &mut String) -> Result<(), Unconfined> {
             let width = statement.as_ref().and_then(|s| access_bytes(&s.op));
             let bounded = depot.as_ref().zip(width).and_then(|(depot, width)| {
                 let inside = own_level && addresses.inside(depot, text, width);
-                if inside { Some(line.trim_end_matches(['\n', '\r']).to_owned()) } else { depot.bounded(text, width) }
+                if inside { Some(text.to_owned()) } else { depot.bounded(text, width) }
             });
             out.push_str(&bounded.ok_or_else(|| Unconfined::Unbounded(text.trim().to_owned()))?);
             out.push('\n');
@@ -96,7 +97,7 @@ fn confine_body(body: &str, out: &mut String) -> Result<(), Unconfined> {
             out.push_str(line);
         }
         if let Some(depot) = &depot {
-            addresses.follow(depot, text, own_level);
+            addresses.follow(depot, &found, text.trim_start().starts_with('@'), own_level);
         }
         closes_a_body(text, &mut depth);
     }
@@ -148,19 +149,19 @@ impl DepotAddresses {
         let mut set_later = BTreeSet::new();
         let mut straight = true;
         for line in body.lines() {
-            straight &= !ends_straight_code(line);
+            let found = instructions(line);
+            straight &= !ends_straight_code(line, &found);
             if !straight {
-                set_later.extend(instructions(line).iter().flat_map(set_registers).map(str::to_owned));
+                set_later.extend(found.iter().flat_map(set_registers).map(str::to_owned));
             }
         }
         DepotAddresses { set_later, values: BTreeMap::new(), straight: true }
     }
 
-    /// Follows what `line` (at the body's own level if `own_level`) sets.
-    fn follow(&mut self, depot: &Depot, line: &str, own_level: bool) {
-        // (A guarded instruction may not run: what it sets is not followed.)
-        let guarded = line.trim_start().starts_with('@');
-        for instruction in instructions(line) {
+    /// Follows what a line's `instructions` set (at the body's own level if `own_level`; a
+    /// `guarded` one may not run, and what it sets is not followed).
+    fn follow(&mut self, depot: &Depot, instructions: &[Statement], guarded: bool, own_level: bool) {
+        for instruction in instructions {
             let op = instruction.op.as_str();
             let moved = ["mov.u64", "mov.b64", "mov.s64"].contains(&op);
             // (A vector's halves, `mov.b64 {%r2, %r3}, %rd1`, hold no address.)
@@ -178,7 +179,7 @@ impl DepotAddresses {
                 }
                 _ => None,
             };
-            for register in set_registers(&instruction) {
+            for register in set_registers(instruction) {
                 match value.filter(|_| !self.set_later.contains(register)) {
                     Some(value) => self.values.insert(register.to_owned(), value),
                     None => self.values.remove(register),
@@ -198,14 +199,8 @@ impl DepotAddresses {
     /// Whether `line`, a local access `width` bytes wide, stays inside `depot` wherever it runs:
     /// its address is a followed address, or the depot's name, plus a constant.
     fn inside(&self, depot: &Depot, line: &str, width: u64) -> bool {
-        let Some(address) = Statement::parse(line).and_then(|s| s.address().map(str::to_owned)) else {
-            return false;
-        };
-        let address = address.trim_start_matches('[').trim_end_matches(']');
-        let (base, added) = match address.split_once('+') {
-            Some((base, added)) => (base.trim(), decimal(added.trim())),
-            None => (address.trim(), Some(0)),
-        };
+        let Some((_, base, added, _)) = address_parts(line) else { return false };
+        let added = decimal(added);
         let base = if base == depot.name { Some(Value::Address(0, 0)) } else { self.value(base) };
         let start = base.zip(added.map(|a| Value::Number(a, a))).and_then(|(base, added)| base.plus(added));
         let last = depot.bytes.checked_sub(width).and_then(|last| i64::try_from(last).ok());
@@ -225,12 +220,21 @@ fn decimal(text: &str) -> Option<i64> {
     plain.then(|| text.parse().ok()).flatten()
 }
 
-/// Whether `line` holds a label (where a branch may arrive) or a branch, a return or an exit:
-/// where the code a function starts with stops running straight.
-fn ends_straight_code(line: &str) -> bool {
+/// Whether `line`, holding `instructions`, holds a label (where a branch may arrive) or a
+/// branch, a return or an exit: where the code a function starts with stops running straight.
+fn ends_straight_code(line: &str, instructions: &[Statement]) -> bool {
     let code = line.split("//").next().unwrap_or_default();
     code.replace("::", "").contains(':')
-        || instructions(line).iter().any(|s| ["bra", "brx", "ret", "exit"].contains(&s.kind()))
+        || instructions.iter().any(|s| ["bra", "brx", "ret", "exit"].contains(&s.kind()))
+}
+
+/// A local access's `line` split around its address, `[base+offset]`: what comes before the `[`,
+/// the base, the offset as written (`0` where none is) and what follows the `]`.
+fn address_parts(line: &str) -> Option<(&str, &str, &str, &str)> {
+    let (open, close) = (line.find('[')?, line.find(']')?);
+    let (before, address, after) = (&line[..open], &line[open + 1..close], &line[close + 1..]);
+    let (base, offset) = address.split_once('+').unwrap_or((address, "0"));
+    Some((before, base.trim(), offset.trim(), after))
 }
 
 /// The instructions on `line` (a `call` that goes on to the next lines only by its start).
@@ -307,12 +311,8 @@ impl Depot {
     /// address is not a 64-bit register or the depot, plus a constant, or the access is wider
     /// than the depot.
     fn bounded(&self, line: &str, width: u64) -> Option<String> {
-        let (open, close) = (line.find('[')?, line.find(']')?);
-        let (before, address, after) = (&line[..open], &line[open + 1..close], &line[close + 1..]);
-        let (base, offset) = match address.split_once('+') {
-            Some((base, offset)) => (base.trim(), offset.trim().parse::<i64>().ok()?),
-            None => (address.trim(), 0),
-        };
+        let (before, base, offset, after) = address_parts(line)?;
+        let offset: i64 = offset.parse().ok()?;
         let is_register = base.starts_with("%rd") || base == "%SPL";
         if !is_register && base != self.name || after.contains('[') || line.matches(';').count() != 1 {
             return None;
