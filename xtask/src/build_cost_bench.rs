@@ -50,7 +50,7 @@ pub fn measure(gpu: &Gpu) -> anyhow::Result<Vec<BuildCostRow>> {
             let Ok(ptx) = build_cost::nvrtc_ptx(gpu, exercise, &file) else { continue };
             let local_memory = ptx.contains(".local");
             if name == "solution" || local_memory && !ptx.contains("vprintf") {
-                kernels.push((exercise, name, local_memory, file));
+                kernels.push((exercise, name, local_memory, ptx));
             }
         }
     }
@@ -58,9 +58,9 @@ pub fn measure(gpu: &Gpu) -> anyhow::Result<Vec<BuildCostRow>> {
         .with_style(indicatif::ProgressStyle::with_template("timing each build {bar:30} {pos}/{len} {msg}")?);
     let rows = kernels
         .into_iter()
-        .map(|(exercise, kernel, local_memory, file)| {
+        .map(|(exercise, kernel, local_memory, ptx)| {
             bar.set_message(format!("{}/{kernel}", exercise.id));
-            let cost = build_cost::measure(gpu, &manifest, exercise, &file);
+            let cost = build_cost::measure(gpu, &manifest, exercise, ptx);
             bar.inc(1);
             BuildCostRow { exercise: exercise.id.clone(), kernel, local_memory, cost }
         })

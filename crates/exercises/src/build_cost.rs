@@ -23,13 +23,14 @@ pub struct BuildCost {
     pub starter_ms: f64,
 }
 
-/// `file`'s kernel as the grader builds it, beside NVRTC's, beside the starter. An output that is
-/// wrong, of either build, stops it (the reason in words): NVRTC's build, timed first, is the one
-/// that can read what an earlier launch left.
-pub fn measure(gpu: &Gpu, manifest: &Manifest, exercise: &Exercise, file: &LearnerFile) -> Result<BuildCost, String> {
+/// A kernel whose timed build NVRTC compiled to `nvrtc_ptx` ([`nvrtc_ptx`]), as the grader builds
+/// it, beside NVRTC's, beside the starter. An output that is wrong, of either build, stops it (the
+/// reason in words): NVRTC's build, timed first, is the one that can read what an earlier launch left.
+pub fn measure(gpu: &Gpu, manifest: &Manifest, exercise: &Exercise, nvrtc_ptx: String) -> Result<BuildCost, String> {
     let built = || -> Result<_, GpuError> {
-        let graded = check::compile_submission(gpu, exercise, file, false)?;
-        let compiled = check::load_for_the_block(gpu, exercise, nvrtc_ptx(gpu, exercise, file)?)?;
+        let graded_ptx = check::graded_ptx(gpu.info().compute_capability, &nvrtc_ptx)?;
+        let graded = check::load_for_the_block(gpu, exercise, graded_ptx)?;
+        let compiled = check::load_for_the_block(gpu, exercise, nvrtc_ptx)?;
         let starter = check::compile_file(gpu, manifest, &exercise.starter, &exercise.entry)?;
         Ok((graded, compiled, starter))
     };

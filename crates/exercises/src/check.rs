@@ -334,9 +334,13 @@ fn submission_ptx(
     file: &LearnerFile,
     record: bool,
 ) -> Result<String, GpuError> {
-    // What a launch reads that it did not write, a register or local memory, could be an earlier
-    // launch's: every register and local array starts at zero.
-    let ptx = zeroed_registers::at_each_entry(&nvrtc_ptx(compute_capability, exercise, file, record)?);
+    graded_ptx(compute_capability, &nvrtc_ptx(compute_capability, exercise, file, record)?)
+}
+
+/// NVRTC's `ptx` as the grader loads it: what a launch reads that it did not write, a register or
+/// local memory, could be an earlier launch's, so every register and local array starts at zero.
+pub(crate) fn graded_ptx(compute_capability: (i32, i32), ptx: &str) -> Result<String, GpuError> {
+    let ptx = zeroed_registers::at_each_entry(ptx);
     local_memory::confined(&ptx).map_err(|unconfined| GpuError::Compile {
         file: PROGRAM_NAME.to_owned(),
         arch: compile::sm_name(compute_capability),
