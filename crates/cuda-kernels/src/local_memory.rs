@@ -22,7 +22,8 @@ pub enum Unconfined {
     /// module knows how to keep inside it (the PTX line).
     Unbounded(String),
     /// A local array's generic address (`cvta.local`) used otherwise than as `printf`'s buffer:
-    /// stored in memory, passed to another call, or a generic load's or store's address.
+    /// stored in memory, passed to another call, or the address of a load or store that is not
+    /// `.local` (a generic one, or one of another space).
     Pointer,
     /// Memory allocated on the stack at run time (`alloca`).
     Allocated,
@@ -41,7 +42,8 @@ impl fmt::Display for Unconfined {
             Unconfined::Pointer => write!(
                 f,
                 "uses a local array's address as a value (stores it, prints it with `%p`, reads or writes \
-                 through it where the compiler could not follow, or passes it to a function that does not \
+                 through it where the compiler could not follow or as global memory, as `__ldcs` and `__stcs` \
+                 do, or passes it to a function that does not \
                  inline: a local array, a struct by value or by reference, a lambda capturing by reference, \
                  `this` of a local object): index the array where it is declared, or let the function inline"
             ),
@@ -382,7 +384,10 @@ fn body_reached_through_pointers(body: &str) -> Result<(), Unconfined> {
     let holds_a_pointer = |operand: &str| words(operand).any(|w| pointers.contains(w));
     let mut passed = false;
     for statement in &statements {
-        let through = statement.space().is_empty() && statement.address().is_some_and(holds_a_pointer);
+        // Through any space but local: a generic access, or one that names another space (a
+        // `.global` access at a local array's generic address, as `__ldcs(&local[i])` makes).
+        let mut addresses = statement.operands.iter().filter(|operand| operand.starts_with('['));
+        let through = statement.space() != "local" && addresses.any(|address| holds_a_pointer(address));
         let stored = statement.stored_values().any(holds_a_pointer);
         // A call's arguments are stored just before it, in its parameters.
         let argument = stored
