@@ -417,7 +417,7 @@ fn the_region_cannot_reach_beyond_itself() {
         ),
         (
             "#define AT shared_address\nunsigned f(const void* p) { return AT(p); }",
-            "`shared_address` reaches shared memory",
+            "`shared_address` makes a shared-memory address a number",
         ),
         ("#define \\u005f_syncthreads() (void)0", "universal character name"),
         ("int f() { return N\\U00000030; }", "write names in ASCII"),
@@ -451,7 +451,7 @@ fn the_region_cannot_reach_beyond_itself() {
         ("#define KEPT __shared__\nint f() { KEPT unsigned left; return left; }", "`__shared__` here declares"),
         ("int f() { unsigned* p = new unsigned; return *p; }", "memory from the device's heap"),
         ("int f(const unsigned* a) { unsigned* b; memcpy(&b, &a, 8); return *b; }", "copying bytes"),
-        ("int f(unsigned* a) { return __cvta_generic_to_global(a) != 0; }", "converting addresses"),
+        ("int f(unsigned* a) { return __cvta_generic_to_global(a) != 0; }", "converting an address to a number"),
         ("__device__ const unsigned* seen;\nint f() { return 0; }", "`__device__` here keeps a variable"),
         ("__managed__ int seen = 0;\nint f() { return 0; }", "`__managed__` here keeps a variable"),
         ("int f() { static int calls; return calls++; }", "`static` here keeps a variable"),
@@ -920,6 +920,14 @@ fn the_region_cannot_reach_beyond_itself() {
         assert!(
             matches!(validate(&exercise(), kernel_region, with.as_bytes()), Err(Invalid::Region { problem, .. }) if problem.contains("the kernel's parameter")),
             "{redirect}: the code after the part works through the parameters"
+        );
+    }
+    // A name of the part's own spelled as a parameter's says so, and how to mend it.
+    for shadow in ["auto odd = [](unsigned n) { return n | 1u; };", "{ constexpr unsigned out = 2; v = out; }"] {
+        let with = kernel_region.replace("unsigned v = 1;", &format!("unsigned v = 1; {shadow}"));
+        assert!(
+            matches!(validate(&exercise(), kernel_region, with.as_bytes()), Err(Invalid::Region { problem, .. }) if problem.contains("nor give the name to a variable or parameter of its own (rename yours)")),
+            "{shadow}"
         );
     }
     for destructor in [

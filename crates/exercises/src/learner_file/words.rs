@@ -217,11 +217,16 @@ pub(super) fn no_refused_word(expanded: &[Token], outside: &Outside) -> Found {
     // - a friend defined in a template is a count the compiler keeps (the first call finds no
     //   body, later ones do);
     // - shared_load.cuh's helpers read and write shared memory through any pointer;
-    let refused_words: [(&[&str], &str); 5] = [
+    let refused_words: [(&[&str], &str); 6] = [
         (
             &RAW_SHARED_HELPERS,
             "reaches shared memory at an address given as a number, past any tile your part places elements in: \
              leave the tensor-core and TMA helpers to the code outside your part",
+        ),
+        (
+            &["shared_address"],
+            "makes a shared-memory address a number, which the tensor-core and TMA helpers reach past any tile \
+             with: leave it to the code outside your part, and index your tile with numbers",
         ),
         (
             &["clock", "clock64"],
@@ -325,10 +330,9 @@ fn nvrtc_macro(name: &str) -> bool {
         .contains(name)
 }
 
-/// The course's helpers (`tensor_core.cuh`, `tma.cuh`) that take or make a shared-memory address
-/// as a number.
-const RAW_SHARED_HELPERS: [&str; 8] = [
-    "shared_address",
+/// The course's helpers (`tensor_core.cuh`, `tma.cuh`) that take a shared-memory address as a
+/// number (`shared_address` makes one).
+const RAW_SHARED_HELPERS: [&str; 7] = [
     "ldmatrix_x4",
     "ldmatrix_x4_trans",
     "stmatrix_x4",

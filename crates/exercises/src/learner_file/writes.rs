@@ -48,6 +48,13 @@ pub(super) fn no_write_to_what_lasts(expanded: &[Token], outside: &Outside) -> F
 /// What to do instead of writing through a pointer, mostly.
 const KEEP_IN_LOCALS: &str = "keep values in locals and index with numbers";
 
+/// What to do instead of reading a value's bits through a pointer or a union.
+const BITS_BY_FUNCTION: &str =
+    "keep values in locals and index with numbers (a float's bits are `__float_as_uint(x)`, and back `__uint_as_float`)";
+
+/// What to do instead of making an address a number.
+const ADDRESSES_OUTSIDE: &str = "index arrays with numbers, and leave addresses to the code outside your part";
+
 /// What to do instead of comparing or subtracting values of a template's type.
 const OF_A_NAMED_TYPE: &str = "take values of a type you name (`unsigned`), or use `min` and `max`";
 
@@ -332,7 +339,9 @@ fn write_through<'c>(
             "memcpy" | "memmove" | "memset" | "__builtin_bit_cast" | "new" | "delete" | "malloc" => {
                 return Some((token, "copying bytes, or memory from the device's heap,", KEEP_IN_LOCALS));
             }
-            word if word.starts_with("__cvta_") => return Some((token, "converting addresses", KEEP_IN_LOCALS)),
+            word if word.starts_with("__cvta_") => {
+                return Some((token, "converting an address to a number, which arithmetic can move,", ADDRESSES_OUTSIDE));
+            }
             // A pointer or reference type by another name makes a cast no `*)` shows: `P(seen)`; and
             // `decltype(t)` may be a pointer's type: `using P = decltype(t); P(address)`.
             "using" | "typedef" if text(at + 2) == "=" || token.text == "typedef" => {
@@ -390,7 +399,7 @@ fn write_through<'c>(
             word if word.starts_with("__add_") => {
                 return Some((token, "a pointer or reference type from a type trait", KEEP_IN_LOCALS));
             }
-            "reinterpret_cast" => return Some((token, "`reinterpret_cast`", KEEP_IN_LOCALS)),
+            "reinterpret_cast" => return Some((token, "`reinterpret_cast`", BITS_BY_FUNCTION)),
             // A `void*` converts to any pointer, and `__builtin_assume_aligned` makes one of a
             // `const` pointer.
             "__builtin_assume_aligned" => return Some((token, "`__builtin_assume_aligned`", KEEP_IN_LOCALS)),
@@ -465,7 +474,7 @@ fn write_through<'c>(
             {
                 return Some((token, "a null pointer (which arithmetic can move onto any data)", KEEP_IN_LOCALS));
             }
-            "union" => return Some((token, "a union", KEEP_IN_LOCALS)),
+            "union" => return Some((token, "a union", BITS_BY_FUNCTION)),
             // `*` or `&` then `)`, perhaps through `const` or a template's `>`: a type in
             // parentheses, a cast (`(unsigned*)x`, `(Id<unsigned*>)x`); or then `>(`, a cast
             // through a template (`Id<unsigned*>(x)`, `ref<bool&>(x)`).
