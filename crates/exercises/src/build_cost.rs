@@ -7,7 +7,7 @@ use cuda_kernels::{Gpu, GpuError};
 use serde::Serialize;
 
 use crate::{
-    check::{self, LastingMemory, TimedRuns, TimingError},
+    check::{self, KernelNames, LastingMemory, TimedRuns, TimingError},
     harness::{CheckKernels, Expectation},
     learner_file::LearnerFile,
     manifest::{Exercise, Manifest},
@@ -25,7 +25,8 @@ pub struct BuildCost {
 
 /// A kernel whose timed build NVRTC compiled to `nvrtc_ptx` ([`nvrtc_ptx`]), as the grader builds
 /// it, beside NVRTC's, beside the starter. An output that is wrong, of either build, stops it (the
-/// reason in words): NVRTC's build, timed first, is the one that can read what an earlier launch left.
+/// reason in words, naming the build): NVRTC's build, timed first, is the one that can read what an
+/// earlier launch left.
 pub fn measure(gpu: &Gpu, manifest: &Manifest, exercise: &Exercise, nvrtc_ptx: String) -> Result<BuildCost, String> {
     let built = || -> Result<_, GpuError> {
         let graded_ptx = check::graded_ptx(gpu.info().compute_capability, &nvrtc_ptx)?;
@@ -49,6 +50,7 @@ pub fn measure(gpu: &Gpu, manifest: &Manifest, exercise: &Exercise, nvrtc_ptx: S
             gpu,
             &exercise.harness,
             [&compiled_function, &graded_function, &starter],
+            KernelNames { first: "NVRTC's build", others: ["the grader's build's", "the starter's"] },
             &data.input,
             &check_kernels,
         )?;
@@ -58,7 +60,9 @@ pub fn measure(gpu: &Gpu, manifest: &Manifest, exercise: &Exercise, nvrtc_ptx: S
     match runs.measure(gpu, verifier, &lasting) {
         Ok([compiled_ms, graded_ms, starter_ms]) => Ok(BuildCost { graded_ms, compiled_ms, starter_ms }),
         Err(TimingError::Gpu(error)) => Err(error.to_string()),
-        Err(TimingError::Incorrect(why) | TimingError::Kept(why)) => Err(format!("a wrong output, {why}")),
+        Err(TimingError::Incorrect { detail, own: true }) => Err(format!("NVRTC's build: a wrong output, {detail}")),
+        Err(TimingError::Kept(detail)) => Err(format!("NVRTC's build, {detail}")),
+        Err(TimingError::Incorrect { detail, own: false }) => Err(detail),
     }
 }
 

@@ -461,6 +461,7 @@ pub fn check(
         &gpu,
         harness,
         [&kernels.submission.1, &kernels.reference, &starter],
+        CHECKED_KERNELS,
         &timed_data.input,
         &check_kernels,
     )
@@ -528,7 +529,7 @@ pub fn check(
                 shared_bytes,
             }))
         }
-        Err(TimingError::Incorrect(detail)) => CheckOutcome::Incorrect { input: Input::Random, detail },
+        Err(TimingError::Incorrect { detail, .. }) => CheckOutcome::Incorrect { input: Input::Random, detail },
         Err(TimingError::Kept(detail)) => CheckOutcome::KeptMemory { detail },
         Err(TimingError::Gpu(error)) => {
             CheckOutcome::Crashed { detail: diagnostics::scrub(&format!("at the timed size: {error}")) }
@@ -824,25 +825,45 @@ const WARM_UP_LIMIT: Duration = Duration::from_millis(200);
 /// submission wrote its lasting memory.
 pub(crate) enum TimingError {
     Gpu(GpuError),
-    Incorrect(String),
+    /// Where and what was wrong, and whether the first kernel's own output or input was (else
+    /// another's, which only the first can have written).
+    Incorrect {
+        detail: String,
+        own: bool,
+    },
     /// Which launch of the submission wrote what of its lasting memory.
     Kept(String),
 }
 
-/// Why `whose` input, found changed after a launch `at`, is the submission's fault.
-fn beside_input(whose: &str, at: &str) -> String {
-    format!(
-        "{whose} input had changed {at}; that kernel leaves its input alone, so yours, which ran before it, wrote \
-         into its buffers (every kernel must keep to its own input and output)"
-    )
+/// How [`TimedRuns`]' messages name its three kernels: the first as what ran before the others
+/// (`yours`), the others as whose buffers it wrote (`the starter's`).
+pub(crate) struct KernelNames {
+    pub first: &'static str,
+    pub others: [&'static str; 2],
 }
 
-/// Why `whose` output, wrong `at` a launch, is the submission's fault.
-fn beside(whose: &str, at: &str) -> String {
-    format!(
-        "{whose} output {at}; that kernel is right alone, so yours, which ran before it, wrote into its buffers \
-         (every kernel must keep to its own input and output)"
-    )
+/// A check's kernels: the submission, the reference, the starter.
+const CHECKED_KERNELS: KernelNames =
+    KernelNames { first: "yours", others: ["the reference solution's", "the starter's"] };
+
+impl KernelNames {
+    /// Why `whose` input, found changed after a launch `at`, is the first kernel's fault.
+    fn beside_input(&self, whose: &str, at: &str) -> String {
+        format!(
+            "{whose} input had changed {at}; that kernel leaves its input alone, so {}, which ran before it, wrote \
+             into its buffers (every kernel must keep to its own input and output)",
+            self.first
+        )
+    }
+
+    /// Why `whose` output, wrong `at` a launch, is the first kernel's fault.
+    fn beside(&self, whose: &str, at: &str) -> String {
+        format!(
+            "{whose} output {at}; that kernel is right alone, so {}, which ran before it, wrote into its buffers \
+             (every kernel must keep to its own input and output)",
+            self.first
+        )
+    }
 }
 
 impl From<GpuError> for TimingError {
@@ -857,6 +878,7 @@ pub(crate) struct TimedRuns<'g> {
     runs: [Run<'g>; 3],
     /// Each run's input as it was before its first launch.
     inputs: [InputWatch; 3],
+    names: KernelNames,
 }
 
 impl<'g> TimedRuns<'g> {
@@ -864,6 +886,7 @@ impl<'g> TimedRuns<'g> {
         gpu: &'g Gpu,
         harness: &Harness,
         [submission, reference, starter]: [&CudaFunction; 3],
+        names: KernelNames,
         data: &HostInput,
         check_kernels: &CheckKernels,
     ) -> Result<TimedRuns<'g>, GpuError> {
@@ -872,7 +895,7 @@ impl<'g> TimedRuns<'g> {
         let (reference, starter) = (submission.alongside(reference)?, submission.alongside(starter)?);
         let inputs = [&submission, &reference, &starter].map(|run| run.watch_input(check_kernels));
         let [a, b, c] = inputs;
-        Ok(TimedRuns { runs: [submission, reference, starter], inputs: [a?, b?, c?] })
+        Ok(TimedRuns { runs: [submission, reference, starter], inputs: [a?, b?, c?], names })
     }
 
     /// (submission, reference, starter) median ms. Every launch starts from a zeroed output, and
@@ -912,22 +935,23 @@ impl<'g> TimedRuns<'g> {
                     // (Every kernel's input is compared after each of its launches, so that each waits
                     // alike, and finds the caches alike: when only the submission's was, the same
                     // code ran 11% slower timed as the submission than timed beside it.)
+                    let names = &self.names;
                     if let Some(what) = run.changed_input(input)? {
-                        return Err(TimingError::Incorrect(match kernel {
+                        let detail = match kernel {
                             0 => at(&format!(": {what}")),
-                            1 => beside_input("the reference solution's", &at("")),
-                            _ => beside_input("the starter's", &at("")),
-                        }));
+                            _ => names.beside_input(names.others[kernel - 1], &at("")),
+                        };
+                        return Err(TimingError::Incorrect { detail, own: kernel == 0 });
                     }
                     if let Err(detail) = verifier.verify(run)? {
                         let at = at(&format!(": {detail}"));
-                        return Err(match kernel {
-                            0 => TimingError::Incorrect(at),
+                        let detail = match kernel {
+                            0 => at,
                             // The course's kernels are right alone (the GPU suite checks them): only
                             // a kernel that ran before, the submission's, can have written their buffers.
-                            1 => TimingError::Incorrect(beside("the reference solution's", &at)),
-                            _ => TimingError::Incorrect(beside("the starter's", &at)),
-                        });
+                            _ => names.beside(names.others[kernel - 1], &at),
+                        };
+                        return Err(TimingError::Incorrect { detail, own: kernel == 0 });
                     }
                     // Checked, the output is zeroed: no answer stays on the GPU for the next
                     // kernel to copy, and each launch starts from zeros.
