@@ -893,9 +893,10 @@ impl<'g> TimedRuns<'g> {
         // The input crosses from the host once; the others' copies are made on the GPU.
         let submission = Run::new(gpu, submission, harness, CheckSize::Timed, data)?;
         let (reference, starter) = (submission.alongside(reference)?, submission.alongside(starter)?);
-        let inputs = [&submission, &reference, &starter].map(|run| run.watch_input(check_kernels));
-        let [a, b, c] = inputs;
-        Ok(TimedRuns { runs: [submission, reference, starter], inputs: [a?, b?, c?], names })
+        let watch = submission.watch_input(check_kernels)?;
+        let (reference_watch, starter_watch) = (watch.alongside(gpu)?, watch.alongside(gpu)?);
+        let inputs = [watch, reference_watch, starter_watch];
+        Ok(TimedRuns { runs: [submission, reference, starter], inputs, names })
     }
 
     /// (submission, reference, starter) median ms. Every launch starts from a zeroed output, and

@@ -623,8 +623,18 @@ fn guarded_input<T: DeviceRepr + ValidAsZeroBits + Copy>(
 /// comparison that finds what a launch changed in them ([`Run::changed_input`]).
 pub struct InputWatch {
     compare: CudaFunction,
-    before: Vec<CudaSlice<u32>>,
+    /// One copy for the runs made alongside one another ([`InputWatch::alongside`]).
+    before: Arc<Vec<CudaSlice<u32>>>,
     first: CudaSlice<u64>,
+}
+
+impl InputWatch {
+    /// The watch of a run made [`Run::alongside`] the watched one, before either launched: its
+    /// inputs are a copy of the same words, so the same copy of them serves (a timed check's
+    /// three runs make one copy of an input of 256 MiB, not three).
+    pub fn alongside(&self, gpu: &Gpu) -> Result<InputWatch, GpuError> {
+        Ok(InputWatch { compare: self.compare.clone(), before: self.before.clone(), first: gpu.upload(&[u64::MAX])? })
+    }
 }
 
 /// An output buffer of `len` zeros followed by the guard's [`GUARD_WORDS`] words of canaries, made
@@ -718,13 +728,13 @@ impl<'g> Run<'g> {
         let compare = kernels.first_difference.clone();
         let before =
             self.inputs().iter().map(|(words, _)| self.gpu.stream().clone_dtod(words)).collect::<Result<_, _>>()?;
-        Ok(InputWatch { compare, before, first: self.gpu.upload(&[u64::MAX])? })
+        Ok(InputWatch { compare, before: Arc::new(before), first: self.gpu.upload(&[u64::MAX])? })
     }
 
     /// `Some(what changed)` if a launch since `watch` was made changed an input of this run or the
     /// guard after it: no launch may leave anything there for the next (a sum kept in its input).
     pub fn changed_input(&self, watch: &mut InputWatch) -> Result<Option<String>, GpuError> {
-        for ((now, name), before) in self.inputs().iter().zip(&watch.before) {
+        for ((now, name), before) in self.inputs().iter().zip(watch.before.iter()) {
             if let Some(word) = first_difference(self.gpu, &watch.compare, (now, &before.as_view()), &mut watch.first)?
             {
                 return Ok(Some(input_changed(name, now.len() - GUARD_WORDS, word as usize)));
