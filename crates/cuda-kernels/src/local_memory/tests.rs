@@ -228,7 +228,9 @@ fn a_local_arrays_address_may_be_printfs_buffer_and_nothing_else() {
     let printed = KERNEL.replace("st.local.u32 \t[%rd5], %r2;", "st.local.u64 \t[%rd5], %rd4;");
     assert_eq!(confined(&printed), Err(Unconfined::Pointer));
     // A space named at a generic local address (`__ldcs(&local[0])`, `__stcs`) reaches it as well.
-    for access in ["ld.global.cs.u32 \t%r5, [%rd4];", "st.global.cs.u32 \t[%rd4+4], %r1;", "ld.shared.u32 \t%r5, [%rd4];"] {
+    for access in
+        ["ld.global.cs.u32 \t%r5, [%rd4];", "st.global.cs.u32 \t[%rd4+4], %r1;", "ld.shared.u32 \t%r5, [%rd4];"]
+    {
         let named = KERNEL.replace("\tret;", &format!("\t{access}\n\tret;"));
         assert_eq!(confined(&named), Err(Unconfined::Pointer), "{access}");
     }

@@ -332,15 +332,8 @@ fn nvrtc_macro(name: &str) -> bool {
 
 /// The course's helpers (`tensor_core.cuh`, `tma.cuh`) that take a shared-memory address as a
 /// number (`shared_address` makes one).
-const RAW_SHARED_HELPERS: [&str; 7] = [
-    "ldmatrix_x4",
-    "ldmatrix_x4_trans",
-    "stmatrix_x4",
-    "cp_async_16",
-    "barrier_init",
-    "barrier_wait",
-    "tma_load_box",
-];
+const RAW_SHARED_HELPERS: [&str; 7] =
+    ["ldmatrix_x4", "ldmatrix_x4_trans", "stmatrix_x4", "cp_async_16", "barrier_init", "barrier_wait", "tma_load_box"];
 
 /// Why a part that defines a kernel is refused.
 const DEFINES_A_KERNEL: &str = "your part may not define a kernel (`__global__`): the starter's part has none";

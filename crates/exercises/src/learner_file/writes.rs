@@ -49,8 +49,7 @@ pub(super) fn no_write_to_what_lasts(expanded: &[Token], outside: &Outside) -> F
 const KEEP_IN_LOCALS: &str = "keep values in locals and index with numbers";
 
 /// What to do instead of reading a value's bits through a pointer or a union.
-const BITS_BY_FUNCTION: &str =
-    "keep values in locals and index with numbers (a float's bits are `__float_as_uint(x)`, and back `__uint_as_float`)";
+const BITS_BY_FUNCTION: &str = "keep values in locals and index with numbers (a float's bits are `__float_as_uint(x)`, and back `__uint_as_float`)";
 
 /// What to do instead of making an address a number.
 const ADDRESSES_OUTSIDE: &str = "index arrays with numbers, and leave addresses to the code outside your part";
@@ -340,7 +339,11 @@ fn write_through<'c>(
                 return Some((token, "copying bytes, or memory from the device's heap,", KEEP_IN_LOCALS));
             }
             word if word.starts_with("__cvta_") => {
-                return Some((token, "converting an address to a number, which arithmetic can move,", ADDRESSES_OUTSIDE));
+                return Some((
+                    token,
+                    "converting an address to a number, which arithmetic can move,",
+                    ADDRESSES_OUTSIDE,
+                ));
             }
             // A pointer or reference type by another name makes a cast no `*)` shows: `P(seen)`; and
             // `decltype(t)` may be a pointer's type: `using P = decltype(t); P(address)`.
