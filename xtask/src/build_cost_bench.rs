@@ -45,7 +45,7 @@ pub fn measure(gpu: &Gpu) -> anyhow::Result<Vec<BuildCostRow>> {
         }
         for (name, path) in files {
             let bytes = fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
-            // Only what the grader would time: a valid file that compiles.
+            // Only what the grader would time: a valid file that compiles to code it loads.
             let Ok(file) = learner_file::validate(exercise, &starter, &bytes) else { continue };
             let Ok(ptx) = build_cost::nvrtc_ptx(gpu, exercise, &file) else { continue };
             let local_memory = ptx.contains(".local");

@@ -66,7 +66,10 @@ pub fn measure(gpu: &Gpu, manifest: &Manifest, exercise: &Exercise, nvrtc_ptx: S
     }
 }
 
-/// NVRTC's PTX for `file`'s timed build, before the grader zeroes and confines it.
+/// NVRTC's PTX for `file`'s timed build, before the grader zeroes and confines it; `Err` too where
+/// the grader refuses that PTX (a kernel it would not time).
 pub fn nvrtc_ptx(gpu: &Gpu, exercise: &Exercise, file: &LearnerFile) -> Result<String, GpuError> {
-    check::nvrtc_ptx(gpu.info().compute_capability, exercise, file, false)
+    let ptx = check::nvrtc_ptx(gpu.info().compute_capability, exercise, file, false)?;
+    check::graded_ptx(gpu.info().compute_capability, &ptx)?;
+    Ok(ptx)
 }
