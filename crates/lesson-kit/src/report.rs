@@ -156,7 +156,8 @@ fn cell_html(text: &str) -> String {
 /// A table as HTML for the book, of class `class`: each cell carries its column's name
 /// (`data-label`), so that on a narrow page the book's stylesheet can set a wide table's rows
 /// out as lines of labelled figures instead of hiding columns behind a scroll bar. A table of
-/// five columns or more is `wide`.
+/// five columns or more is `wide`. A cell of prose (a sentence, where the others hold figures) is
+/// `prose`, which the stylesheet lets wrap.
 pub fn html_table(header: &[String], rows: &[Vec<String>], class: &str) -> String {
     let wide = if header.len() >= 5 { " wide" } else { "" };
     let head: String = header.iter().map(|h| format!("<th>{}</th>", cell_html(h))).collect();
@@ -168,7 +169,9 @@ pub fn html_table(header: &[String], rows: &[Vec<String>], class: &str) -> Strin
                 .enumerate()
                 .map(|(column, cell)| {
                     let label = header.get(column).map(|h| escape_html(&h.replace('`', ""))).unwrap_or_default();
-                    format!("<td data-label=\"{label}\">{}</td>", cell_html(cell))
+                    let prose =
+                        if cell.chars().count() > PROSE_CELL && cell.contains(' ') { " class=\"prose\"" } else { "" };
+                    format!("<td{prose} data-label=\"{label}\">{}</td>", cell_html(cell))
                 })
                 .collect();
             format!("<tr>{cells}</tr>")
@@ -179,6 +182,9 @@ pub fn html_table(header: &[String], rows: &[Vec<String>], class: &str) -> Strin
         body.join("\n")
     )
 }
+
+/// A cell longer than this, with spaces, is prose: figures and names are shorter.
+const PROSE_CELL: usize = 60;
 
 /// Lines of a paragraph shorter than this were ended on purpose, not wrapped.
 const SHORT_LINE: usize = 72;
@@ -368,5 +374,17 @@ mod tests {
         assert!(page.contains("<tr><td data-label=\"a\">1</td><td data-label=\"b\">2 ✓</td></tr>"), "{page}");
         assert!(page.contains("ANCHOR_END: part-1 -->\n\n<!-- ANCHOR: part-2"), "{page}");
         assert!(page.trim_end().ends_with("<!-- ANCHOR_END: part-2 -->"), "{page}");
+    }
+
+    #[test]
+    fn a_sentence_in_a_cell_may_wrap_and_a_figure_may_not() {
+        let why = "not timed: NVRTC's build: a wrong output, at the timed size, launch 1 of round 1";
+        let table = html_table(
+            &["kernel".into(), "ms".into()],
+            &[vec!["solution".into(), "0.3945".into()], vec!["a".into(), why.into()]],
+            "measured",
+        );
+        assert!(table.contains("<td data-label=\"ms\">0.3945</td>"), "{table}");
+        assert!(table.contains(&format!("<td class=\"prose\" data-label=\"ms\">{}</td>", escape_html(why))), "{table}");
     }
 }
