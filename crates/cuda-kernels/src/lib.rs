@@ -30,6 +30,7 @@ mod host_words;
 pub mod kernel_names;
 pub mod launch_bounds;
 pub mod local_memory;
+pub mod module_variables;
 pub mod ncu;
 mod ptx_text;
 pub mod sanitizer;

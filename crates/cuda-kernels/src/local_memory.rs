@@ -11,7 +11,10 @@ use std::{
     fmt,
 };
 
-use crate::ptx_text::{Statement, Variable, bodies, closes_a_body, statements, widest_store, words, zero_stores};
+use crate::ptx_text::{
+    Statement, Variable, access_bytes, address_parts, bodies, closes_a_body, instructions, statements, widest_store,
+    words, zero_stores,
+};
 
 /// Why a module's local memory cannot be kept to one launch.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -230,21 +233,6 @@ fn ends_straight_code(line: &str, instructions: &[Statement]) -> bool {
         || instructions.iter().any(|s| ["bra", "brx", "ret", "exit"].contains(&s.kind()))
 }
 
-/// A local access's `line` split around its address, `[base+offset]`: what comes before the `[`,
-/// the base, the offset as written (`0` where none is) and what follows the `]`.
-fn address_parts(line: &str) -> Option<(&str, &str, &str, &str)> {
-    let (open, close) = (line.find('[')?, line.find(']')?);
-    let (before, address, after) = (&line[..open], &line[open + 1..close], &line[close + 1..]);
-    let (base, offset) = address.split_once('+').unwrap_or((address, "0"));
-    Some((before, base.trim(), offset.trim(), after))
-}
-
-/// The instructions on `line` (a `call` that goes on to the next lines only by its start).
-fn instructions(line: &str) -> Vec<Statement> {
-    let code = line.split("//").next().unwrap_or_default();
-    code.split(';').filter_map(Statement::parse).collect()
-}
-
 /// The registers `instruction` sets: the words of its first operand, but for a store, a
 /// reduction or a call, which set none (a call's results are loaded from their parameters).
 fn set_registers(instruction: &Statement) -> impl Iterator<Item = &str> {
@@ -344,14 +332,6 @@ fn local_declaration(line: &str) -> Option<&str> {
 fn accesses_local_memory(line: &str, statement: Option<&Statement>) -> bool {
     statement.is_some_and(|s| ["ld", "st"].contains(&s.kind()) && s.space() == "local")
         || line.contains(".local") && line.matches(';').count() > 1
-}
-
-/// The bytes an `ld`/`st` of `op` reads or writes: `ld.local.v4.u32` reads 16.
-fn access_bytes(op: &str) -> Option<u64> {
-    let parts: Vec<&str> = op.split('.').collect();
-    let lanes = parts.iter().find_map(|p| p.strip_prefix('v')?.parse::<u64>().ok()).unwrap_or(1);
-    let bits: u64 = parts.last()?.get(1..)?.parse().ok()?;
-    Some(lanes * bits / 8)
 }
 
 /// Checks that a generic address of local memory (what `cvta.local` makes, and whatever is

@@ -201,3 +201,26 @@ fn operands(rest: &str) -> Vec<&str> {
     found.push(rest[start..].trim());
     found.into_iter().filter(|o| !o.is_empty()).collect()
 }
+
+/// An access's `line` split around its address, `[base+offset]`: what comes before the `[`,
+/// the base, the offset as written (`0` where none is) and what follows the `]`.
+pub(crate) fn address_parts(line: &str) -> Option<(&str, &str, &str, &str)> {
+    let (open, close) = (line.find('[')?, line.find(']')?);
+    let (before, address, after) = (&line[..open], &line[open + 1..close], &line[close + 1..]);
+    let (base, offset) = address.split_once('+').unwrap_or((address, "0"));
+    Some((before, base.trim(), offset.trim(), after))
+}
+
+/// The instructions on `line` (a `call` that goes on to the next lines only by its start).
+pub(crate) fn instructions(line: &str) -> Vec<Statement> {
+    let code = line.split("//").next().unwrap_or_default();
+    code.split(';').filter_map(Statement::parse).collect()
+}
+
+/// The bytes an `ld`/`st` of `op` reads or writes: `ld.local.v4.u32` reads 16.
+pub(crate) fn access_bytes(op: &str) -> Option<u64> {
+    let parts: Vec<&str> = op.split('.').collect();
+    let lanes = parts.iter().find_map(|p| p.strip_prefix('v')?.parse::<u64>().ok()).unwrap_or(1);
+    let bits: u64 = parts.last()?.get(1..)?.parse().ok()?;
+    Some(lanes * bits / 8)
+}

@@ -11,7 +11,7 @@ use std::{
 };
 
 use cuda_kernels::{
-    CudaFunction, Gpu, GpuError, HostWords, TextModule, compile, launch_bounds, local_memory,
+    CudaFunction, Gpu, GpuError, HostWords, TextModule, compile, launch_bounds, local_memory, module_variables,
     ncu::{self, Ncu, SelfCommand, SharedCounters, SharedFamily},
     source, special_registers, static_shared,
     timing::{self, Plan},
@@ -338,16 +338,26 @@ fn submission_ptx(
 }
 
 /// NVRTC's `ptx` as the grader loads it: what a launch reads that it did not write, a register or
-/// local memory, could be an earlier launch's, so every register and local array starts at zero.
+/// local memory, could be an earlier launch's, so every register and local array starts at zero,
+/// and every access at a local array's or a table's address stays inside it.
 pub(crate) fn graded_ptx(compute_capability: (i32, i32), ptx: &str) -> Result<String, GpuError> {
-    let ptx = zeroed_registers::at_each_entry(ptx);
-    local_memory::confined(&ptx).map_err(|unconfined| GpuError::Compile {
+    let refused = |log: String| GpuError::Compile {
         file: PROGRAM_NAME.to_owned(),
         arch: compile::sm_name(compute_capability),
-        log: format!(
-            "the compiled code {unconfined} (local memory is not cleared between launches, so the grader \
-             keeps each function's local arrays to themselves: zeroed where it starts, each access inside them)"
-        ),
+        log: format!("the compiled code {log}"),
+    };
+    let ptx = zeroed_registers::at_each_entry(ptx);
+    let confined = local_memory::confined(&ptx).map_err(|unconfined| {
+        refused(format!(
+            "{unconfined} (local memory is not cleared between launches, so the grader keeps each function's \
+             local arrays to themselves: zeroed where it starts, each access inside them)"
+        ))
+    })?;
+    module_variables::kept(&confined).map_err(|unkept| {
+        refused(format!(
+            "{unkept} (an index past a table reaches memory no instruction shows, local memory an earlier \
+             launch left among it, so the grader keeps each access at a table's address inside that table)"
+        ))
     })
 }
 

@@ -1,0 +1,114 @@
+use super::*;
+
+/// A module with a global table of 8 words, a constant one of 4 and a string, and a kernel that
+/// reads the global table at an index it is given.
+const MODULE: &str = ".version 8.8\n.target sm_90\n.address_size 64\n\n\
+.global .align 4 .b8 table[32] = {0, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4, 0, 0, 0, 5, 0, 0, 0, 6, 0, 0, 0, 7, 0, 0, 0};\n\
+.const .align 4 .b8 constants[16] = {0, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0};\n\
+.global .align 1 .b8 $str[3] = {104, 105, 0};\n\n\
+.visible .entry k(\n\t.param .u64 k_param_0,\n\t.param .u32 k_param_1\n)\n{\n\
+\t.reg .b32 \t%r<9>;\n\t.reg .b64 \t%rd<9>;\n\n\
+\tld.param.u64 \t%rd1, [k_param_0];\n\tld.param.u32 \t%r1, [k_param_1];\n\
+\tmul.wide.u32 \t%rd2, %r1, 4;\n\
+\tmov.u64 \t%rd3, table;\n\tcvta.global.u64 \t%rd4, %rd3;\n\tadd.s64 \t%rd5, %rd4, %rd2;\n\
+\tld.global.nc.u32 \t%r2, [%rd5];\n\
+\tld.global.u32 \t%r3, [table+4];\n\
+\tcvta.to.global.u64 \t%rd6, %rd1;\n\tst.global.u32 \t[%rd6], %r2;\n\
+\tret;\n\n}\n";
+
+/// `MODULE` with `lines` before its `ret`.
+fn with(lines: &str) -> String {
+    MODULE.replace("\tret;", &format!("{lines}\tret;"))
+}
+
+#[test]
+fn an_access_made_from_one_variable_is_held_inside_it() {
+    let kept = kept(MODULE).unwrap();
+    // A generic address read as global (`__ldg`): its base is the table's generic address.
+    assert!(
+        kept.contains(
+            "\t{ .reg .b64 %bcm_at; .reg .b64 %bcm_base; mov.u64 %bcm_base, table; \
+             cvta.global.u64 %bcm_base, %bcm_base; add.s64 %bcm_at, %rd5, 0; sub.u64 %bcm_at, %bcm_at, %bcm_base; \
+             min.u64 %bcm_at, %bcm_at, 28; add.u64 %bcm_at, %bcm_base, %bcm_at; ld.global.nc.u32 \t%r2, [%bcm_at]; }"
+        ),
+        "{kept}"
+    );
+    // The table's own address plus a constant that fits, and the kernel's output, stay as they are.
+    assert!(kept.contains("\tld.global.u32 \t%r3, [table+4];\n"), "{kept}");
+    assert!(kept.contains("\tst.global.u32 \t[%rd6], %r2;\n"), "{kept}");
+    // Far past the table, as a constant: held inside it too.
+    let far = kept_text(&with("\tld.global.u32 \t%r4, [table+40000];\n"));
+    assert!(far.contains("mov.u64 %bcm_base, table; add.s64 %bcm_at, %bcm_base, 40000;"), "{far}");
+    // A generic address of a constant: its base is the constant's generic address.
+    let generic_constant =
+        kept_text(&with("\tmov.u64 \t%rd7, constants;\n\tcvta.const.u64 \t%rd8, %rd7;\n\tld.u32 \t%r5, [%rd8+8];\n"));
+    assert!(
+        generic_constant.contains("cvta.const.u64 %bcm_base, %bcm_base; add.s64 %bcm_at, %rd8, 8;"),
+        "{generic_constant}"
+    );
+    assert!(generic_constant.contains("min.u64 %bcm_at, %bcm_at, 12;"), "{generic_constant}");
+    // `ld.const` stays in its bank.
+    let in_its_bank =
+        with("\tmov.u64 \t%rd7, constants;\n\tadd.s64 \t%rd8, %rd7, %rd2;\n\tld.const.u32 \t%r5, [%rd8];\n");
+    assert!(kept_text(&in_its_bank).contains("\tld.const.u32 \t%r5, [%rd8];\n"));
+    // A loop's back edge carries the table's address to an earlier instruction.
+    let looped = with("$L__BB0_1:\n\tld.u32 \t%r6, [%rd8];\n\tadd.s64 \t%rd8, %rd4, %rd2;\n\tbra.uni \t$L__BB0_1;\n");
+    assert!(kept_text(&looped).contains("ld.u32 \t%r6, [%bcm_at]"));
+}
+
+fn kept_text(ptx: &str) -> String {
+    kept(ptx).unwrap_or_else(|unkept| panic!("{unkept}: {ptx}"))
+}
+
+#[test]
+fn what_cannot_be_held_inside_one_variable_is_refused() {
+    let either = with(
+        "\tmov.u64 \t%rd7, constants;\n\tcvta.const.u64 \t%rd8, %rd7;\n\tselp.b64 \t%rd8, %rd8, %rd4, %p1;\n\
+         \tld.u32 \t%r5, [%rd8];\n",
+    );
+    assert_eq!(kept(&either), Err(Unkept::Unbounded("ld.u32 \t%r5, [%rd8];".into())));
+    // A constant's own address read as generic memory, not as its bank.
+    let not_generic = with("\tmov.u64 \t%rd7, constants;\n\tld.u32 \t%r5, [%rd7];\n");
+    assert_eq!(kept(&not_generic), Err(Unkept::Unbounded("ld.u32 \t%r5, [%rd7];".into())));
+    // Stored, passed to a function of its own or returned, it is read where no instruction shows.
+    let stored = with("\tst.global.u64 \t[%rd6], %rd5;\n");
+    assert_eq!(kept(&stored), Err(Unkept::HandedOn));
+    let passed = with(
+        "\t{\n\t.param .b64 param0;\n\tst.param.b64 \t[param0], %rd5;\n\tcall.uni \n\thelper, \n\t(\n\tparam0\n\t);\n\t}\n",
+    );
+    assert_eq!(kept(&passed), Err(Unkept::HandedOn));
+    // `printf`'s format string is one, and `assert` is given its message's.
+    for reader in ["vprintf", "__assertfail"] {
+        assert!(kept(&passed.replace("\thelper, ", &format!("\t{reader}, "))).is_ok(), "{reader}");
+    }
+}
+
+#[test]
+fn an_address_stored_in_local_memory_is_followed_back_out_of_it() {
+    // (A string `printf` prints with `%s` is stored in its arguments' buffer, in local memory.)
+    let stored = "	st.local.u64 \t[%rd7], %rd5;\n\tld.local.u64 \t%rd8, [%rd7];\n";
+    let reloaded = with(&format!("{stored}\tld.u32 \t%r5, [%rd8+40000];\n"));
+    assert!(
+        kept_text(&reloaded).contains(
+            "add.s64 %bcm_at, %rd8, 40000; sub.u64 %bcm_at, %bcm_at, %bcm_base; min.u64 %bcm_at, %bcm_at, 28;"
+        )
+    );
+    // Two tables' addresses in one local array: the word loaded back may be either.
+    let either =
+        with(&format!("\tmov.u64 \t%rd9, $str;\n\tst.local.u64 \t[%rd7+8], %rd9;\n{stored}\tld.u32 \t%r5, [%rd8];\n"));
+    assert_eq!(kept(&either), Err(Unkept::Unbounded("ld.u32 \t%r5, [%rd8];".into())));
+    // A 32-bit word of local memory is a number.
+    let number = with(
+        "\tst.local.u64 \t[%rd7], %rd5;\n\tld.local.u32 \t%r6, [%rd7];\n\tcvt.u64.u32 \t%rd8, %r6;\n\tld.u32 \t%r5, [%rd8];\n",
+    );
+    assert!(kept_text(&number).contains("\tld.u32 \t%r5, [%rd8];\n"));
+}
+
+#[test]
+fn only_variables_at_the_modules_level_are_followed() {
+    let variables = declared(MODULE);
+    assert_eq!(variables.keys().copied().collect::<Vec<_>>(), ["$str", "constants", "table"]);
+    assert_eq!(variables["table"].bytes, Some(32));
+    assert_eq!(variables["constants"].space, "const");
+    assert_eq!(variables["$str"].bytes, Some(3));
+}
