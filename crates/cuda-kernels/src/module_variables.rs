@@ -1,9 +1,10 @@
-//! Loads and stores at a module variable's address kept inside that variable. An index far past a
-//! table (`table[0x123456789]`) makes an address that no instruction shows: a generic one may land
-//! in the thread's local memory, where an earlier launch left its words, or in any memory the
-//! process holds. [`kept`] holds every access whose address is made from one `.global` variable
-//! (or a `.const` one read through a generic address: `ld.const` stays in its bank) inside that
-//! variable, and refuses what it cannot hold: an address that may be made from several variables,
+//! Generic loads and stores at a module variable's address kept inside that variable. An index far
+//! past a table (`table[0x123456789]`) makes an address that no instruction shows, and a generic
+//! one may land in the thread's local memory, where an earlier launch left its words (an access
+//! that names its space stays in it: `ld.const` in the constant bank, `ld.global` in global
+//! memory, whose buffers every launch is given afresh). [`kept`] holds every generic access whose
+//! address is made from one `.global` or `.const` variable inside that variable, and refuses what
+//! it cannot hold: an address that may be made from several variables,
 //! or one handed on (stored in memory other than the function's local memory, returned, passed to
 //! a function other than `printf`'s and `assert`'s), where no instruction shows where it is used.
 //! An address stored in local memory (a string `printf` prints with `%s`) may come back from it:
@@ -56,8 +57,8 @@ struct Declared {
 /// generic (`cvta.global` or `cvta.const` made it) or the variable's own space's.
 type Origins<'p> = BTreeSet<(&'p str, bool)>;
 
-/// `ptx` with every load, store and atomic whose address is made from one module variable held
-/// inside it, or why not.
+/// `ptx` with every generic load, store and atomic whose address is made from one module variable
+/// held inside it, or why not.
 pub fn kept(ptx: &str) -> Result<String, Unkept> {
     let variables = declared(ptx);
     let mut out = String::with_capacity(ptx.len() + ptx.len() / 4);
@@ -106,27 +107,23 @@ fn keep_in_body<'p>(body: &'p str, variables: &BTreeMap<&'p str, Declared>, out:
     for line in body.split_inclusive('\n') {
         let text = line.trim_end_matches(['\n', '\r']);
         let found = instructions(text);
-        let access = found.iter().find(|s| s.address().is_some_and(|a| !of(a).is_empty()));
+        let generic_access = |s: &&Statement| s.space().is_empty() && s.address().is_some_and(|a| !of(a).is_empty());
+        let access = found.iter().find(generic_access);
         let Some(access) = access else {
             out.push_str(line);
             continue;
         };
-        let (space, from) = (access.space(), of(access.address().unwrap_or_default()));
+        let from = of(access.address().unwrap_or_default());
         let unbounded = || Unkept::Unbounded(text.trim().to_owned());
         let names: BTreeSet<&str> = from.iter().map(|(name, _)| *name).collect();
         let [name] = names.into_iter().collect::<Vec<_>>()[..] else { return Err(unbounded()) };
         let variable = &variables[name];
         let all_generic = from.iter().all(|(_, generic)| *generic);
-        // A global variable's generic address is its global one (`__ldg` reads a generic address
-        // as global); a constant's is not, and `ld.const` stays inside its bank, which holds only
-        // the module's constants. The base is of the kind the address was made from.
-        let generic = match (variable.space, space) {
-            ("global", "" | "global") => all_generic,
-            ("const", "const") if from.iter().all(|(_, generic)| !generic) => {
-                out.push_str(line);
-                continue;
-            }
-            ("const", "") if all_generic => true,
+        // A global variable's generic address is its global one: the base is of the kind the
+        // address was made from. A constant's is not: only its generic address is one.
+        let generic = match variable.space {
+            "global" => all_generic,
+            _ if all_generic => true,
             _ => return Err(unbounded()),
         };
         let (Some(bytes), Some(width)) = (variable.bytes, access_bytes(&access.op)) else { return Err(unbounded()) };

@@ -355,8 +355,8 @@ pub(crate) fn graded_ptx(compute_capability: (i32, i32), ptx: &str) -> Result<St
     })?;
     module_variables::kept(&confined).map_err(|unkept| {
         refused(format!(
-            "{unkept} (an index past a table reaches memory no instruction shows, local memory an earlier \
-             launch left among it, so the grader keeps each access at a table's address inside that table)"
+            "{unkept} (an index past a table, read as generic memory, reaches any address, local memory an \
+             earlier launch left too, so the grader keeps each such read inside its table)"
         ))
     })
 }
