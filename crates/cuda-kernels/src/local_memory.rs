@@ -12,8 +12,8 @@ use std::{
 };
 
 use crate::ptx_text::{
-    Statement, Variable, access_bytes, address_parts, bodies, closes_a_body, instructions, statements, widest_store,
-    words, zero_stores,
+    Statement, Variable, access_bytes, address_parts, bodies, closes_a_body, handed_on, instructions, statements,
+    widest_store, words, zero_stores,
 };
 
 /// Why a module's local memory cannot be kept to one launch.
@@ -362,23 +362,14 @@ fn body_reached_through_pointers(body: &str) -> Result<(), Unconfined> {
         }
     }
     let holds_a_pointer = |operand: &str| words(operand).any(|w| pointers.contains(w));
-    let mut passed = false;
-    for statement in &statements {
-        // Through any space but local: a generic access, or one that names another space (a
-        // `.global` access at a local array's generic address, as `__ldcs(&local[i])` makes).
+    // Through any space but local: a generic access, or one that names another space (a
+    // `.global` access at a local array's generic address, as `__ldcs(&local[i])` makes).
+    let through = statements.iter().any(|statement| {
         let mut addresses = statement.operands.iter().filter(|operand| operand.starts_with('['));
-        let through = statement.space() != "local" && addresses.any(|address| holds_a_pointer(address));
-        let stored = statement.stored_values().any(holds_a_pointer);
-        // A call's arguments are stored just before it, in its parameters.
-        let argument = stored
-            && statement.op.starts_with("st.param")
-            && !statement.address().is_some_and(|a| a.contains("func_retval"));
-        passed |= argument;
-        let passed_on =
-            statement.call_target().is_some_and(|target| std::mem::take(&mut passed) && target != "vprintf");
-        if through || stored && !argument || passed_on {
-            return Err(Unconfined::Pointer);
-        }
+        statement.space() != "local" && addresses.any(|address| holds_a_pointer(address))
+    });
+    if through || handed_on(&statements, &holds_a_pointer, &|_| false, &["vprintf"]) {
+        return Err(Unconfined::Pointer);
     }
     Ok(())
 }

@@ -16,7 +16,7 @@ use std::{
 };
 
 use crate::ptx_text::{
-    Statement, Variable, access_bytes, address_parts, bodies, closes_a_body, instructions, statements, words,
+    Statement, Variable, access_bytes, address_parts, bodies, closes_a_body, handed_on, instructions, statements, words,
 };
 
 /// Why an access at a module variable's address cannot be held inside it.
@@ -103,7 +103,11 @@ fn keep_in_body<'p>(body: &'p str, variables: &BTreeMap<&'p str, Declared>, out:
     let statements = statements(body);
     let origins = origins(&statements, variables);
     let of = |operand: &str| origins_of(operand, variables, &origins);
-    handed_on(&statements, &of)?;
+    // Stored in local memory, it is followed back out of it ([`origins`]).
+    let in_local_memory = |statement: &Statement| statement.space() == "local";
+    if handed_on(&statements, &|value| !of(value).is_empty(), &in_local_memory, &READERS_OF_STRINGS) {
+        return Err(Unkept::HandedOn);
+    }
     for line in body.split_inclusive('\n') {
         let text = line.trim_end_matches(['\n', '\r']);
         let found = instructions(text);
@@ -205,29 +209,6 @@ fn origins_of<'p>(
 /// The functions a variable's address may be passed to: `printf`'s, whose format string is one,
 /// and `assert`'s, given its message, file and function names. They read strings, and keep nothing.
 const READERS_OF_STRINGS: [&str; 2] = ["vprintf", "__assertfail"];
-
-/// `Err` if a variable's address is stored in memory other than local memory ([`origins`] follows
-/// it there), returned or passed to a function other than [`READERS_OF_STRINGS`]: where it is used
-/// then, no instruction shows.
-fn handed_on<'p>(statements: &[Statement], of: &dyn Fn(&str) -> Origins<'p>) -> Result<(), Unkept> {
-    let mut passed = false;
-    for statement in statements {
-        let stored = statement.stored_values().any(|value| !of(value).is_empty());
-        // A call's arguments are stored just before it, in its parameters.
-        let argument = stored
-            && statement.op.starts_with("st.param")
-            && !statement.address().is_some_and(|a| a.contains("func_retval"));
-        passed |= argument;
-        let passed_on = statement
-            .call_target()
-            .is_some_and(|target| std::mem::take(&mut passed) && !READERS_OF_STRINGS.contains(&target));
-        let stored_elsewhere = stored && !argument && statement.space() != "local";
-        if stored_elsewhere || passed_on {
-            return Err(Unkept::HandedOn);
-        }
-    }
-    Ok(())
-}
 
 /// `line`, one access `width` bytes wide at an address made from variable `name` of `space` and
 /// `bytes` (a `generic` address, or its space's), with the address held inside the variable.

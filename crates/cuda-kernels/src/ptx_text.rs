@@ -224,3 +224,28 @@ pub(crate) fn access_bytes(op: &str) -> Option<u64> {
     let bits: u64 = parts.last()?.get(1..)?.parse().ok()?;
     Some(lanes * bits / 8)
 }
+
+/// Whether a value `holds` marks (an address) leaves what the instructions show: stored in memory
+/// but where `kept_in` allows, returned, or passed to a call but one to `readers` (a call's
+/// arguments are stored just before it, in its parameters).
+pub(crate) fn handed_on(
+    statements: &[Statement],
+    holds: &dyn Fn(&str) -> bool,
+    kept_in: &dyn Fn(&Statement) -> bool,
+    readers: &[&str],
+) -> bool {
+    let mut passed = false;
+    for statement in statements {
+        let stored = statement.stored_values().any(holds);
+        let argument = stored
+            && statement.op.starts_with("st.param")
+            && !statement.address().is_some_and(|a| a.contains("func_retval"));
+        passed |= argument;
+        let passed_on =
+            statement.call_target().is_some_and(|target| std::mem::take(&mut passed) && !readers.contains(&target));
+        if stored && !argument && !kept_in(statement) || passed_on {
+            return true;
+        }
+    }
+    false
+}
