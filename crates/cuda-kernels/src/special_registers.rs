@@ -29,9 +29,13 @@ const LAUNCH_SHAPE: &[&str] = &[
     "%cluster_nctarank",
 ];
 
+/// The instructions that reach a texture or surface by its handle, a number no launch is given:
+/// what one reads or writes is the process's, not the kernel's inputs (`tex1Dfetch<unsigned>(7, i)`).
+const BY_HANDLE: &[&str] = &["tex", "tld4", "txq", "suld", "sust", "sured", "suq"];
+
 /// The special registers `ptx`'s instructions read that are not of the launch's shape (`%clock64`,
-/// `%pm0`, `%smid`, ...), and `pmevent` if it signals the performance monitors, in the order first
-/// met.
+/// `%pm0`, `%smid`, ...), `pmevent` if it signals the performance monitors, and the instructions
+/// that reach a texture or surface by its handle ([`BY_HANDLE`]), in the order first met.
 pub fn beyond_the_launch(ptx: &str) -> Vec<String> {
     let declared = Declared::new(ptx);
     let mut found: Vec<String> = Vec::new();
@@ -41,7 +45,9 @@ pub fn beyond_the_launch(ptx: &str) -> Vec<String> {
             .flat_map(|operand| words(operand))
             .filter(|word| word.starts_with('%') && !declared.holds(word) && !LAUNCH_SHAPE.contains(word));
         let signal = op.starts_with("pmevent").then_some("pmevent");
-        for name in special.chain(signal) {
+        let kind = op.split('.').next().unwrap_or_default();
+        let by_handle = BY_HANDLE.iter().copied().find(|reaches| *reaches == kind);
+        for name in special.chain(signal).chain(by_handle) {
             if !found.iter().any(|f| f == name) {
                 found.push(name.to_owned());
             }
@@ -57,6 +63,8 @@ pub fn what_it_reads(name: &str) -> &'static str {
         "a clock"
     } else if name == "pmevent" {
         "it signals the performance monitors a profiler reads"
+    } else if BY_HANDLE.contains(&name) {
+        "a texture or surface by a handle no launch is given: memory of the process, not the kernel's input"
     } else if name.starts_with("pm") {
         "a performance monitor, which a profiler programs"
     } else if ["smid", "nsmid", "warpid", "nwarpid"].contains(&name) {
@@ -140,6 +148,13 @@ mod tests {
              mov.u64 \t%rd2, %globaltimer;\n\tmov.u32 \t%r8, %pm0;\n\t@%p2 pmevent \t3;\n\tret;",
         );
         assert_eq!(beyond_the_launch(&reads), ["%clock64", "%pm0", "%smid", "%globaltimer", "pmevent"]);
+        // A texture's or surface's handle is a number no launch is given (`tex1Dfetch<unsigned>(7, i)`).
+        let by_handle = KERNEL.replace(
+            "\tret;",
+            "\ttex.1d.v4.u32.s32 \t{%r1, %r2, %r3, %r4}, [%rd1, {%r5}];\n\tsuld.b.1d.b32.trap \t{%r6}, [%rd1, {%r5}];\n\tret;",
+        );
+        assert_eq!(beyond_the_launch(&by_handle), ["tex", "suld"]);
+        assert!(what_it_reads("suld").contains("handle"));
         let told: Vec<&str> = beyond_the_launch(&reads).iter().map(|name| what_it_reads(name)).collect();
         assert_eq!(
             told,
