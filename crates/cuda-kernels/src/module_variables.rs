@@ -2,7 +2,8 @@
 //! past a table (`table[0x123456789]`) makes an address that no instruction shows, and a generic
 //! one may land in the thread's local memory, where an earlier launch left its words (an access
 //! that names its space stays in it: `ld.const` in the constant bank, `ld.global` in global
-//! memory, whose buffers every launch is given afresh). [`kept`] holds every generic access whose
+//! memory, where every buffer a launch is given is zeroed or compared after it). [`kept`] holds
+//! every generic access whose
 //! address is made from one `.global` or `.const` variable inside that variable, and refuses what
 //! it cannot hold: an address that may be made from several variables,
 //! or one handed on (stored in memory other than the function's local memory, returned, passed to
