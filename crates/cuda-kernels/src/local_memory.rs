@@ -12,8 +12,8 @@ use std::{
 };
 
 use crate::ptx_text::{
-    Statement, Variable, access_bytes, address_parts, bodies, closes_a_body, handed_on, instructions, statements,
-    widest_store, words, zero_stores,
+    Statement, Variable, access_bytes, address_parts, bodies, closes_a_body, handed_on, held_inside, instructions,
+    statements, widest_store, words, zero_stores,
 };
 
 /// Why a module's local memory cannot be kept to one launch.
@@ -301,23 +301,12 @@ impl Depot {
     /// address is not a 64-bit register or the depot, plus a constant, or the access is wider
     /// than the depot.
     fn bounded(&self, line: &str, width: u64) -> Option<String> {
-        let (before, base, offset, after) = address_parts(line)?;
-        let offset: i64 = offset.parse().ok()?;
+        let (_, base, _, _) = address_parts(line)?;
         let is_register = base.starts_with("%rd") || base == "%SPL";
-        if !is_register && base != self.name || after.contains('[') || line.matches(';').count() != 1 {
+        if !is_register && base != self.name || line.matches(';').count() != 1 {
             return None;
         }
-        let last = self.bytes.checked_sub(width)?;
-        let (indent, access) = before.split_at(before.len() - before.trim_start().len());
-        let name = &self.name;
-        // The depot's own name is an address `mov` takes, not an operand of `add`.
-        let base = if base == name { "%bcm_depot" } else { base };
-        Some(format!(
-            "{indent}{{ .reg .b64 %bcm_at; .reg .b64 %bcm_depot; mov.u64 %bcm_depot, {name}; \
-             add.s64 %bcm_at, {base}, {offset}; sub.u64 %bcm_at, %bcm_at, %bcm_depot; \
-             min.u64 %bcm_at, %bcm_at, {last}; add.u64 %bcm_at, %bcm_depot, %bcm_at; \
-             {access}[%bcm_at]{after} }}"
-        ))
+        held_inside(line, &self.name, "%bcm_depot", None, self.bytes.checked_sub(width)?)
     }
 }
 

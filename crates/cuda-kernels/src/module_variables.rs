@@ -17,7 +17,8 @@ use std::{
 };
 
 use crate::ptx_text::{
-    Statement, Variable, access_bytes, address_parts, bodies, closes_a_body, handed_on, instructions, statements, words,
+    Statement, Variable, access_bytes, address_parts, bodies, closes_a_body, handed_on, held_inside, instructions,
+    statements, words,
 };
 
 /// Why an access at a module variable's address cannot be held inside it.
@@ -214,26 +215,16 @@ const READERS_OF_STRINGS: [&str; 2] = ["vprintf", "__assertfail"];
 /// `line`, one access `width` bytes wide at an address made from variable `name` of `space` and
 /// `bytes` (a `generic` address, or its space's), with the address held inside the variable.
 fn bounded(line: &str, name: &str, space: &str, generic: bool, bytes: u64, width: u64) -> Option<String> {
-    let (before, base, offset, after) = address_parts(line)?;
-    let offset: i64 = offset.parse().ok()?;
+    let last = bytes.checked_sub(width)?;
+    let (_, base, offset, after) = address_parts(line)?;
     if after.contains('[') {
         return None;
     }
-    let last = bytes.checked_sub(width)?;
     // Left as it is where the address is the variable's own plus a constant that fits.
-    if base == name && u64::try_from(offset).is_ok_and(|offset| offset <= last) {
+    if base == name && offset.parse::<u64>().is_ok_and(|offset| offset <= last) {
         return Some(line.to_owned());
     }
-    let (indent, access) = before.split_at(before.len() - before.trim_start().len());
-    let to_generic = if generic { format!("cvta.{space}.u64 %bcm_base, %bcm_base; ") } else { String::new() };
-    // The variable's own name is an address `mov` takes, not an operand of `add`.
-    let base = if base == name { "%bcm_base" } else { base };
-    Some(format!(
-        "{indent}{{ .reg .b64 %bcm_at; .reg .b64 %bcm_base; mov.u64 %bcm_base, {name}; {to_generic}\
-         add.s64 %bcm_at, {base}, {offset}; sub.u64 %bcm_at, %bcm_at, %bcm_base; \
-         min.u64 %bcm_at, %bcm_at, {last}; add.u64 %bcm_at, %bcm_base, %bcm_at; \
-         {access}[%bcm_at]{after} }}"
-    ))
+    held_inside(line, name, "%bcm_base", generic.then_some(space), last)
 }
 
 #[cfg(test)]

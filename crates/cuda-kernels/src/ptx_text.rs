@@ -249,3 +249,33 @@ pub(crate) fn handed_on(
     }
     false
 }
+
+/// `line`, one access at `[base+offset]`, with its address held between `start` (a variable's
+/// address, which `mov` takes into `register`, made generic by `cvta` if `generic_space` names its
+/// space) and `last` bytes past it: its offset from `start`, as an unsigned number, at most `last`
+/// (an address before `start` lands there too). `None` if the offset is not a number or the line
+/// holds a second address.
+pub(crate) fn held_inside(
+    line: &str,
+    start: &str,
+    register: &str,
+    generic_space: Option<&str>,
+    last: u64,
+) -> Option<String> {
+    let (before, base, offset, after) = address_parts(line)?;
+    let offset: i64 = offset.parse().ok()?;
+    if after.contains('[') {
+        return None;
+    }
+    let (indent, access) = before.split_at(before.len() - before.trim_start().len());
+    let to_generic =
+        generic_space.map(|space| format!("cvta.{space}.u64 {register}, {register}; ")).unwrap_or_default();
+    // The variable's own name is an address `mov` takes, not an operand of `add`.
+    let base = if base == start { register } else { base };
+    Some(format!(
+        "{indent}{{ .reg .b64 %bcm_at; .reg .b64 {register}; mov.u64 {register}, {start}; {to_generic}\
+         add.s64 %bcm_at, {base}, {offset}; sub.u64 %bcm_at, %bcm_at, {register}; \
+         min.u64 %bcm_at, %bcm_at, {last}; add.u64 %bcm_at, {register}, %bcm_at; \
+         {access}[%bcm_at]{after} }}"
+    ))
+}

@@ -46,7 +46,7 @@ pub fn beyond_the_launch(ptx: &str) -> Vec<String> {
             .filter(|word| word.starts_with('%') && !declared.holds(word) && !LAUNCH_SHAPE.contains(word));
         let signal = op.starts_with("pmevent").then_some("pmevent");
         let kind = op.split('.').next().unwrap_or_default();
-        let by_handle = BY_HANDLE.iter().copied().find(|reaches| *reaches == kind);
+        let by_handle = BY_HANDLE.contains(&kind).then_some(kind);
         for name in special.chain(signal).chain(by_handle) {
             if !found.iter().any(|f| f == name) {
                 found.push(name.to_owned());
