@@ -47,10 +47,10 @@ pub fn measure(gpu: &Gpu) -> anyhow::Result<Vec<BuildCostRow>> {
             let bytes = fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
             // Only what the grader would time: a valid file that compiles to code it loads.
             let Ok(file) = learner_file::validate(exercise, &starter, &bytes) else { continue };
-            let Ok(ptx) = build_cost::nvrtc_ptx(gpu, exercise, &file) else { continue };
-            let local_memory = ptx.contains(".local");
-            if name == "solution" || local_memory && !ptx.contains("vprintf") {
-                kernels.push((exercise, name, local_memory, ptx));
+            let Ok(builds) = build_cost::timed_builds(gpu, exercise, &file) else { continue };
+            let local_memory = builds.nvrtc_ptx.contains(".local");
+            if name == "solution" || local_memory && !builds.nvrtc_ptx.contains("vprintf") {
+                kernels.push((exercise, name, local_memory, builds));
             }
         }
     }
@@ -58,9 +58,9 @@ pub fn measure(gpu: &Gpu) -> anyhow::Result<Vec<BuildCostRow>> {
         .with_style(indicatif::ProgressStyle::with_template("timing each build {bar:30} {pos}/{len} {msg}")?);
     let rows = kernels
         .into_iter()
-        .map(|(exercise, kernel, local_memory, ptx)| {
+        .map(|(exercise, kernel, local_memory, builds)| {
             bar.set_message(format!("{}/{kernel}", exercise.id));
-            let cost = build_cost::measure(gpu, &manifest, exercise, ptx);
+            let cost = build_cost::measure(gpu, &manifest, exercise, builds);
             bar.inc(1);
             BuildCostRow { exercise: exercise.id.clone(), kernel, local_memory, cost }
         })

@@ -23,15 +23,19 @@ pub struct BuildCost {
     pub starter_ms: f64,
 }
 
-/// A kernel whose timed build NVRTC compiled to `nvrtc_ptx` ([`nvrtc_ptx`]), as the grader builds
-/// it, beside NVRTC's, beside the starter. An output that is wrong, of either build, stops it (the
-/// reason in words, naming the build): NVRTC's build, timed first, is the one that can read what an
-/// earlier launch left.
-pub fn measure(gpu: &Gpu, manifest: &Manifest, exercise: &Exercise, nvrtc_ptx: String) -> Result<BuildCost, String> {
+/// A learner file's timed build: as NVRTC compiled it, and as the grader loads it.
+pub struct TimedBuilds {
+    pub nvrtc_ptx: String,
+    graded_ptx: String,
+}
+
+/// A kernel's [`TimedBuilds`] ([`timed_builds`]) timed side by side, beside the starter. An output
+/// that is wrong, of either build, stops it (the reason in words, naming the build): NVRTC's build,
+/// timed first, is the one that can read what an earlier launch left.
+pub fn measure(gpu: &Gpu, manifest: &Manifest, exercise: &Exercise, builds: TimedBuilds) -> Result<BuildCost, String> {
     let built = || -> Result<_, GpuError> {
-        let graded_ptx = check::graded_ptx(gpu.info().compute_capability, &nvrtc_ptx)?;
-        let graded = check::load_for_the_block(gpu, exercise, graded_ptx)?;
-        let compiled = check::load_for_the_block(gpu, exercise, nvrtc_ptx)?;
+        let graded = check::load_for_the_block(gpu, exercise, builds.graded_ptx)?;
+        let compiled = check::load_for_the_block(gpu, exercise, builds.nvrtc_ptx)?;
         let starter = check::compile_file(gpu, manifest, &exercise.starter, &exercise.entry)?;
         Ok((graded, compiled, starter))
     };
@@ -66,10 +70,10 @@ pub fn measure(gpu: &Gpu, manifest: &Manifest, exercise: &Exercise, nvrtc_ptx: S
     }
 }
 
-/// NVRTC's PTX for `file`'s timed build, before the grader zeroes and confines it; `Err` too where
-/// the grader refuses that PTX (a kernel it would not time).
-pub fn nvrtc_ptx(gpu: &Gpu, exercise: &Exercise, file: &LearnerFile) -> Result<String, GpuError> {
-    let ptx = check::nvrtc_ptx(gpu.info().compute_capability, exercise, file, false)?;
-    check::graded_ptx(gpu.info().compute_capability, &ptx)?;
-    Ok(ptx)
+/// `file`'s timed build, compiled by NVRTC once; `Err` too where the grader refuses that PTX (a
+/// kernel it would not time).
+pub fn timed_builds(gpu: &Gpu, exercise: &Exercise, file: &LearnerFile) -> Result<TimedBuilds, GpuError> {
+    let nvrtc_ptx = check::nvrtc_ptx(gpu.info().compute_capability, exercise, file, false)?;
+    let graded_ptx = check::graded_ptx(gpu.info().compute_capability, &nvrtc_ptx)?;
+    Ok(TimedBuilds { nvrtc_ptx, graded_ptx })
 }
