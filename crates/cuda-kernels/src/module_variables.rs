@@ -17,8 +17,8 @@ use std::{
 };
 
 use crate::ptx_text::{
-    Statement, Variable, access_bytes, address_parts, bodies, closes_a_body, handed_on, held_inside, instructions,
-    statements, words,
+    Statement, Variable, access_bytes, address_parts, bodies, closes_a_body, declared_variable, handed_on, held_inside,
+    instructions, statements, words,
 };
 
 /// Why an access at a module variable's address cannot be held inside it.
@@ -78,22 +78,13 @@ fn declared(ptx: &str) -> BTreeMap<&str, Declared> {
     let mut found = BTreeMap::new();
     let mut depth = 0usize;
     for line in ptx.lines() {
-        if depth == 0 {
-            let text = line.trim().trim_start_matches(".visible").trim_start_matches(".extern").trim_start();
-            for space in ["global", "const"] {
-                if let Some(rest) = text.strip_prefix('.').and_then(|t| t.strip_prefix(space))
-                    && rest.starts_with(char::is_whitespace)
-                {
-                    // (Its initializer, `= {0, 16, ...}`, is not part of its name.)
-                    let declaration = rest.split('=').next().unwrap_or_default();
-                    let name = declaration.trim().trim_end_matches(';').split_whitespace().last().unwrap_or_default();
-                    let name = name.split('[').next().unwrap_or_default();
-                    if let Some(name) = words(name).next() {
-                        let bytes = Variable::parse(declaration).filter(|v| v.name == name).map(|v| v.bytes);
-                        found.insert(name, Declared { space, bytes });
-                    }
-                }
-            }
+        // (Its initializer, `= {0, 16, ...}`, is not part of its declaration.)
+        let declaration = line.trim().trim_end_matches(';').split('=').next().unwrap_or_default();
+        if depth == 0
+            && let Some((space, name, rest)) = declared_variable(declaration, &[".global", ".const"])
+        {
+            let bytes = Variable::parse(rest).filter(|v| v.name == name).map(|v| v.bytes);
+            found.insert(name, Declared { space: space.trim_start_matches('.'), bytes });
         }
         closes_a_body(line, &mut depth);
     }

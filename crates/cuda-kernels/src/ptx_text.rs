@@ -279,3 +279,22 @@ pub(crate) fn held_inside(
          {access}[%bcm_at]{after} }}"
     ))
 }
+
+/// The space (one of `spaces`: `.global`), the name and the rest after the space (`.align 4 .b8
+/// t[16]`, which [`Variable::parse`] reads) of the module variable `declaration` declares, up to
+/// its initializer's `=` (after `.visible`, `.extern` or `.weak`).
+pub(crate) fn declared_variable<'a>(
+    declaration: &'a str,
+    spaces: &[&'static str],
+) -> Option<(&'static str, &'a str, &'a str)> {
+    let declaration = declaration.trim();
+    let mut words = declaration.split_whitespace();
+    let space = match words.next()? {
+        ".visible" | ".extern" | ".weak" => words.next()?,
+        space => space,
+    };
+    let space = spaces.iter().copied().find(|known| *known == space)?;
+    let rest = &declaration[declaration.find(space)? + space.len()..];
+    let name = declaration.split_whitespace().last()?.split('[').next()?;
+    (!name.is_empty() && !name.starts_with('.')).then_some((space, name, rest))
+}

@@ -12,7 +12,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::ptx_text::{closes_a_body, instruction, words};
+use crate::ptx_text::{closes_a_body, declared_variable, instruction, words};
 
 /// The names of the `.global` variables of `ptx` that its code writes or lets escape, but for
 /// `exempt` (the grader's own), in the order they are first written.
@@ -106,17 +106,8 @@ pub fn compilers_string(name: &str) -> bool {
 }
 
 /// The name `declaration` (up to its `=`, if any) declares in one of `spaces`.
-fn declared_name<'a>(declaration: &'a str, spaces: &[&str]) -> Option<&'a str> {
-    let mut words = declaration.split_whitespace();
-    let space = match words.next()? {
-        ".visible" | ".extern" | ".weak" => words.next()?,
-        space => space,
-    };
-    if !spaces.contains(&space) {
-        return None;
-    }
-    let name = declaration.split_whitespace().last()?.split('[').next()?;
-    (!name.is_empty() && !name.starts_with('.')).then_some(name)
+fn declared_name<'a>(declaration: &'a str, spaces: &[&'static str]) -> Option<&'a str> {
+    declared_variable(declaration, spaces).map(|(_, name, _)| name)
 }
 
 #[cfg(test)]
