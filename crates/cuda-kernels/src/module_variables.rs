@@ -9,7 +9,9 @@
 //! or one handed on (stored in memory other than the function's local memory, returned, passed to
 //! a function other than `printf`'s and `assert`'s), where no instruction shows where it is used.
 //! An address stored in local memory (a string `printf` prints with `%s`) may come back from it:
-//! a 64-bit word loaded from local memory may be any address the function stored there.
+//! a 64-bit word loaded from local memory may be any address the function stored there. One a
+//! variable holds from the start (`constexpr Ref refs[2] = {{table}, {other}};` is declared
+//! `.u64 refs[2] = {generic(table), generic(other)}`) comes back from a 64-bit load at its address.
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -49,10 +51,12 @@ impl fmt::Display for Unkept {
     }
 }
 
-/// A module variable: its state space (`global` or `const`) and size in bytes, if known.
-struct Declared {
+/// A module variable: its state space (`global` or `const`), size in bytes, if known, and the
+/// addresses its initializer holds.
+struct Declared<'p> {
     space: &'static str,
     bytes: Option<u64>,
+    holds: Origins<'p>,
 }
 
 /// Where a register's address may come from: a variable's name, and whether the address is
@@ -74,25 +78,50 @@ pub fn kept(ptx: &str) -> Result<String, Unkept> {
 }
 
 /// The module's `.global` and `.const` variables, by name (declared at its own level).
-fn declared(ptx: &str) -> BTreeMap<&str, Declared> {
+fn declared(ptx: &str) -> BTreeMap<&str, Declared<'_>> {
     let mut found = BTreeMap::new();
+    let mut initializers = Vec::new();
     let mut depth = 0usize;
     for line in ptx.lines() {
         // (Its initializer, `= {0, 16, ...}`, is not part of its declaration.)
-        let declaration = line.trim().trim_end_matches(';').split('=').next().unwrap_or_default();
+        let (declaration, initializer) = line.trim().trim_end_matches(';').split_once('=').unwrap_or((line, ""));
         if depth == 0
             && let Some((space, name, rest)) = declared_variable(declaration, &[".global", ".const"])
         {
             let bytes = Variable::parse(rest).filter(|v| v.name == name).map(|v| v.bytes);
-            found.insert(name, Declared { space: space.trim_start_matches('.'), bytes });
+            found.insert(name, Declared { space: space.trim_start_matches('.'), bytes, holds: Origins::new() });
+            initializers.push((name, initializer));
         }
         closes_a_body(line, &mut depth);
+    }
+    for (name, initializer) in initializers {
+        let holds = held_addresses(initializer, &found);
+        found.entry(name).and_modify(|variable| variable.holds = holds);
     }
     found
 }
 
+/// The variables whose addresses an `initializer` holds: `generic(table)` a generic one, `table`
+/// one of the variable's own space.
+fn held_addresses<'p>(initializer: &'p str, variables: &BTreeMap<&'p str, Declared<'p>>) -> Origins<'p> {
+    let mut words = words(initializer).peekable();
+    let mut held = Origins::new();
+    while let Some(word) = words.next() {
+        let generic = word == "generic";
+        let name = if generic { words.next().unwrap_or_default() } else { word };
+        if let Some((name, _)) = variables.get_key_value(name) {
+            held.insert((name, generic));
+        }
+    }
+    held
+}
+
 /// [`kept`] for one function's `body` (where a register's name means one register), written to `out`.
-fn keep_in_body<'p>(body: &'p str, variables: &BTreeMap<&'p str, Declared>, out: &mut String) -> Result<(), Unkept> {
+fn keep_in_body<'p>(
+    body: &'p str,
+    variables: &BTreeMap<&'p str, Declared<'p>>,
+    out: &mut String,
+) -> Result<(), Unkept> {
     let statements = statements(body);
     let origins = origins(&statements, variables);
     let of = |operand: &str| origins_of(operand, variables, &origins);
@@ -136,8 +165,9 @@ fn keep_in_body<'p>(body: &'p str, variables: &BTreeMap<&'p str, Declared>, out:
 /// Where each register's address may come from, followed through every instruction until nothing
 /// new is found (a loop's later instructions feed its earlier ones). What a load reads is data, but
 /// for a 64-bit word of local memory, which may be any address the function stored there (a
-/// variable's address is stored nowhere else: see [`handed_on`]).
-fn origins<'p>(statements: &[Statement], variables: &BTreeMap<&'p str, Declared>) -> BTreeMap<String, Origins<'p>> {
+/// variable's address is stored nowhere else: see [`handed_on`]), and one of a variable, which may
+/// be any address its initializer holds.
+fn origins<'p>(statements: &[Statement], variables: &BTreeMap<&'p str, Declared<'p>>) -> BTreeMap<String, Origins<'p>> {
     let mut origins: BTreeMap<String, Origins<'p>> = BTreeMap::new();
     let of = |operand: &str, origins: &BTreeMap<String, Origins<'p>>| origins_of(operand, variables, origins);
     let mut stored_locally = Origins::new();
@@ -157,8 +187,13 @@ fn origins<'p>(statements: &[Statement], variables: &BTreeMap<&'p str, Declared>
                 from.extend(of(source, &origins));
             }
             let an_address_word = access_bytes(&statement.op) == Some(8) && !statement.op.contains(".v");
-            if statement.kind() == "ld" && statement.space() == "local" && an_address_word {
-                from.extend(stored_locally.iter().copied());
+            if statement.kind() == "ld" && an_address_word {
+                if statement.space() == "local" {
+                    from.extend(stored_locally.iter().copied());
+                }
+                for (name, _) in statement.address().map(|a| of(a, &origins)).unwrap_or_default() {
+                    from.extend(variables[name].holds.iter().copied());
+                }
             }
             if from.is_empty() {
                 continue;
@@ -185,7 +220,7 @@ fn origins<'p>(statements: &[Statement], variables: &BTreeMap<&'p str, Declared>
 /// Where `operand`'s address may come from: the variables it names, and the registers' `origins`.
 fn origins_of<'p>(
     operand: &str,
-    variables: &BTreeMap<&'p str, Declared>,
+    variables: &BTreeMap<&'p str, Declared<'p>>,
     origins: &BTreeMap<String, Origins<'p>>,
 ) -> Origins<'p> {
     let mut from = Origins::new();

@@ -115,3 +115,37 @@ fn only_variables_at_the_modules_level_are_followed() {
     assert_eq!(variables["constants"].space, "const");
     assert_eq!(variables["$str"].bytes, Some(3));
 }
+
+#[test]
+fn an_address_a_variable_holds_from_the_start_is_followed_out_of_it() {
+    // `constexpr const unsigned* via = table;` and a table of two such pointers.
+    let holding = MODULE.replace(
+        ".global .align 1 .b8 $str",
+        ".global .align 8 .u64 via = generic(table);\n\
+         .global .align 8 .u64 refs[2] = {generic(table), generic(constants)};\n.global .align 1 .b8 $str",
+    );
+    let through = |pointer: &str, access: &str| {
+        holding.replace(
+            "\tret;",
+            &format!("\tmov.u64 \t%rd7, {pointer};\n\tld.global.nc.u64 \t%rd8, [%rd7];\n{access}\tret;"),
+        )
+    };
+    let far = kept_text(&through("via", "\tld.u32 \t%r5, [%rd8+40000];\n"));
+    assert!(
+        far.contains(
+            "mov.u64 %bcm_base, table; cvta.global.u64 %bcm_base, %bcm_base; add.s64 %bcm_at, %rd8, 40000; \
+             sub.u64 %bcm_at, %bcm_at, %bcm_base; min.u64 %bcm_at, %bcm_at, 28;"
+        ),
+        "{far}"
+    );
+    // Either of two tables: refused. Made a global address, it stays in global memory.
+    let either = through("refs", "\tld.u32 \t%r5, [%rd8+40000];\n");
+    assert_eq!(kept(&either), Err(Unkept::Unbounded("ld.u32 \t%r5, [%rd8+40000];".into())));
+    let global = through("refs", "\tcvta.to.global.u64 \t%rd9, %rd8;\n\tld.global.nc.u32 \t%r5, [%rd9+40000];\n");
+    assert_eq!(kept_text(&global), global);
+    // A 32-bit word of it is a number.
+    let number = through("via", "").replace("ld.global.nc.u64 \t%rd8", "ld.global.nc.u32 \t%r6");
+    let number = number.replace("\tret;", "\tcvt.u64.u32 \t%rd8, %r6;\n\tld.u32 \t%r5, [%rd8];\n\tret;");
+    assert_eq!(kept_text(&number), number);
+    assert_eq!(declared(&holding)["refs"].holds, Origins::from([("table", true), ("constants", true)]));
+}
