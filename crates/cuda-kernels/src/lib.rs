@@ -16,12 +16,14 @@
 //! - [`sass`]: the machine code's shared-memory instructions, where `nvcc` and `cuobjdump` exist.
 //! - [`static_shared`]: the static shared memory a module declares, when the driver refuses it.
 //! - [`written_globals`]: the module-scope variables a module's code writes, which outlive a launch.
+//! - [`address_origins`]: where each address a module's code makes comes from; none from a number.
 //! - [`special_registers`]: the special registers a module's code reads beyond its launch's shape.
 //! - [`launch_bounds`]: a kernel's block shape given to the assembler, for a build that needs more
 //!   registers than a block of that shape may have.
 //! - [`HostWords`]: host memory kernels write, readable after a kernel trapped.
 //! - [`half`]: bf16 and fp16 on the host (the `half` crate, as cudarc moves them).
 
+pub mod address_origins;
 pub mod blas;
 pub mod compile;
 pub mod fft;

@@ -18,9 +18,9 @@ use std::{
     fmt,
 };
 
-use crate::ptx_text::{
-    Statement, Variable, access_bytes, address_parts, bodies, closes_a_body, declared_variable, handed_on, held_inside,
-    instructions, statements, words,
+use crate::{
+    address_origins::{Declared, declared, origins, origins_of, variables_in},
+    ptx_text::{Statement, access_bytes, address_parts, bodies, handed_on, held_inside, instructions, statements},
 };
 
 /// Why an access at a module variable's address cannot be held inside it.
@@ -51,18 +51,6 @@ impl fmt::Display for Unkept {
     }
 }
 
-/// A module variable: its state space (`global` or `const`), size in bytes, if known, and the
-/// addresses its initializer holds.
-struct Declared<'p> {
-    space: &'static str,
-    bytes: Option<u64>,
-    holds: Origins<'p>,
-}
-
-/// Where a register's address may come from: a variable's name, and whether the address is
-/// generic (`cvta.global` or `cvta.const` made it) or the variable's own space's.
-type Origins<'p> = BTreeSet<(&'p str, bool)>;
-
 /// `ptx` with every generic load, store and atomic whose address is made from one module variable
 /// held inside it, or why not.
 pub fn kept(ptx: &str) -> Result<String, Unkept> {
@@ -77,45 +65,6 @@ pub fn kept(ptx: &str) -> Result<String, Unkept> {
     Ok(out)
 }
 
-/// The module's `.global` and `.const` variables, by name (declared at its own level).
-fn declared(ptx: &str) -> BTreeMap<&str, Declared<'_>> {
-    let mut found = BTreeMap::new();
-    let mut initializers = Vec::new();
-    let mut depth = 0usize;
-    for line in ptx.lines() {
-        // (Its initializer, `= {0, 16, ...}`, is not part of its declaration.)
-        let (declaration, initializer) = line.trim().trim_end_matches(';').split_once('=').unwrap_or((line, ""));
-        if depth == 0
-            && let Some((space, name, rest)) = declared_variable(declaration, &[".global", ".const"])
-        {
-            let bytes = Variable::parse(rest).filter(|v| v.name == name).map(|v| v.bytes);
-            found.insert(name, Declared { space: space.trim_start_matches('.'), bytes, holds: Origins::new() });
-            initializers.push((name, initializer));
-        }
-        closes_a_body(line, &mut depth);
-    }
-    for (name, initializer) in initializers {
-        let holds = held_addresses(initializer, &found);
-        found.entry(name).and_modify(|variable| variable.holds = holds);
-    }
-    found
-}
-
-/// The variables whose addresses an `initializer` holds: `generic(table)` a generic one, `table`
-/// one of the variable's own space.
-fn held_addresses<'p>(initializer: &'p str, variables: &BTreeMap<&'p str, Declared<'p>>) -> Origins<'p> {
-    let mut words = words(initializer).peekable();
-    let mut held = Origins::new();
-    while let Some(word) = words.next() {
-        let generic = word == "generic";
-        let name = if generic { words.next().unwrap_or_default() } else { word };
-        if let Some((name, _)) = variables.get_key_value(name) {
-            held.insert((name, generic));
-        }
-    }
-    held
-}
-
 /// [`kept`] for one function's `body` (where a register's name means one register), written to `out`.
 fn keep_in_body<'p>(
     body: &'p str,
@@ -123,8 +72,9 @@ fn keep_in_body<'p>(
     out: &mut String,
 ) -> Result<(), Unkept> {
     let statements = statements(body);
-    let origins = origins(&statements, variables);
-    let of = |operand: &str| origins_of(operand, variables, &origins);
+    let origins = origins(body, &statements, variables, &[]);
+    // (Only a variable's address is held inside it: [`crate::address_origins::given`] refuses a number's.)
+    let of = |operand: &str| variables_in(&origins_of(operand, variables, &origins)).collect::<BTreeSet<_>>();
     // Stored in local memory, it is followed back out of it ([`origins`]).
     let in_local_memory = |statement: &Statement| statement.space() == "local";
     if handed_on(&statements, &|value| !of(value).is_empty(), &in_local_memory, &READERS_OF_STRINGS) {
@@ -160,78 +110,6 @@ fn keep_in_body<'p>(
         out.push('\n');
     }
     Ok(())
-}
-
-/// Where each register's address may come from, followed through every instruction until nothing
-/// new is found (a loop's later instructions feed its earlier ones). What a load reads is data, but
-/// for a 64-bit word of local memory, which may be any address the function stored there (a
-/// variable's address is stored nowhere else: see [`handed_on`]), and one of a variable, which may
-/// be any address its initializer holds.
-fn origins<'p>(statements: &[Statement], variables: &BTreeMap<&'p str, Declared<'p>>) -> BTreeMap<String, Origins<'p>> {
-    let mut origins: BTreeMap<String, Origins<'p>> = BTreeMap::new();
-    let of = |operand: &str, origins: &BTreeMap<String, Origins<'p>>| origins_of(operand, variables, origins);
-    let mut stored_locally = Origins::new();
-    loop {
-        let mut grew = false;
-        for statement in statements.iter().filter(|s| s.writes_memory() && s.space() == "local") {
-            let before = stored_locally.len();
-            for value in statement.stored_values() {
-                stored_locally.extend(of(value, &origins));
-            }
-            grew |= stored_locally.len() > before;
-        }
-        for statement in statements.iter().filter(|s| !s.writes_memory()) {
-            let Some((destination, sources)) = statement.operands.split_first() else { continue };
-            let mut from = Origins::new();
-            for source in sources.iter().filter(|s| !s.starts_with('[')) {
-                from.extend(of(source, &origins));
-            }
-            let an_address_word = access_bytes(&statement.op) == Some(8) && !statement.op.contains(".v");
-            if statement.kind() == "ld" && an_address_word {
-                if statement.space() == "local" {
-                    from.extend(stored_locally.iter().copied());
-                }
-                for (name, _) in statement.address().map(|a| of(a, &origins)).unwrap_or_default() {
-                    from.extend(variables[name].holds.iter().copied());
-                }
-            }
-            if from.is_empty() {
-                continue;
-            }
-            let generic = if statement.op.starts_with("cvta.to.") {
-                Some(false)
-            } else {
-                statement.op.starts_with("cvta.").then_some(true)
-            };
-            let from: Origins<'p> = from.into_iter().map(|(name, was)| (name, generic.unwrap_or(was))).collect();
-            for register in words(destination).filter(|w| w.starts_with('%')) {
-                let known = origins.entry(register.to_owned()).or_default();
-                let before = known.len();
-                known.extend(from.iter().copied());
-                grew |= known.len() > before;
-            }
-        }
-        if !grew {
-            return origins;
-        }
-    }
-}
-
-/// Where `operand`'s address may come from: the variables it names, and the registers' `origins`.
-fn origins_of<'p>(
-    operand: &str,
-    variables: &BTreeMap<&'p str, Declared<'p>>,
-    origins: &BTreeMap<String, Origins<'p>>,
-) -> Origins<'p> {
-    let mut from = Origins::new();
-    for word in words(operand) {
-        if let Some((name, _)) = variables.get_key_value(word) {
-            from.insert((name, false));
-        } else if let Some(known) = origins.get(word) {
-            from.extend(known.iter().copied());
-        }
-    }
-    from
 }
 
 /// The functions a variable's address may be passed to: `printf`'s, whose format string is one,

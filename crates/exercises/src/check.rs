@@ -11,7 +11,8 @@ use std::{
 };
 
 use cuda_kernels::{
-    CudaFunction, Gpu, GpuError, HostWords, TextModule, compile, launch_bounds, local_memory, module_variables,
+    CudaFunction, Gpu, GpuError, HostWords, TextModule, address_origins, compile, launch_bounds, local_memory,
+    module_variables,
     ncu::{self, Ncu, SelfCommand, SharedCounters, SharedFamily},
     source, special_registers, static_shared,
     timing::{self, Plan},
@@ -346,6 +347,8 @@ pub(crate) fn graded_ptx(compute_capability: (i32, i32), ptx: &str) -> Result<St
         arch: compile::sm_name(compute_capability),
         log: format!("the compiled code {log}"),
     };
+    // (Before registers are zeroed at entry: a register's 0 there is no value the code gave it.)
+    address_origins::given(ptx, &[crate::within::RECORD_AT]).map_err(|number| refused(number.to_string()))?;
     let ptx = zeroed_registers::at_each_entry(ptx);
     let confined = local_memory::confined(&ptx).map_err(|unconfined| {
         refused(format!(

@@ -1,0 +1,305 @@
+//! Where each address a function's code makes may come from: a module variable's address, an
+//! address the launch gives (a kernel's pointer parameter, the function's own local or shared
+//! memory, a pointer the grader sets), or a number. [`given`] refuses a module whose global,
+//! constant or generic access may be at a number: a pointer a table holds from the start as null
+//! (`struct Ref { unsigned* at; }; __constant__ const Ref none[1] = {};`), made from `0`, or
+//! passed to a function that does not inline, plus any 64-bit offset, reaches any address of the
+//! process.
+
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    fmt,
+};
+
+use crate::ptx_text::{Statement, Variable, access_bytes, bodies, closes_a_body, declared_variable, statements, words};
+
+/// Where an address may come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Origin<'p> {
+    /// A module variable's address: generic (made by `cvta`) or of the variable's own space.
+    Variable(&'p str, bool),
+    /// An address the launch gives: a kernel's pointer parameter, the function's local or shared
+    /// memory, a pointer the grader sets.
+    Given,
+    /// A number: a constant, data loaded from memory, a parameter of a function that does not
+    /// inline, what a call returns.
+    Number,
+}
+
+pub(crate) type Origins<'p> = BTreeSet<Origin<'p>>;
+
+/// The module variables in `origins`, by name, and whether each address is generic.
+pub(crate) fn variables_in<'a, 'p>(origins: &'a Origins<'p>) -> impl Iterator<Item = (&'p str, bool)> + 'a {
+    origins.iter().filter_map(|origin| match origin {
+        Origin::Variable(name, generic) => Some((*name, *generic)),
+        _ => None,
+    })
+}
+
+/// A module variable: its state space (`global` or `const`), size in bytes, if known, and what a
+/// 64-bit word of it may hold: the addresses its initializer holds, and a number unless every word
+/// of it is one of those (`.u64 refs[2] = {generic(table), generic(other)}`).
+pub(crate) struct Declared<'p> {
+    pub(crate) space: &'static str,
+    pub(crate) bytes: Option<u64>,
+    pub(crate) holds: Origins<'p>,
+}
+
+/// The module's `.global` and `.const` variables, by name (declared at its own level).
+pub(crate) fn declared(ptx: &str) -> BTreeMap<&str, Declared<'_>> {
+    let mut found = BTreeMap::new();
+    let mut initializers = Vec::new();
+    let mut depth = 0usize;
+    for line in ptx.lines() {
+        // (Its initializer, `= {0, 16, ...}`, is not part of its declaration.)
+        let statement = line.trim().trim_end_matches(';');
+        let (declaration, initializer) = statement.split_once('=').unwrap_or((statement, ""));
+        if depth == 0
+            && let Some((space, name, rest)) = declared_variable(declaration, &[".global", ".const"])
+        {
+            let variable = Variable::parse(rest).filter(|v| v.name == name);
+            let bytes = variable.as_ref().map(|v| v.bytes);
+            found.insert(name, Declared { space: space.trim_start_matches('.'), bytes, holds: Origins::new() });
+            let words = variable.filter(|v| v.bits == 64).map(|v| v.bytes / 8);
+            initializers.push((name, initializer, words));
+        }
+        closes_a_body(line, &mut depth);
+    }
+    for (name, initializer, words) in initializers {
+        let holds = held_addresses(initializer, words, &found);
+        found.entry(name).and_modify(|variable| variable.holds = holds);
+    }
+    found
+}
+
+/// What a 64-bit word of a variable with `initializer` (of `words` 64-bit words, if it is made of
+/// them) may hold: `generic(table)` a generic address, `table` one of the variable's own space.
+fn held_addresses<'p>(
+    initializer: &'p str,
+    words_in_it: Option<u64>,
+    variables: &BTreeMap<&'p str, Declared<'p>>,
+) -> Origins<'p> {
+    let mut held = Origins::new();
+    let mut addresses = 0;
+    for entry in initializer.trim().trim_start_matches('{').trim_end_matches('}').split(',') {
+        let mut names = words(entry).peekable();
+        let generic = names.next_if_eq(&"generic").is_some();
+        if let Some((name, _)) = names.next().and_then(|name| variables.get_key_value(name)) {
+            held.insert(Origin::Variable(name, generic));
+            addresses += 1;
+        }
+    }
+    if words_in_it != Some(addresses) {
+        held.insert(Origin::Number);
+    }
+    held
+}
+
+/// Where each register of a function's `body` may come from, followed through every instruction
+/// until nothing new is found (a loop's later instructions feed its earlier ones). A register no
+/// instruction writes holds 0. What a load reads is a number, but for a kernel's 64-bit parameter,
+/// a 64-bit word of a variable (what it [`Declared::holds`]: the grader's `given` ones hold a given
+/// address), and one of local memory, which may be any address the function stored there.
+pub(crate) fn origins<'p>(
+    body: &str,
+    statements: &[Statement],
+    variables: &BTreeMap<&'p str, Declared<'p>>,
+    given: &[&str],
+) -> BTreeMap<String, Origins<'p>> {
+    let kernel_parameters = kernel_parameters(body);
+    let written: BTreeSet<&str> = statements
+        .iter()
+        .filter(|s| !s.writes_memory())
+        .filter_map(|s| s.operands.first())
+        .flat_map(|destination| words(destination))
+        .collect();
+    let mut origins: BTreeMap<String, Origins<'p>> = BTreeMap::new();
+    let mut stored_locally = Origins::new();
+    loop {
+        let of = |operand: &str, origins: &BTreeMap<String, Origins<'p>>| {
+            let mut from = origins_of(operand, variables, origins);
+            let zero = words(operand).any(|w| w.starts_with('%') && !written.contains(w));
+            if zero || words(operand).next().is_none() {
+                from.insert(Origin::Number);
+            }
+            from
+        };
+        let mut grew = false;
+        for statement in statements.iter().filter(|s| s.writes_memory() && s.space() == "local") {
+            let before = stored_locally.len();
+            for value in statement.stored_values() {
+                stored_locally.extend(of(value, &origins));
+            }
+            grew |= stored_locally.len() > before;
+        }
+        for statement in statements.iter().filter(|s| !s.writes_memory()) {
+            let Some((destination, sources)) = statement.operands.split_first() else { continue };
+            let values: Vec<Origins<'p>> =
+                sources.iter().filter(|s| !s.starts_with('[')).map(|source| of(source, &origins)).collect();
+            let from = match statement.kind() {
+                "ld" => loaded(statement, &origins, variables, given, &kernel_parameters, &stored_locally),
+                "add" => added(values.first(), values.get(1)),
+                "sub" => less(values.first(), values.get(1)),
+                "mad" => values.get(2).cloned().unwrap_or_default(),
+                // `cvta.global` makes a variable's address generic, `cvta.to.global` its space's.
+                "cvta" => {
+                    let generic = !statement.op.starts_with("cvta.to.");
+                    let retyped = |origin| match origin {
+                        Origin::Variable(name, _) => Origin::Variable(name, generic),
+                        other => other,
+                    };
+                    values.into_iter().flatten().map(retyped).collect()
+                }
+                "mov" | "cvt" => values.into_iter().flatten().collect(),
+                "selp" => values.into_iter().take(2).flatten().collect(),
+                _ => Origins::from([Origin::Number]),
+            };
+            for register in words(destination).filter(|w| w.starts_with('%')) {
+                let known = origins.entry(register.to_owned()).or_default();
+                let before = known.len();
+                known.extend(from.iter().copied());
+                grew |= known.len() > before;
+            }
+        }
+        if !grew {
+            return origins;
+        }
+    }
+}
+
+/// The names of a kernel's parameters, from its `body`'s header (none for a `.func`).
+fn kernel_parameters(body: &str) -> BTreeSet<&str> {
+    let Some(header) = body.split('{').next().filter(|h| h.contains(".entry")) else { return BTreeSet::new() };
+    let parameters = header.lines().filter(|line| line.trim_start().starts_with(".param"));
+    parameters
+        .filter_map(|line| line.trim().trim_end_matches([',', ')']).split_whitespace().last())
+        .map(|name| name.split('[').next().unwrap_or(name))
+        .collect()
+}
+
+/// What a load may read (see [`origins`]).
+fn loaded<'p>(
+    load: &Statement,
+    origins: &BTreeMap<String, Origins<'p>>,
+    variables: &BTreeMap<&'p str, Declared<'p>>,
+    given: &[&str],
+    kernel_parameters: &BTreeSet<&str>,
+    stored_locally: &Origins<'p>,
+) -> Origins<'p> {
+    let number = Origins::from([Origin::Number]);
+    let address = load.address().unwrap_or_default();
+    if access_bytes(&load.op) != Some(8) || load.op.contains(".v") {
+        return number;
+    }
+    match load.space() {
+        "param" if words(address).any(|w| kernel_parameters.contains(w)) => Origins::from([Origin::Given]),
+        "param" => number,
+        "local" => stored_locally.iter().copied().chain([Origin::Number]).collect(),
+        _ => {
+            let from = origins_of(address, variables, origins);
+            let mut read: Origins<'p> = variables_in(&from)
+                .flat_map(|(name, _)| match given.contains(&name) {
+                    true => Origins::from([Origin::Given]),
+                    false => variables[name].holds.clone(),
+                })
+                .collect();
+            if from.iter().any(|origin| !matches!(origin, Origin::Variable(..))) {
+                read.insert(Origin::Number);
+            }
+            read
+        }
+    }
+}
+
+/// An address's origins, without the numbers that may be added to it.
+fn addresses<'a, 'p>(origins: Option<&'a Origins<'p>>) -> impl Iterator<Item = Origin<'p>> + 'a {
+    origins.into_iter().flatten().copied().filter(|origin| *origin != Origin::Number)
+}
+
+fn may_be_a_number(origins: Option<&Origins>) -> bool {
+    origins.is_some_and(|o| o.contains(&Origin::Number))
+}
+
+/// `a + b`: an address plus a number is that address; two numbers make a number.
+fn added<'p>(a: Option<&Origins<'p>>, b: Option<&Origins<'p>>) -> Origins<'p> {
+    let mut sum: Origins<'p> = addresses(a).chain(addresses(b)).collect();
+    if may_be_a_number(a) && may_be_a_number(b) {
+        sum.insert(Origin::Number);
+    }
+    sum
+}
+
+/// `a - b`: an address less a number is that address; less an address, a number.
+fn less<'p>(a: Option<&Origins<'p>>, b: Option<&Origins<'p>>) -> Origins<'p> {
+    let mut difference: Origins<'p> = addresses(a).collect();
+    if may_be_a_number(a) || addresses(b).next().is_some() {
+        difference.insert(Origin::Number);
+    }
+    difference
+}
+
+/// Where `operand`'s address may come from: the variables and other symbols (local, shared or
+/// parameter space) it names, and the registers' `origins`.
+pub(crate) fn origins_of<'p>(
+    operand: &str,
+    variables: &BTreeMap<&'p str, Declared<'p>>,
+    origins: &BTreeMap<String, Origins<'p>>,
+) -> Origins<'p> {
+    let mut from = Origins::new();
+    for word in words(operand) {
+        if let Some((name, _)) = variables.get_key_value(word) {
+            from.insert(Origin::Variable(name, false));
+        } else if let Some(known) = origins.get(word) {
+            from.extend(known.iter().copied());
+        } else if !word.starts_with('%') {
+            from.insert(Origin::Given);
+        }
+    }
+    from
+}
+
+/// A global, constant or generic access at an address that may be a number (the PTX line).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MadeFromANumber(pub String);
+
+impl fmt::Display for MadeFromANumber {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(
+            f,
+            "reads or writes at an address that may be made from a number, not from a pointer the kernel is given \
+             or a table's address (`{}`): a pointer kept in a table or a class, null or not, or passed to a \
+             function that does not inline, reaches any address of the process; index the kernel's arrays and \
+             your tables where they are named",
+            self.0
+        )
+    }
+}
+
+/// Whether every global, constant and generic access of `ptx` is at an address made from a module
+/// variable's or one the launch gives (the variables named in `given` hold one, set by the host).
+pub fn given(ptx: &str, given: &[&str]) -> Result<(), MadeFromANumber> {
+    let variables = declared(ptx);
+    for body in bodies(ptx) {
+        let statements = statements(body);
+        let origins = origins(body, &statements, &variables, given);
+        let checked = |s: &&Statement| {
+            ["ld", "st", "atom", "red", "cp", "prefetch", "prefetchu"].contains(&s.kind())
+                && (matches!(s.space(), "" | "global" | "const") || s.op.contains(".global"))
+        };
+        for access in statements.iter().filter(checked) {
+            for operand in access.operands.iter().filter(|o| o.starts_with('[')) {
+                // (A tensor's coordinates follow its map's address: `[%rd5, {%r1, %r2}]`.)
+                let address = operand.split([',', '{']).next().unwrap_or_default();
+                let from = origins_of(address, &variables, &origins);
+                if from.is_empty() || from.contains(&Origin::Number) {
+                    let line = format!("{} {};", access.op, access.operands.join(", "));
+                    return Err(MadeFromANumber(line));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,88 @@
+use super::*;
+
+/// A module with a table, a table holding its address, one holding a null pointer, a pointer the
+/// host sets, a shared tile, and a kernel that writes its second parameter to its first at that index.
+const MODULE: &str = ".version 8.8\n.target sm_90\n.address_size 64\n\n\
+.global .align 4 .b8 table[16] = {0, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0};\n\
+.global .align 8 .u64 refs[1] = {generic(table)};\n\
+.const .align 8 .b8 nowhere[16];\n\
+.global .align 8 .u64 record_at;\n\
+.shared .align 128 .b8 tile[4096];\n\n\
+.visible .entry k(\n\t.param .u64 k_param_0,\n\t.param .u32 k_param_1\n)\n{\n\
+\t.reg .pred \t%p<2>;\n\t.reg .b32 \t%r<9>;\n\t.reg .b64 \t%rd<12>;\n\n\
+\tld.param.u64 \t%rd1, [k_param_0];\n\tld.param.u32 \t%r1, [k_param_1];\n\
+\tmul.wide.u32 \t%rd2, %r1, 4;\n\tcvta.to.global.u64 \t%rd3, %rd1;\n\tadd.s64 \t%rd4, %rd3, %rd2;\n\
+\tst.global.u32 \t[%rd4], %r1;\n\
+\tret;\n\n}\n";
+
+/// `MODULE` with `lines` before its `ret`.
+fn with(lines: &str) -> String {
+    MODULE.replace("\tret;", &format!("{lines}\tret;"))
+}
+
+fn refused_at(ptx: &str) -> Option<String> {
+    given(ptx, &[]).err().map(|number| number.0)
+}
+
+#[test]
+fn an_address_made_from_a_kernels_pointer_or_a_tables_is_given() {
+    assert_eq!(given(MODULE, &[]), Ok(()));
+    // A pointer a table holds from the start, read through generic memory.
+    assert_eq!(
+        refused_at(&with("\tmov.u64 \t%rd5, refs;\n\tld.global.nc.u64 \t%rd6, [%rd5];\n\tld.u32 \t%r2, [%rd6+4];\n")),
+        None
+    );
+    // A loop's pointer, moved on by a number each time round.
+    let looped = "\tmov.u64 \t%rd7, %rd3;\n$L__BB0_1:\n\tst.global.u32 \t[%rd7], %r1;\n\tadd.s64 \t%rd7, %rd7, 4;\n\
+                  \t@%p1 bra.uni \t$L__BB0_1;\n";
+    assert_eq!(refused_at(&with(looped)), None);
+    // A tensor map, a kernel parameter's own address: its coordinates are numbers.
+    let tensor = "\tmov.u64 \t%rd10, tile;\n\tcvt.u32.u64 \t%r2, %rd10;\n\tadd.s32 \t%r4, %r2, 4096;\n\
+                  \tmov.b64 \t%rd8, k_param_0;\n\tcvta.param.u64 \t%rd9, %rd8;\n\tmov.u32 \t%r3, 0;\n\
+                  \tcp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r2], [%rd9, {%r3, %r1}], [%r4];\n";
+    assert_eq!(refused_at(&with(tensor)), None);
+    // Shared memory's addresses are not followed: they stay in the block's shared memory.
+    assert_eq!(refused_at(&with("\tst.shared.u32 \t[%r1], %r1;\n")), None);
+}
+
+#[test]
+fn an_address_made_from_a_number_is_refused() {
+    let null = with("\tmov.u64 \t%rd5, 0;\n\tadd.s64 \t%rd6, %rd5, %rd2;\n\tst.u32 \t[%rd6], %r1;\n");
+    assert_eq!(refused_at(&null).as_deref(), Some("st.u32 [%rd6], %r1;"));
+    // A pointer a table holds as null (`struct Ref { unsigned* at; }; __constant__ const Ref nowhere[2] = {};`).
+    let held_null =
+        with("\tld.const.u64 \t%rd5, [nowhere+8];\n\tadd.s64 \t%rd6, %rd5, %rd2;\n\tst.global.u32 \t[%rd6], %r1;\n");
+    assert_eq!(refused_at(&held_null).as_deref(), Some("st.global.u32 [%rd6], %r1;"));
+    // The kernel's pointer or a null one.
+    let either = "\tmov.u64 \t%rd7, %rd3;\n$L__BB0_1:\n\tst.global.u32 \t[%rd7], %r1;\n\tselp.b64 \t%rd7, %rd7, 0, %p1;\n\
+                  \t@%p1 bra.uni \t$L__BB0_1;\n";
+    assert_eq!(refused_at(&with(either)).as_deref(), Some("st.global.u32 [%rd7], %r1;"));
+    // A register nothing writes holds 0; data loaded from the kernel's input is a number.
+    assert!(refused_at(&with("\tld.global.u32 \t%r2, [%rd11];\n")).is_some());
+    assert!(refused_at(&with("\tld.global.u64 \t%rd5, [%rd4];\n\tld.global.u32 \t%r2, [%rd5];\n")).is_some());
+    // A parameter of a function that does not inline: what its callers pass is not followed.
+    let function = MODULE.replace(
+        ".visible .entry",
+        ".func f(\n\t.param .b64 f_param_0\n)\n{\n\t.reg .b64 \t%rd<2>;\n\n\tld.param.u64 \t%rd1, [f_param_0];\n\
+         \tst.u32 \t[%rd1], 0;\n\tret;\n\n}\n\n.visible .entry",
+    );
+    assert_eq!(refused_at(&function).as_deref(), Some("st.u32 [%rd1], 0;"));
+}
+
+#[test]
+fn the_graders_own_pointer_is_given_only_by_name() {
+    let record = with("\tld.global.u64 \t%rd5, [record_at];\n\tst.volatile.u32 \t[%rd5+4], %r1;\n");
+    assert_eq!(given(&record, &["record_at"]), Ok(()));
+    assert_eq!(refused_at(&record).as_deref(), Some("st.volatile.u32 [%rd5+4], %r1;"));
+}
+
+#[test]
+fn a_tables_words_hold_its_addresses_and_a_number_unless_every_word_is_one() {
+    let variables = declared(MODULE);
+    assert_eq!(variables["refs"].holds, Origins::from([Origin::Variable("table", true)]));
+    assert_eq!(variables["nowhere"].holds, Origins::from([Origin::Number]));
+    assert_eq!(variables["record_at"].holds, Origins::from([Origin::Number]));
+    let two = MODULE.replace("{generic(table)}", "{generic(table), 0}");
+    let two = two.replace("refs[1]", "refs[2]");
+    assert!(declared(&two)["refs"].holds.contains(&Origin::Number));
+}
