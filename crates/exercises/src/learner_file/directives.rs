@@ -69,11 +69,18 @@ pub(super) fn directive_problem(tokens: &[Token], index: usize, outside: &Outsid
             }
             let body = tokens::definition(directive).map(|d| d.body).unwrap_or_default();
             if let Some(why) = tokens::macro_body_problem(body).filter(|_| name == "define") {
+                // (`#define PITCH 36u;`: a statement's `;` out of habit, the one problem.)
+                let fix = match body.split_last() {
+                    Some((last, rest)) if last.text == ";" && tokens::macro_body_problem(rest).is_none() => {
+                        "remove the `;` at its end"
+                    }
+                    _ => "write a `__device__` function",
+                };
                 return problem(
                     line,
                     format!(
                         "`#define {}` {why}: a macro in your part may stand only for an expression or a \
-                         type, which cannot reach beyond where it is used; write a `__device__` function",
+                         type, which cannot reach beyond where it is used; {fix}",
                         defined.text
                     ),
                 );

@@ -249,7 +249,8 @@ pub(super) fn stays_in_the_kernel(expanded: &[Token], plain: &[Token], outside: 
             parameter.line,
             format!(
                 "`{}` is the kernel's parameter, which the code after your part reads and writes through: \
-                 your part may not use it, nor give the name to a variable or parameter of its own (rename yours)",
+                 your part may not use it, nor give the name to anything of its own, a member or an enumerator too \
+                 (rename yours)",
                 parameter.text
             ),
         );

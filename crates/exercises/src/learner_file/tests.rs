@@ -155,7 +155,7 @@ fn a_part_in_a_kernel_declares_its_tile_and_leaves_its_use_to_the_code_after() {
             "only your part reads",
         ),
         ("__shared__ unsigned (tile)[32][33];", "shared memory that only your part reads"),
-        ("extern __shared__ unsigned tile[];", "shared memory that only your part reads"),
+        ("extern __shared__ unsigned tile[];", "the grader's launches give none"),
         ("__shared__ unsigned tile[32][33];\nunsigned seen = tile[0][32];", "your part uses `tile`"),
         ("__shared__ unsigned tile[32][33];\nunsigned* flat = &tile[0][0];", "your part uses `tile`"),
         ("__shared__ unsigned tile[32][33];\nif (threadIdx.x < 16) __syncthreads();", "`__syncthreads` is a barrier"),
@@ -430,6 +430,11 @@ fn the_region_cannot_reach_beyond_itself() {
         ("#define OPEN_ [\n#define CLOSE_ ]", "`#define OPEN_` opens a `[` it does not close"),
         ("#define O_ {\n#define C_ }", "`#define O_` holds `{`"),
         ("#define SKIP(n) n; return", "holds `;`"),
+        (
+            "#define SKIP(n) n;\nint f() { return 0; }",
+            "holds `;`, so it stands for statements: a macro in your part may stand only for an expression or a type, which cannot reach beyond where it is used; remove the `;` at its end",
+        ),
+        ("#define PAIR(n) n; n;\nint f() { return 0; }", "write a `__device__` function"),
         ("#define N2 (N + 1))", "closes a `(` it does not open"),
         ("#include \"probe.cuh\"", "its macro `PROBE_KERNEL` holds `__global__`"),
         ("#define shared", "`#define shared` changes a name"),
@@ -447,7 +452,10 @@ fn the_region_cannot_reach_beyond_itself() {
         ("__device__ unsigned __seen(5);\nint f() { return __seen; }", "`__device__` here keeps a variable"),
         ("int f() { volatile __shared__ unsigned left; return left; }", "`__shared__` here declares"),
         ("__shared__ unsigned left[2];\nint f() { return left[1]; }", "`__shared__` here declares"),
-        ("extern __shared__ unsigned left[];\nint f() { return left[0]; }", "`__shared__` here declares"),
+        (
+            "extern __shared__ unsigned left[];\nint f() { return left[0]; }",
+            "`extern __shared__` declares shared memory of the size a launch gives",
+        ),
         ("#define KEPT __shared__\nint f() { KEPT unsigned left; return left; }", "`__shared__` here declares"),
         ("int f() { unsigned* p = new unsigned; return *p; }", "memory from the device's heap"),
         ("int f(const unsigned* a) { unsigned* b; memcpy(&b, &a, 8); return *b; }", "copying bytes"),
@@ -926,7 +934,7 @@ fn the_region_cannot_reach_beyond_itself() {
     for shadow in ["auto odd = [](unsigned n) { return n | 1u; };", "{ constexpr unsigned out = 2; v = out; }"] {
         let with = kernel_region.replace("unsigned v = 1;", &format!("unsigned v = 1; {shadow}"));
         assert!(
-            matches!(validate(&exercise(), kernel_region, with.as_bytes()), Err(Invalid::Region { problem, .. }) if problem.contains("nor give the name to a variable or parameter of its own (rename yours)")),
+            matches!(validate(&exercise(), kernel_region, with.as_bytes()), Err(Invalid::Region { problem, .. }) if problem.contains("nor give the name to anything of its own, a member or an enumerator too (rename yours)")),
             "{shadow}"
         );
     }

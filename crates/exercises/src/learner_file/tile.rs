@@ -39,6 +39,15 @@ pub(super) fn no_tile_read_or_own_shared(plain: &[Token], outside: &Outside) -> 
         );
     }
     if let Some(shared) = own_shared_variable(plain, outside.inside_function, &tiles) {
+        let at = plain.iter().position(|token| std::ptr::eq(token, shared)).unwrap_or_default();
+        if at > 0 && plain[at - 1].text == "extern" {
+            return problem(
+                shared.line,
+                "`extern __shared__` declares shared memory of the size a launch gives, and the grader's launches \
+                 give none: declare the tile with its size, as the starter does"
+                    .into(),
+            );
+        }
         return problem(
             shared.line,
             "`__shared__` here declares shared memory that only your part reads, which holds whatever the last \

@@ -353,7 +353,11 @@ fn write_through<'c>(
                     return Some((token, "an alias of a pointer or reference type", KEEP_IN_LOCALS));
                 }
                 if alias.any(|word| matches!(word, "decltype" | "__typeof__" | "typeof")) {
-                    return Some((token, "an alias of a type from `decltype`", "write the type itself"));
+                    return Some((
+                        token,
+                        "an alias of a type from `decltype` (which may be a pointer's)",
+                        "write the type itself",
+                    ));
                 }
             }
             // A template's type may be a pointer (deduced from one): a cast to it, `(U)s` or
