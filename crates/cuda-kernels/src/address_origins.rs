@@ -45,8 +45,28 @@ pub(crate) struct Declared<'p> {
     pub(crate) holds: Origins<'p>,
 }
 
+/// What a module declares: its `.global` and `.const` variables (at its own level), by name, and
+/// the names whose addresses a launch gives: shared, local and parameter variables (a kernel's
+/// parameters, a function's local depot). Any other name (`WARP_SZ`, 32) is a number.
+pub(crate) struct Names<'p> {
+    pub(crate) variables: BTreeMap<&'p str, Declared<'p>>,
+    given: BTreeSet<&'p str>,
+}
+
+/// The names `ptx` declares.
+pub(crate) fn declared(ptx: &str) -> Names<'_> {
+    let given = ptx
+        .lines()
+        .filter_map(|line| {
+            declared_variable(line.trim().trim_end_matches([';', ',', ')']), &[".shared", ".local", ".param"])
+        })
+        .map(|(_, name, _)| name)
+        .collect();
+    Names { variables: declared_variables(ptx), given }
+}
+
 /// The module's `.global` and `.const` variables, by name (declared at its own level).
-pub(crate) fn declared(ptx: &str) -> BTreeMap<&str, Declared<'_>> {
+fn declared_variables(ptx: &str) -> BTreeMap<&str, Declared<'_>> {
     let mut found = BTreeMap::new();
     let mut initializers = Vec::new();
     let mut depth = 0usize;
@@ -103,7 +123,7 @@ fn held_addresses<'p>(
 pub(crate) fn origins<'p>(
     body: &str,
     statements: &[Statement],
-    variables: &BTreeMap<&'p str, Declared<'p>>,
+    names: &Names<'p>,
     given: &[&str],
 ) -> BTreeMap<String, Origins<'p>> {
     let kernel_parameters = kernel_parameters(body);
@@ -117,7 +137,7 @@ pub(crate) fn origins<'p>(
     let mut stored_locally = Origins::new();
     loop {
         let of = |operand: &str, origins: &BTreeMap<String, Origins<'p>>| {
-            let mut from = origins_of(operand, variables, origins);
+            let mut from = origins_of(operand, names, origins);
             let zero = words(operand).any(|w| w.starts_with('%') && !written.contains(w));
             if zero || words(operand).next().is_none() {
                 from.insert(Origin::Number);
@@ -137,7 +157,7 @@ pub(crate) fn origins<'p>(
             let values: Vec<Origins<'p>> =
                 sources.iter().filter(|s| !s.starts_with('[')).map(|source| of(source, &origins)).collect();
             let from = match statement.kind() {
-                "ld" => loaded(statement, &origins, variables, given, &kernel_parameters, &stored_locally),
+                "ld" => loaded(statement, &origins, names, given, &kernel_parameters, &stored_locally),
                 "add" => added(values.first(), values.get(1)),
                 "sub" => less(values.first(), values.get(1)),
                 "mad" => values.get(2).cloned().unwrap_or_default(),
@@ -181,7 +201,7 @@ fn kernel_parameters(body: &str) -> BTreeSet<&str> {
 fn loaded<'p>(
     load: &Statement,
     origins: &BTreeMap<String, Origins<'p>>,
-    variables: &BTreeMap<&'p str, Declared<'p>>,
+    names: &Names<'p>,
     given: &[&str],
     kernel_parameters: &BTreeSet<&str>,
     stored_locally: &Origins<'p>,
@@ -196,11 +216,11 @@ fn loaded<'p>(
         "param" => number,
         "local" => stored_locally.iter().copied().chain([Origin::Number]).collect(),
         _ => {
-            let from = origins_of(address, variables, origins);
+            let from = origins_of(address, names, origins);
             let mut read: Origins<'p> = variables_in(&from)
                 .flat_map(|(name, _)| match given.contains(&name) {
                     true => Origins::from([Origin::Given]),
-                    false => variables[name].holds.clone(),
+                    false => names.variables[name].holds.clone(),
                 })
                 .collect();
             if from.iter().any(|origin| !matches!(origin, Origin::Variable(..))) {
@@ -220,10 +240,11 @@ fn may_be_a_number(origins: Option<&Origins>) -> bool {
     origins.is_some_and(|o| o.contains(&Origin::Number))
 }
 
-/// `a + b`: an address plus a number is that address; two numbers make a number.
+/// `a + b`: an address plus a number is that address; two numbers, or two addresses, make a number.
 fn added<'p>(a: Option<&Origins<'p>>, b: Option<&Origins<'p>>) -> Origins<'p> {
     let mut sum: Origins<'p> = addresses(a).chain(addresses(b)).collect();
-    if may_be_a_number(a) && may_be_a_number(b) {
+    let both_addresses = addresses(a).next().is_some() && addresses(b).next().is_some();
+    if may_be_a_number(a) && may_be_a_number(b) || both_addresses {
         sum.insert(Origin::Number);
     }
     sum
@@ -240,19 +261,17 @@ fn less<'p>(a: Option<&Origins<'p>>, b: Option<&Origins<'p>>) -> Origins<'p> {
 
 /// Where `operand`'s address may come from: the variables and other symbols (local, shared or
 /// parameter space) it names, and the registers' `origins`.
-pub(crate) fn origins_of<'p>(
-    operand: &str,
-    variables: &BTreeMap<&'p str, Declared<'p>>,
-    origins: &BTreeMap<String, Origins<'p>>,
-) -> Origins<'p> {
+pub(crate) fn origins_of<'p>(operand: &str, names: &Names<'p>, origins: &BTreeMap<String, Origins<'p>>) -> Origins<'p> {
     let mut from = Origins::new();
     for word in words(operand) {
-        if let Some((name, _)) = variables.get_key_value(word) {
+        if let Some((name, _)) = names.variables.get_key_value(word) {
             from.insert(Origin::Variable(name, false));
         } else if let Some(known) = origins.get(word) {
             from.extend(known.iter().copied());
-        } else if !word.starts_with('%') {
+        } else if names.given.contains(word) {
             from.insert(Origin::Given);
+        } else if !word.starts_with('%') {
+            from.insert(Origin::Number);
         }
     }
     from
@@ -278,10 +297,10 @@ impl fmt::Display for MadeFromANumber {
 /// Whether every global, constant and generic access of `ptx` is at an address made from a module
 /// variable's or one the launch gives (the variables named in `given` hold one, set by the host).
 pub fn given(ptx: &str, given: &[&str]) -> Result<(), MadeFromANumber> {
-    let variables = declared(ptx);
+    let names = declared(ptx);
     for body in bodies(ptx) {
         let statements = statements(body);
-        let origins = origins(body, &statements, &variables, given);
+        let origins = origins(body, &statements, &names, given);
         let checked = |s: &&Statement| {
             ["ld", "st", "atom", "red", "cp", "prefetch", "prefetchu"].contains(&s.kind())
                 && (matches!(s.space(), "" | "global" | "const") || s.op.contains(".global"))
@@ -290,7 +309,7 @@ pub fn given(ptx: &str, given: &[&str]) -> Result<(), MadeFromANumber> {
             for operand in access.operands.iter().filter(|o| o.starts_with('[')) {
                 // (A tensor's coordinates follow its map's address: `[%rd5, {%r1, %r2}]`.)
                 let address = operand.split([',', '{']).next().unwrap_or_default();
-                let from = origins_of(address, &variables, &origins);
+                let from = origins_of(address, &names, &origins);
                 if from.is_empty() || from.contains(&Origin::Number) {
                     let line = format!("{} {};", access.op, access.operands.join(", "));
                     return Err(MadeFromANumber(line));

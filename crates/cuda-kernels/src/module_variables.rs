@@ -11,15 +11,14 @@
 //! An address stored in local memory (a string `printf` prints with `%s`) may come back from it:
 //! a 64-bit word loaded from local memory may be any address the function stored there. One a
 //! variable holds from the start (`constexpr Ref refs[2] = {{table}, {other}};` is declared
-//! `.u64 refs[2] = {generic(table), generic(other)}`) comes back from a 64-bit load at its address.
+//! `.u64 refs[2] = {generic(table), generic(other)}`) comes back from a 64-bit load at its address,
+//! which is held inside that table in whatever space it names: past its end lies another
+//! variable's word, a number ([`crate::address_origins`]).
 
-use std::{
-    collections::{BTreeMap, BTreeSet},
-    fmt,
-};
+use std::{collections::BTreeSet, fmt};
 
 use crate::{
-    address_origins::{Declared, declared, origins, origins_of, variables_in},
+    address_origins::{Names, declared, origins, origins_of, variables_in},
     ptx_text::{Statement, access_bytes, address_parts, bodies, handed_on, held_inside, instructions, statements},
 };
 
@@ -54,27 +53,34 @@ impl fmt::Display for Unkept {
 /// `ptx` with every generic load, store and atomic whose address is made from one module variable
 /// held inside it, or why not.
 pub fn kept(ptx: &str) -> Result<String, Unkept> {
-    let variables = declared(ptx);
+    let names = declared(ptx);
     let mut out = String::with_capacity(ptx.len() + ptx.len() / 4);
     let bodies = bodies(ptx);
     let after_the_last = &ptx[bodies.iter().map(|body| body.len()).sum::<usize>()..];
     for body in bodies {
-        keep_in_body(body, &variables, &mut out)?;
+        keep_in_body(body, &names, &mut out)?;
     }
     out.push_str(after_the_last);
     Ok(out)
 }
 
 /// [`kept`] for one function's `body` (where a register's name means one register), written to `out`.
-fn keep_in_body<'p>(
-    body: &'p str,
-    variables: &BTreeMap<&'p str, Declared<'p>>,
-    out: &mut String,
-) -> Result<(), Unkept> {
+fn keep_in_body<'p>(body: &'p str, names: &Names<'p>, out: &mut String) -> Result<(), Unkept> {
     let statements = statements(body);
-    let origins = origins(body, &statements, variables, &[]);
+    let origins = origins(body, &statements, names, &[]);
     // (Only a variable's address is held inside it: [`crate::address_origins::given`] refuses a number's.)
-    let of = |operand: &str| variables_in(&origins_of(operand, variables, &origins)).collect::<BTreeSet<_>>();
+    let of = |operand: &str| variables_in(&origins_of(operand, names, &origins)).collect::<BTreeSet<_>>();
+    let variables = &names.variables;
+    // A 64-bit word of a table of addresses is one of them only inside the table
+    // ([`crate::address_origins`] follows it so), whatever space the load names.
+    let holds_addresses = |(name, _): &(&str, bool)| variables_in(&variables[name].holds).next().is_some();
+    let address_word = |s: &Statement| {
+        s.kind() == "ld"
+            && access_bytes(&s.op) == Some(8)
+            && !s.op.contains(".v")
+            && matches!(s.space(), "global" | "const")
+            && s.address().is_some_and(|a| of(a).iter().any(holds_addresses))
+    };
     // Stored in local memory, it is followed back out of it ([`origins`]).
     let in_local_memory = |statement: &Statement| statement.space() == "local";
     if handed_on(&statements, &|value| !of(value).is_empty(), &in_local_memory, &READERS_OF_STRINGS) {
@@ -84,7 +90,7 @@ fn keep_in_body<'p>(
         let text = line.trim_end_matches(['\n', '\r']);
         let found = instructions(text);
         let generic_access = |s: &&Statement| s.space().is_empty() && s.address().is_some_and(|a| !of(a).is_empty());
-        let access = found.iter().find(generic_access);
+        let access = found.iter().find(|s| generic_access(s) || address_word(s));
         let Some(access) = access else {
             out.push_str(line);
             continue;
@@ -97,9 +103,10 @@ fn keep_in_body<'p>(
         let all_generic = from.iter().all(|(_, generic)| *generic);
         // A global variable's generic address is its global one: the base is of the kind the
         // address was made from. A constant's is not: only its generic address is one.
-        let generic = match variable.space {
-            "global" => all_generic,
-            _ if all_generic => true,
+        let generic = match (access.space(), variable.space) {
+            ("" | "global", "global") => all_generic,
+            ("", _) if all_generic => true,
+            ("const", "const") if from.iter().all(|(_, generic)| !generic) => false,
             _ => return Err(unbounded()),
         };
         let (Some(bytes), Some(width)) = (variable.bytes, access_bytes(&access.op)) else { return Err(unbounded()) };

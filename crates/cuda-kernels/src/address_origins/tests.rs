@@ -57,6 +57,13 @@ fn an_address_made_from_a_number_is_refused() {
     let either = "\tmov.u64 \t%rd7, %rd3;\n$L__BB0_1:\n\tst.global.u32 \t[%rd7], %r1;\n\tselp.b64 \t%rd7, %rd7, 0, %p1;\n\
                   \t@%p1 bra.uni \t$L__BB0_1;\n";
     assert_eq!(refused_at(&with(either)).as_deref(), Some("st.global.u32 [%rd7], %r1;"));
+    // A name that is no variable of the module is a number (`warpSize` is `WARP_SZ`), and so is a
+    // sum of two addresses.
+    let warp_size = "\tld.const.u64 \t%rd5, [nowhere];\n\tmov.u32 \t%r2, WARP_SZ;\n\tcvt.u64.u32 \t%rd6, %r2;\n\
+                     \tadd.s64 \t%rd7, %rd5, %rd6;\n\tst.global.u8 \t[%rd7], %r1;\n";
+    assert_eq!(refused_at(&with(warp_size)).as_deref(), Some("st.global.u8 [%rd7], %r1;"));
+    let two = "\tmov.u64 \t%rd5, table;\n\tadd.s64 \t%rd6, %rd5, %rd3;\n\tst.global.u32 \t[%rd6], %r1;\n";
+    assert_eq!(refused_at(&with(two)).as_deref(), Some("st.global.u32 [%rd6], %r1;"));
     // A register nothing writes holds 0; data loaded from the kernel's input is a number.
     assert!(refused_at(&with("\tld.global.u32 \t%r2, [%rd11];\n")).is_some());
     assert!(refused_at(&with("\tld.global.u64 \t%rd5, [%rd4];\n\tld.global.u32 \t%r2, [%rd5];\n")).is_some());
@@ -78,11 +85,11 @@ fn the_graders_own_pointer_is_given_only_by_name() {
 
 #[test]
 fn a_tables_words_hold_its_addresses_and_a_number_unless_every_word_is_one() {
-    let variables = declared(MODULE);
+    let variables = declared(MODULE).variables;
     assert_eq!(variables["refs"].holds, Origins::from([Origin::Variable("table", true)]));
     assert_eq!(variables["nowhere"].holds, Origins::from([Origin::Number]));
     assert_eq!(variables["record_at"].holds, Origins::from([Origin::Number]));
     let two = MODULE.replace("{generic(table)}", "{generic(table), 0}");
     let two = two.replace("refs[1]", "refs[2]");
-    assert!(declared(&two)["refs"].holds.contains(&Origin::Number));
+    assert!(declared(&two).variables["refs"].holds.contains(&Origin::Number));
 }
