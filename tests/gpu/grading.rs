@@ -132,9 +132,11 @@ fn grading_the_six_fixtures_gives_each_its_verdict_and_a_rerun_redoes_none() {
 }
 
 /// What a launch leaves in the module's own memory is found at run time, however the address was
-/// made: here rebuilt bit by bit from an integer, which the PTX check cannot follow (the check of
-/// the source refuses the cast; these files are handed to the check directly, past it). A
-/// namespace constant, a function's `static` and a `__constant__` table are each written.
+/// made: here a shared variable's address plus a difference rebuilt bit by bit from integers,
+/// which the PTX check cannot follow (the check of the source refuses the casts and the shared
+/// variable; these files are handed to the check directly, past it). A namespace constant, a
+/// function's `static` and a `__constant__` table are each written. The address rebuilt alone, a
+/// number, is refused before any launch.
 #[test]
 fn a_launch_that_writes_lasting_memory_is_caught_however_the_address_was_made() {
     if !gpu_suite_runs("grading") {
@@ -144,10 +146,15 @@ fn a_launch_that_writes_lasting_memory_is_caught_however_the_address_was_made() 
     let (manifest, starter) = starter_of("row-sums");
     let exercise = manifest.exercise("row-sums").unwrap();
     let part = "__device__ __forceinline__ unsigned column_at(unsigned row, unsigned k) {\n    return k;\n}";
-    let rebuilt = "unsigned long long b = (unsigned long long)calls, a = 0;
-    for (unsigned i = 0; i < 64; ++i) { if ((b >> i) & 1) { a |= 1ull << i; __syncwarp(); } }
-    return (row + k + 0 * atomicAdd((unsigned*)a, 1u)) % ROW_WORDS;
-}";
+    let rebuilt = |base: &str| {
+        format!(
+            "__shared__ unsigned anchor;
+    unsigned long long b = (unsigned long long)calls - (unsigned long long)&anchor, a = 0;
+    for (unsigned i = 0; i < 64; ++i) {{ if ((b >> i) & 1) {{ a |= 1ull << i; __syncwarp(); }} }}
+    return (row + k + 0 * atomicAdd((unsigned*)({base} + a), 1u)) % ROW_WORDS;
+}}"
+        )
+    };
     let function = "__device__ __forceinline__ unsigned column_at(unsigned row, unsigned k) {";
     let marker = tempfile::tempdir().unwrap();
     let turn = exercises::supervise::LockTurn::new(None, marker.path().join("turn"));
@@ -156,17 +163,26 @@ fn a_launch_that_writes_lasting_memory_is_caught_however_the_address_was_made() 
         ("", "static constexpr unsigned calls[1] = {0u};", "`calls`, a `static` variable of `column_at`"),
         ("__constant__ const unsigned calls[1] = {0u};", "", "`calls`"),
     ] {
-        let attack = format!("{table}\n{function}\n    {inside}\n    {rebuilt}");
-        let text = starter.text.replace(part, &attack);
-        assert_ne!(text, starter.text);
-        let file = exercises::learner_file::LearnerFile {
-            text,
-            region: starter.region,
-            read_after: starter.read_after.clone(),
+        let check = |base: &str| {
+            let attack = format!("{table}\n{function}\n    {inside}\n    {}", rebuilt(base));
+            let text = starter.text.replace(part, &attack);
+            assert_ne!(text, starter.text);
+            let file = exercises::learner_file::LearnerFile {
+                text,
+                region: starter.region,
+                read_after: starter.read_after.clone(),
+            };
+            (exercises::check::check(&manifest, exercise, &file, "bits.cu", &|_| {}, &turn), attack)
         };
-        let outcome = exercises::check::check(&manifest, exercise, &file, "bits.cu", &|_| {}, &turn);
+        let (outcome, attack) = check("(unsigned long long)&anchor");
         let expected = format!("the launch on the index-encoded input wrote {written}");
         assert_eq!(outcome, exercises::check::CheckOutcome::KeptMemory { detail: expected }, "{attack}");
+        match check("0ull") {
+            (exercises::check::CheckOutcome::CompileError { messages }, _) => {
+                assert!(messages[0].contains("made from a number"), "{messages:?}")
+            }
+            (other, attack) => panic!("{attack}: {other:?}"),
+        }
     }
 }
 
@@ -177,7 +193,8 @@ fn a_launch_that_writes_lasting_memory_is_caught_however_the_address_was_made() 
 /// is handed to the check directly, in a child process: a trap leaves its process's GPU unusable,
 /// and this suite's tests share one process. Its pointer's base, a local's address kept in a
 /// `volatile` local, would now stop it where it compiles (a local array's address is used only as
-/// `printf`'s buffer); a null one, kept alike, reaches the same word.
+/// `printf`'s buffer), and so would a null one (an address made from a number); a shared
+/// variable's, which that check follows, reaches the same word.
 #[test]
 fn a_part_that_reaches_the_recorder_is_still_stopped_at_its_first_place_outside_the_tile() {
     if !gpu_suite_runs("grading") {
@@ -191,7 +208,7 @@ fn a_part_that_reaches_the_recorder_is_still_stopped_at_its_first_place_outside_
     assert!(text.contains(local_base), "the case keeps a local's address");
     let folder = tempfile::tempdir().unwrap();
     let file = folder.path().join("exercise.cu");
-    std::fs::write(&file, text.replace(local_base, "unsigned* volatile hidden = nullptr;")).unwrap();
+    std::fs::write(&file, text.replace(local_base, "__shared__ unsigned x;\n        unsigned* hidden = &x;")).unwrap();
     let child = Command::new(std::env::current_exe().unwrap())
         .args(["grading::a_case_checked_for_a_parent", "--exact", "--ignored", "--nocapture"])
         .env(CASE_FOR_A_CHILD_VAR, &file)
