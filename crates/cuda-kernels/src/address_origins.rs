@@ -302,7 +302,8 @@ pub fn given(ptx: &str, given: &[&str]) -> Result<(), MadeFromANumber> {
         let statements = statements(body);
         let origins = origins(body, &statements, &names, given);
         let checked = |s: &&Statement| {
-            ["ld", "st", "atom", "red", "cp", "prefetch", "prefetchu"].contains(&s.kind())
+            ["ld", "ldu", "st", "atom", "red", "cp", "prefetch", "prefetchu", "discard", "applypriority"]
+                .contains(&s.kind())
                 && (matches!(s.space(), "" | "global" | "const") || s.op.contains(".global"))
         };
         for access in statements.iter().filter(checked) {

@@ -64,6 +64,12 @@ fn an_address_made_from_a_number_is_refused() {
     assert_eq!(refused_at(&with(warp_size)).as_deref(), Some("st.global.u8 [%rd7], %r1;"));
     let two = "\tmov.u64 \t%rd5, table;\n\tadd.s64 \t%rd6, %rd5, %rd3;\n\tst.global.u32 \t[%rd6], %r1;\n";
     assert_eq!(refused_at(&with(two)).as_deref(), Some("st.global.u32 [%rd6], %r1;"));
+    // Every instruction that names an address in global memory.
+    for access in ["ldu.global.u32 \t%r2, [%rd5];", "discard.global.L2 \t[%rd5], 128;", "prefetch.global.L2 \t[%rd5];"]
+    {
+        let made = with(&format!("\tmov.u64 \t%rd5, 4096;\n\t{access}\n"));
+        assert!(refused_at(&made).is_some(), "{access}");
+    }
     // A register nothing writes holds 0; data loaded from the kernel's input is a number.
     assert!(refused_at(&with("\tld.global.u32 \t%r2, [%rd11];\n")).is_some());
     assert!(refused_at(&with("\tld.global.u64 \t%rd5, [%rd4];\n\tld.global.u32 \t%r2, [%rd5];\n")).is_some());
