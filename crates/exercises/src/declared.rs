@@ -68,6 +68,8 @@ pub fn top_level(tokens: &[Token]) -> Vec<Declared<'_>> {
         // A parameter's own name counts too: it needs no outside name.
         declared.extend(in_code(&definition.body, &macros, &declaring));
     }
+    // (A type's word is no name: `unsigned char (*rows)[132]` declares `rows`, not `char`.)
+    declared.retain(|d| !cpp_type_word(d.name));
     declared.sort_by_key(|d| d.token.line);
     declared
 }
@@ -675,6 +677,8 @@ mod tests {
     fn declarations_at_the_top_level_are_found_in_every_form() {
         assert_eq!(names("const uint3 threadIdx = make_uint3(0, 0, 0);"), ["threadIdx"]);
         assert_eq!(names("const dim3 blockDim(4096);"), ["blockDim"]);
+        // A type's word in a declarator in parentheses is no name of its own.
+        assert!(!names("unsigned char (*const rows)[132] = bytes;").contains(&"char".to_owned()));
         assert_eq!(names("unsigned a = 1, lane = 2;"), ["a", "lane"]);
         assert_eq!(names("uint3& threadIdx = other;"), ["threadIdx"]);
         assert_eq!(names("auto [threadIdx, y] = pair;"), ["threadIdx", "y"]);
