@@ -286,9 +286,9 @@ impl fmt::Display for MadeFromANumber {
         write!(
             f,
             "reads or writes at an address that may be made from a number, not from a pointer the kernel is given \
-             or a table's address (`{}`): a pointer kept in a table or a class, null or not, or passed to a \
-             function that does not inline, reaches any address of the process; index the kernel's arrays and \
-             your tables where they are named",
+             or a table's address (`{}`): a pointer kept in a table, a class or a local array, null or not, or \
+             passed to or returned from a function that does not inline, reaches any address of the process; \
+             index the kernel's arrays and your tables where they are named",
             self.0
         )
     }
