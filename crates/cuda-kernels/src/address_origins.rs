@@ -50,19 +50,19 @@ pub(crate) struct Declared<'p> {
 /// parameters, a function's local depot). Any other name (`WARP_SZ`, 32) is a number.
 pub(crate) struct Names<'p> {
     pub(crate) variables: BTreeMap<&'p str, Declared<'p>>,
-    given: BTreeSet<&'p str>,
+    symbols: BTreeSet<&'p str>,
 }
 
 /// The names `ptx` declares.
 pub(crate) fn declared(ptx: &str) -> Names<'_> {
-    let given = ptx
+    let symbols = ptx
         .lines()
         .filter_map(|line| {
             declared_variable(line.trim().trim_end_matches([';', ',', ')']), &[".shared", ".local", ".param"])
         })
         .map(|(_, name, _)| name)
         .collect();
-    Names { variables: declared_variables(ptx), given }
+    Names { variables: declared_variables(ptx), symbols }
 }
 
 /// The module's `.global` and `.const` variables, by name (declared at its own level).
@@ -118,13 +118,14 @@ fn held_addresses<'p>(
 /// Where each register of a function's `body` may come from, followed through every instruction
 /// until nothing new is found (a loop's later instructions feed its earlier ones). A register no
 /// instruction writes holds 0. What a load reads is a number, but for a kernel's 64-bit parameter,
-/// a 64-bit word of a variable (what it [`Declared::holds`]: the grader's `given` ones hold a given
-/// address), and one of local memory, which may be any address the function stored there.
+/// a 64-bit word of a variable (what it [`Declared::holds`]: the grader's `host_set` ones hold a given
+/// address), and one of local memory, which may be any address the function stored there, or a
+/// number (a word it did not store, which is 0; the words are not told apart).
 pub(crate) fn origins<'p>(
     body: &str,
     statements: &[Statement],
     names: &Names<'p>,
-    given: &[&str],
+    host_set: &[&str],
 ) -> BTreeMap<String, Origins<'p>> {
     let kernel_parameters = kernel_parameters(body);
     let written: BTreeSet<&str> = statements
@@ -157,7 +158,7 @@ pub(crate) fn origins<'p>(
             let values: Vec<Origins<'p>> =
                 sources.iter().filter(|s| !s.starts_with('[')).map(|source| of(source, &origins)).collect();
             let from = match statement.kind() {
-                "ld" => loaded(statement, &origins, names, given, &kernel_parameters, &stored_locally),
+                "ld" => loaded(statement, &origins, names, host_set, &kernel_parameters, &stored_locally),
                 "add" => added(values.first(), values.get(1)),
                 "sub" => less(values.first(), values.get(1)),
                 "mad" => values.get(2).cloned().unwrap_or_default(),
@@ -202,7 +203,7 @@ fn loaded<'p>(
     load: &Statement,
     origins: &BTreeMap<String, Origins<'p>>,
     names: &Names<'p>,
-    given: &[&str],
+    host_set: &[&str],
     kernel_parameters: &BTreeSet<&str>,
     stored_locally: &Origins<'p>,
 ) -> Origins<'p> {
@@ -218,7 +219,7 @@ fn loaded<'p>(
         _ => {
             let from = origins_of(address, names, origins);
             let mut read: Origins<'p> = variables_in(&from)
-                .flat_map(|(name, _)| match given.contains(&name) {
+                .flat_map(|(name, _)| match host_set.contains(&name) {
                     true => Origins::from([Origin::Given]),
                     false => names.variables[name].holds.clone(),
                 })
@@ -268,7 +269,7 @@ pub(crate) fn origins_of<'p>(operand: &str, names: &Names<'p>, origins: &BTreeMa
             from.insert(Origin::Variable(name, false));
         } else if let Some(known) = origins.get(word) {
             from.extend(known.iter().copied());
-        } else if names.given.contains(word) {
+        } else if names.symbols.contains(word) {
             from.insert(Origin::Given);
         } else if !word.starts_with('%') {
             from.insert(Origin::Number);
@@ -295,12 +296,12 @@ impl fmt::Display for MadeFromANumber {
 }
 
 /// Whether every global, constant and generic access of `ptx` is at an address made from a module
-/// variable's or one the launch gives (the variables named in `given` hold one, set by the host).
-pub fn given(ptx: &str, given: &[&str]) -> Result<(), MadeFromANumber> {
+/// variable's or one the launch gives (the variables named in `host_set` hold one, set by the host).
+pub fn given(ptx: &str, host_set: &[&str]) -> Result<(), MadeFromANumber> {
     let names = declared(ptx);
     for body in bodies(ptx) {
         let statements = statements(body);
-        let origins = origins(body, &statements, &names, given);
+        let origins = origins(body, &statements, &names, host_set);
         let checked = |s: &&Statement| {
             ["ld", "ldu", "st", "atom", "red", "cp", "prefetch", "prefetchu", "discard", "applypriority"]
                 .contains(&s.kind())
