@@ -92,7 +92,7 @@ fn declared_variables(ptx: &str) -> BTreeMap<&str, Declared<'_>> {
     found
 }
 
-/// What a 64-bit word of a variable with `initializer` (of `words` 64-bit words, if it is made of
+/// What a 64-bit word of a variable with `initializer` (of `words_in_it` 64-bit words, if it is made of
 /// them) may hold: `generic(table)` a generic address, `table` one of the variable's own space.
 fn held_addresses<'p>(
     initializer: &'p str,
