@@ -11,7 +11,10 @@ use std::{
     fmt,
 };
 
-use crate::ptx_text::{Statement, Variable, access_bytes, bodies, closes_a_body, declared_variable, statements, words};
+use crate::{
+    low_bits::{self, LowBits},
+    ptx_text::{Statement, Variable, access_bytes, bodies, closes_a_body, declared_variable, statements, words},
+};
 
 /// Where an address may come from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -38,11 +41,37 @@ pub(crate) fn variables_in<'a, 'p>(origins: &'a Origins<'p>) -> impl Iterator<It
 
 /// A module variable: its state space (`global` or `const`), size in bytes, if known, and what a
 /// 64-bit word of it may hold: the addresses its initializer holds, and a number unless every word
-/// of it is one of those (`.u64 refs[2] = {generic(table), generic(other)}`).
+/// of it is one of those (`.u64 refs[2] = {generic(table), generic(other)}`); for a table of
+/// 64-bit words, what each word holds (`{generic(table), 7}`: an address, then a number).
 pub(crate) struct Declared<'p> {
     pub(crate) space: &'static str,
     pub(crate) bytes: Option<u64>,
     pub(crate) holds: Origins<'p>,
+    words: Vec<Origins<'p>>,
+}
+
+impl<'p> Declared<'p> {
+    /// The words a 64-bit read at `offset` past the variable's address may read, by index: those
+    /// its known low bits allow (`None` where they allow none of its words, or do not tell words
+    /// apart). [`crate::module_variables`] holds such a read to them.
+    pub(crate) fn words_read(&self, offset: LowBits) -> Option<Vec<usize>> {
+        let kept = offset.known_mask();
+        let read: Vec<usize> = (0..self.words.len()).filter(|i| (*i as u64 * 8) & kept == offset.value).collect();
+        (offset.known >= 3 && !read.is_empty() && read.len() < self.words.len()).then_some(read)
+    }
+
+    /// What a 64-bit read at `offset` past the variable's address may read.
+    fn read_at(&self, offset: Option<LowBits>) -> Origins<'p> {
+        match offset.and_then(|offset| self.words_read(offset)) {
+            Some(read) => read.into_iter().flat_map(|i| self.words[i].iter().copied()).collect(),
+            None => self.holds.clone(),
+        }
+    }
+
+    /// Whether some 64-bit word holds a number, and some an address.
+    pub(crate) fn holds_addresses_and_numbers(&self) -> bool {
+        self.holds.contains(&Origin::Number) && variables_in(&self.holds).next().is_some()
+    }
 }
 
 /// What a module declares: its `.global` and `.const` variables (at its own level), by name, and
@@ -51,6 +80,13 @@ pub(crate) struct Declared<'p> {
 pub(crate) struct Names<'p> {
     pub(crate) variables: BTreeMap<&'p str, Declared<'p>>,
     symbols: BTreeSet<&'p str>,
+}
+
+impl Names<'_> {
+    /// Whether `name` is an address: a variable's or a symbol's.
+    pub(crate) fn is_address(&self, name: &str) -> bool {
+        self.variables.contains_key(name) || self.symbols.contains(name)
+    }
 }
 
 /// The names `ptx` declares.
@@ -79,47 +115,65 @@ fn declared_variables(ptx: &str) -> BTreeMap<&str, Declared<'_>> {
         {
             let variable = Variable::parse(rest).filter(|v| v.name == name);
             let bytes = variable.as_ref().map(|v| v.bytes);
-            found.insert(name, Declared { space: space.trim_start_matches('.'), bytes, holds: Origins::new() });
+            let space = space.trim_start_matches('.');
+            found.insert(name, Declared { space, bytes, holds: Origins::new(), words: Vec::new() });
             let words = variable.filter(|v| v.bits == 64).map(|v| v.bytes / 8);
             initializers.push((name, initializer, words));
         }
         closes_a_body(line, &mut depth);
     }
     for (name, initializer, words) in initializers {
-        let holds = held_addresses(initializer, words, &found);
-        found.entry(name).and_modify(|variable| variable.holds = holds);
+        let (holds, words) = held_addresses(initializer, words, &found);
+        found.entry(name).and_modify(|variable| {
+            variable.holds = holds;
+            variable.words = words;
+        });
     }
     found
 }
 
-/// What a 64-bit word of a variable with `initializer` (of `words_in_it` 64-bit words, if it is made of
-/// them) may hold: `generic(table)` a generic address, `table` one of the variable's own space.
+/// What a 64-bit word of a variable with `initializer` (of `words_in_it` 64-bit words, if it is made
+/// of them) may hold, and what each of its words holds (none where it is not made of them):
+/// `generic(table)` a generic address, `table` one of the variable's own space, anything else
+/// (`7`, `0`, a word past the initializer's end) a number.
 fn held_addresses<'p>(
     initializer: &'p str,
     words_in_it: Option<u64>,
     variables: &BTreeMap<&'p str, Declared<'p>>,
-) -> Origins<'p> {
-    let mut held = Origins::new();
-    let mut addresses = 0;
-    for entry in initializer.trim().trim_start_matches('{').trim_end_matches('}').split(',') {
-        let mut names = words(entry).peekable();
-        let generic = names.next_if_eq(&"generic").is_some();
-        if let Some((name, _)) = names.next().and_then(|name| variables.get_key_value(name)) {
-            held.insert(Origin::Variable(name, generic));
-            addresses += 1;
+) -> (Origins<'p>, Vec<Origins<'p>>) {
+    let entries = initializer.trim().trim_start_matches('{').trim_end_matches('}').split(',');
+    let mut held: Vec<Origins<'p>> = entries
+        .filter(|entry| !entry.trim().is_empty())
+        .map(|entry| {
+            let mut names = words(entry).peekable();
+            let generic = names.next_if_eq(&"generic").is_some();
+            match names.next().and_then(|name| variables.get_key_value(name)) {
+                Some((name, _)) => Origins::from([Origin::Variable(name, generic)]),
+                None => Origins::from([Origin::Number]),
+            }
+        })
+        .collect();
+    let mut any: Origins<'p> = held.iter().flatten().copied().collect();
+    match words_in_it.and_then(|words| usize::try_from(words).ok()) {
+        Some(words) if held.len() <= words => {
+            if held.len() < words {
+                any.insert(Origin::Number);
+            }
+            held.resize(words, Origins::from([Origin::Number]));
+        }
+        _ => {
+            any.insert(Origin::Number);
+            held.clear();
         }
     }
-    if words_in_it != Some(addresses) {
-        held.insert(Origin::Number);
-    }
-    held
+    (any, held)
 }
 
 /// Where each register of a function's `body` may come from, followed through every instruction
 /// until nothing new is found (a loop's later instructions feed its earlier ones). A register no
 /// instruction writes holds 0. What a load reads is a number, but for a kernel's 64-bit parameter,
-/// a 64-bit word of a variable (what it [`Declared::holds`]: the grader's `host_set` ones hold a given
-/// address), and one of local memory, which may be any address the function stored there, or a
+/// a 64-bit word of a variable (what the words its address's [`low_bits`] allow hold: the grader's
+/// `host_set` ones hold a given address), and one of local memory, which may be any address the function stored there, or a
 /// number (a word it did not store, which is 0; the words are not told apart).
 pub(crate) fn origins<'p>(
     body: &str,
@@ -134,6 +188,7 @@ pub(crate) fn origins<'p>(
         .filter_map(|s| s.operands.first())
         .flat_map(|destination| words(destination))
         .collect();
+    let low_bits = low_bits::of_registers(statements, &|name| names.is_address(name));
     let mut origins: BTreeMap<String, Origins<'p>> = BTreeMap::new();
     let mut stored_locally = Origins::new();
     loop {
@@ -158,7 +213,7 @@ pub(crate) fn origins<'p>(
             let values: Vec<Origins<'p>> =
                 sources.iter().filter(|s| !s.starts_with('[')).map(|source| of(source, &origins)).collect();
             let from = match statement.kind() {
-                "ld" => loaded(statement, &origins, names, host_set, &kernel_parameters, &stored_locally),
+                "ld" => loaded(statement, &origins, &low_bits, names, host_set, &kernel_parameters, &stored_locally),
                 "add" => added(values.first(), values.get(1)),
                 "sub" => less(values.first(), values.get(1)),
                 "mad" => values.get(2).cloned().unwrap_or_default(),
@@ -202,6 +257,7 @@ fn kernel_parameters(body: &str) -> BTreeSet<&str> {
 fn loaded<'p>(
     load: &Statement,
     origins: &BTreeMap<String, Origins<'p>>,
+    low_bits: &BTreeMap<String, LowBits>,
     names: &Names<'p>,
     host_set: &[&str],
     kernel_parameters: &BTreeSet<&str>,
@@ -218,10 +274,11 @@ fn loaded<'p>(
         "local" => stored_locally.iter().copied().chain([Origin::Number]).collect(),
         _ => {
             let from = origins_of(address, names, origins);
+            let offset = low_bits::of_operand(address, low_bits, &|name| names.is_address(name));
             let mut read: Origins<'p> = variables_in(&from)
                 .flat_map(|(name, _)| match host_set.contains(&name) {
                     true => Origins::from([Origin::Given]),
-                    false => names.variables[name].holds.clone(),
+                    false => names.variables[name].read_at(offset),
                 })
                 .collect();
             if from.iter().any(|origin| !matches!(origin, Origin::Variable(..))) {
@@ -287,9 +344,11 @@ impl fmt::Display for MadeFromANumber {
         write!(
             f,
             "reads or writes at an address that may be made from a number, not from a pointer the kernel is given \
-             or a table's address (`{}`): a pointer kept in a table, a class or a local array, null or not, or \
-             passed to or returned from a function that does not inline, reaches any address of the process; \
-             index the kernel's arrays and your tables where they are named",
+             or a table's address (`{}`): a pointer that is null, kept in a local array, or passed to or returned \
+             from a function that does not inline, or a word of a table that holds numbers beside pointers where \
+             the index does not tell which it reads, reaches any address of the process; declare a table of \
+             pointers `constexpr` (NVRTC compiles a `__constant__` one read at a fixed index to null pointers), \
+             keep its numbers in a table of their own, and write such a function `__forceinline__`",
             self.0
         )
     }

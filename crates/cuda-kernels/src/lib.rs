@@ -32,6 +32,7 @@ mod host_words;
 pub mod kernel_names;
 pub mod launch_bounds;
 pub mod local_memory;
+mod low_bits;
 pub mod module_variables;
 pub mod ncu;
 mod ptx_text;

@@ -306,7 +306,7 @@ impl Depot {
         if !is_register && base != self.name || line.matches(';').count() != 1 {
             return None;
         }
-        held_inside(line, &self.name, "%bcm_depot", None, self.bytes.checked_sub(width)?)
+        held_inside(line, &self.name, "%bcm_depot", None, self.bytes.checked_sub(width)?, None)
     }
 }
 

@@ -19,6 +19,7 @@ use std::{collections::BTreeSet, fmt};
 
 use crate::{
     address_origins::{Names, declared, origins, origins_of, variables_in},
+    low_bits::{self, LowBits},
     ptx_text::{Statement, access_bytes, address_parts, bodies, handed_on, held_inside, instructions, statements},
 };
 
@@ -68,6 +69,7 @@ pub fn kept(ptx: &str) -> Result<String, Unkept> {
 fn keep_in_body<'p>(body: &'p str, names: &Names<'p>, out: &mut String) -> Result<(), Unkept> {
     let statements = statements(body);
     let origins = origins(body, &statements, names, &[]);
+    let low_bits = low_bits::of_registers(&statements, &|name| names.is_address(name));
     // (Only a variable's address is held inside it: [`crate::address_origins::given`] refuses a number's.)
     let of = |operand: &str| variables_in(&origins_of(operand, names, &origins)).collect::<BTreeSet<_>>();
     let variables = &names.variables;
@@ -97,8 +99,8 @@ fn keep_in_body<'p>(body: &'p str, names: &Names<'p>, out: &mut String) -> Resul
         };
         let from = of(access.address().unwrap_or_default());
         let unbounded = || Unkept::Unbounded(text.trim().to_owned());
-        let names: BTreeSet<&str> = from.iter().map(|(name, _)| *name).collect();
-        let [name] = names.into_iter().collect::<Vec<_>>()[..] else { return Err(unbounded()) };
+        let named: BTreeSet<&str> = from.iter().map(|(name, _)| *name).collect();
+        let [name] = named.into_iter().collect::<Vec<_>>()[..] else { return Err(unbounded()) };
         let variable = &variables[name];
         let all_generic = from.iter().all(|(_, generic)| *generic);
         // A global variable's generic address is its global one: the base is of the kind the
@@ -113,7 +115,18 @@ fn keep_in_body<'p>(body: &'p str, names: &Names<'p>, out: &mut String) -> Resul
         if found.len() != 1 {
             return Err(unbounded());
         }
-        out.push_str(&bounded(text, name, variable.space, generic, bytes, width).ok_or_else(unbounded)?);
+        // A 64-bit read of a table of addresses and numbers reads the words its address's low bits
+        // allow, where they tell words apart ([`crate::address_origins`] takes it to read those).
+        let word_read = access.kind() == "ld" && width == 8 && !access.op.contains(".v");
+        let offset = low_bits::of_operand(access.address().unwrap_or_default(), &low_bits, &|n| names.is_address(n));
+        let words_read = offset
+            .filter(|_| word_read && variable.holds_addresses_and_numbers())
+            .and_then(|offset| Some((offset, variable.words_read(offset)?.into_iter().max()? as u64 * 8)));
+        let (last, low_bits) = match words_read {
+            Some((offset, last)) => (last, Some(offset)),
+            None => (bytes.checked_sub(width).ok_or_else(unbounded)?, None),
+        };
+        out.push_str(&bounded(text, name, variable.space, generic, last, low_bits).ok_or_else(unbounded)?);
         out.push('\n');
     }
     Ok(())
@@ -123,10 +136,10 @@ fn keep_in_body<'p>(body: &'p str, names: &Names<'p>, out: &mut String) -> Resul
 /// and `assert`'s, given its message, file and function names. They read strings, and keep nothing.
 const READERS_OF_STRINGS: [&str; 2] = ["vprintf", "__assertfail"];
 
-/// `line`, one access `width` bytes wide at an address made from variable `name` of `space` and
-/// `bytes` (a `generic` address, or its space's), with the address held inside the variable.
-fn bounded(line: &str, name: &str, space: &str, generic: bool, bytes: u64, width: u64) -> Option<String> {
-    let last = bytes.checked_sub(width)?;
+/// `line`, one access at an address made from variable `name` of `space` (a `generic` address, or
+/// its space's), with the address held at most `last` bytes past the variable's, with `low_bits`
+/// where given.
+fn bounded(line: &str, name: &str, space: &str, generic: bool, last: u64, low_bits: Option<LowBits>) -> Option<String> {
     let (_, base, offset, after) = address_parts(line)?;
     if after.contains('[') {
         return None;
@@ -135,7 +148,7 @@ fn bounded(line: &str, name: &str, space: &str, generic: bool, bytes: u64, width
     if base == name && offset.parse::<u64>().is_ok_and(|offset| offset <= last) {
         return Some(line.to_owned());
     }
-    held_inside(line, name, "%bcm_base", generic.then_some(space), last)
+    held_inside(line, name, "%bcm_base", generic.then_some(space), last, low_bits)
 }
 
 #[cfg(test)]

@@ -1,6 +1,8 @@
 //! Reading PTX text: an instruction's operation and operands, line by line or whole (a `call`
 //! spans lines), the names in an operand.
 
+use crate::low_bits::LowBits;
+
 /// An instruction's operation and its operands (a predicate guard dropped); `None` for a
 /// directive, a label or anything else.
 pub(crate) fn instruction(line: &str) -> Option<(&str, Vec<&str>)> {
@@ -253,14 +255,16 @@ pub(crate) fn handed_on(
 /// `line`, one access at `[base+offset]`, with its address held between `start` (a variable's
 /// address, which `mov` takes into `register`, made generic by `cvta` if `generic_space` names its
 /// space) and `last` bytes past it: its offset from `start`, as an unsigned number, at most `last`
-/// (an address before `start` lands there too). `None` if the offset is not a number or the line
-/// holds a second address.
+/// (an address before `start` lands there too), and where `low_bits` gives an offset's known low
+/// bits, with those bits set so. `None` if the offset is not a number or the line holds a second
+/// address.
 pub(crate) fn held_inside(
     line: &str,
     start: &str,
     register: &str,
     generic_space: Option<&str>,
     last: u64,
+    low_bits: Option<LowBits>,
 ) -> Option<String> {
     let (before, base, offset, after) = address_parts(line)?;
     let offset: i64 = offset.parse().ok()?;
@@ -272,10 +276,15 @@ pub(crate) fn held_inside(
         generic_space.map(|space| format!("cvta.{space}.u64 {register}, {register}; ")).unwrap_or_default();
     // The variable's own name is an address `mov` takes, not an operand of `add`.
     let base = if base == start { register } else { base };
+    let set_bits = low_bits
+        .map(|bits| {
+            format!("and.b64 %bcm_at, %bcm_at, {:#x}; or.b64 %bcm_at, %bcm_at, {:#x}; ", !bits.known_mask(), bits.value)
+        })
+        .unwrap_or_default();
     Some(format!(
         "{indent}{{ .reg .b64 %bcm_at; .reg .b64 {register}; mov.u64 {register}, {start}; {to_generic}\
          add.s64 %bcm_at, {base}, {offset}; sub.u64 %bcm_at, %bcm_at, {register}; \
-         min.u64 %bcm_at, %bcm_at, {last}; add.u64 %bcm_at, {register}, %bcm_at; \
+         min.u64 %bcm_at, %bcm_at, {last}; {set_bits}add.u64 %bcm_at, {register}, %bcm_at; \
          {access}[%bcm_at]{after} }}"
     ))
 }

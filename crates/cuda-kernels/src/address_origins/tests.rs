@@ -99,3 +99,31 @@ fn a_tables_words_hold_its_addresses_and_a_number_unless_every_word_is_one() {
     let two = two.replace("refs[1]", "refs[2]");
     assert!(declared(&two).variables["refs"].holds.contains(&Origin::Number));
 }
+
+/// `MODULE` with a table of structs of a pointer and a number (`{{table, 7u}, {table, 3u}}`) and `lines`.
+fn with_choices(lines: &str) -> String {
+    with(lines).replace(
+        ".const .align 8 .b8 nowhere[16];",
+        ".const .align 8 .b8 nowhere[16];\n.const .align 8 .u64 choices[4] = {generic(table), 7, generic(table), 3};",
+    )
+}
+
+#[test]
+fn a_tables_word_read_where_its_low_bits_allow_only_addresses_is_one() {
+    let module = with_choices("");
+    let choices = &declared(&module).variables["choices"];
+    assert_eq!(choices.words_read(LowBits::exactly(16)), Some(vec![2]));
+    assert_eq!(choices.words_read(LowBits { known: 4, value: 8 }), Some(vec![1, 3]));
+    assert_eq!(choices.words_read(LowBits { known: 3, value: 0 }), None, "bits that do not tell words apart");
+    assert_eq!(choices.words_read(LowBits::exactly(32)), None, "past the table");
+    // `choices[row & 1].at[k]`: a member's first word, 16 bytes apart.
+    let pointer = "\tand.b32 \t%r2, %r1, 1;\n\tmul.wide.u32 \t%rd5, %r2, 16;\n\tmov.u64 \t%rd6, choices;\n\
+                   \tadd.s64 \t%rd7, %rd6, %rd5;\n\tld.const.u64 \t%rd8, [%rd7];\n\tadd.s64 \t%rd9, %rd8, %rd2;\n\
+                   \tld.u32 \t%r3, [%rd9];\n";
+    assert_eq!(refused_at(&with_choices(pointer)), None);
+    // Its second word, a number, or a word of either kind.
+    let number = pointer.replace("[%rd7]", "[%rd7+8]");
+    assert_eq!(refused_at(&with_choices(&number)).as_deref(), Some("ld.u32 %r3, [%rd9];"));
+    let either = pointer.replace("16;", "8;");
+    assert_eq!(refused_at(&with_choices(&either)).as_deref(), Some("ld.u32 %r3, [%rd9];"));
+}

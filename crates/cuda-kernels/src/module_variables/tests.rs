@@ -138,8 +138,10 @@ fn an_address_a_variable_holds_from_the_start_is_followed_out_of_it() {
         ),
         "{far}"
     );
-    // Either of two tables: refused. Made a global address, it stays in global memory.
-    let either = through("refs", "\tld.u32 \t%r5, [%rd8+40000];\n");
+    // Either of two tables (at an index it is given): refused. Made a global address, it stays in
+    // global memory.
+    let either =
+        through("refs", "\tld.u32 \t%r5, [%rd8+40000];\n").replace("[%rd7];", "[%rd7];\n\tadd.s64 \t%rd7, %rd7, %rd2;");
     assert_eq!(kept(&either), Err(Unkept::Unbounded("ld.u32 \t%r5, [%rd8+40000];".into())));
     // The word read from the table is held inside it, whatever space the load names: past its end
     // lies what another variable holds, a number. Made a global address, what it points to stays
@@ -162,4 +164,33 @@ fn an_address_a_variable_holds_from_the_start_is_followed_out_of_it() {
     assert_eq!(kept_text(&number), number);
     let holds: Vec<_> = variables_in(&declared(&holding).variables["refs"].holds).collect();
     assert_eq!(holds, [("constants", true), ("table", true)]);
+}
+
+#[test]
+fn a_read_of_a_tables_address_word_is_held_to_the_words_its_low_bits_allow() {
+    // `{{table, 7u}, {table, 3u}}`: the read of a member's pointer lands on a pointer, wherever its index points.
+    let choices = with(
+        "\tand.b32 \t%r9, %r1, 1;\n\tmul.wide.u32 \t%rd7, %r9, 16;\n\tmov.u64 \t%rd8, choices;\n\
+         \tadd.s64 \t%rd9, %rd8, %rd7;\n\tld.const.u64 \t%rd10, [%rd9];\n",
+    )
+    .replace(
+        ".const .align 4 .b8 constants[16]",
+        ".const .align 8 .u64 choices[4] = {generic(table), 7, generic(table), 3};\n.const .align 4 .b8 constants[16]",
+    );
+    let kept = kept_text(&choices);
+    assert!(
+        kept.contains(
+            "min.u64 %bcm_at, %bcm_at, 16; and.b64 %bcm_at, %bcm_at, 0xfffffffffffffff0; or.b64 %bcm_at, %bcm_at, 0x0; \
+             add.u64 %bcm_at, %bcm_base, %bcm_at; ld.const.u64"
+        ),
+        "{kept}"
+    );
+    // A table of addresses alone is held inside it as before; one whose words the bits do not tell
+    // apart too (the load reads a number to [`crate::address_origins`]).
+    let addresses = choices.replace("{generic(table), 7, generic(table), 3}", "{generic(table), generic(table), 0, 0}");
+    assert!(
+        kept_text(&addresses.replace("0, 0}", "generic(table), generic(table)}"))
+            .contains("min.u64 %bcm_at, %bcm_at, 24; add.u64")
+    );
+    assert!(kept_text(&choices.replace("%r9, 16;", "%r9, 8;")).contains("min.u64 %bcm_at, %bcm_at, 24; add.u64"));
 }
