@@ -94,8 +94,9 @@ pub(super) fn no_assumption(expanded: &[Token]) -> Found {
     Ok(())
 }
 
-/// A word whose value depends on where it is written (`__LINE__`, `__func__`) or when it is
-/// compiled (`__TIME__`: the checked, recorded and profiled builds are compiled at other times).
+/// A word whose value depends on where it is written (`__LINE__`, `__func__`, `__FILE__`, a string
+/// the check would not see as one) or when it is compiled (`__TIME__`: the checked, recorded and
+/// profiled builds are compiled at other times).
 pub(super) fn no_word_of_its_place(tokens: &[Token]) -> Found {
     if let Some(place) = tokens.iter().find(|t| {
         matches!(
@@ -107,6 +108,9 @@ pub(super) fn no_word_of_its_place(tokens: &[Token]) -> Found {
                 | "__builtin_FILE"
                 | "__builtin_FUNCTION"
                 | "__builtin_source_location"
+                | "__FILE__"
+                | "__BASE_FILE__"
+                | "__FILE_NAME__"
                 | "__builtin_is_constant_evaluated"
                 | "__func__"
                 | "__FUNCTION__"
