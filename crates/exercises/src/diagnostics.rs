@@ -7,6 +7,12 @@
 /// At most this many errors are reported: the first ones are what to fix.
 const MAX_ERRORS: usize = 10;
 
+/// Said after an error of the course's `load` or `store` of a tile it has no version for (one of
+/// `volatile unsigned`, of `char`), which NVRTC shows at the header's line, not the learner's.
+const TILES_LOAD_READS: &str = " (the code after your part reads and writes the tile with the course's `load` and \
+                                `store`, which take a tile of the starter's element type: declare yours of that type, \
+                                not `volatile`, `const` or another)";
+
 /// The errors of `log`, each `file:line: error: message`, with `program` (the name NVRTC was given)
 /// shown as `shown`. A log in no known form comes back as its first lines, prefixed by `shown`.
 pub fn errors(log: &str, program: &str, shown: &str) -> Vec<String> {
@@ -16,6 +22,9 @@ pub fn errors(log: &str, program: &str, shown: &str) -> Vec<String> {
         .filter_map(error_line)
         .map(|line| match line.strip_prefix(program).filter(|rest| rest.starts_with(':')) {
             Some(rest) => format!("{shown}{rest}"),
+            None if line.starts_with("shared_load.cuh:") && line.contains("[with Element=") => {
+                format!("{line}{TILES_LOAD_READS}")
+            }
             None => line,
         })
         .take(MAX_ERRORS)
@@ -86,5 +95,14 @@ mod tests {
             ["shared_load.cuh:3: error: x", "alice/exercise.cu:4: error: cannot open source file \"secret.h\""]
         );
         assert_eq!(scrub("a/b and 1/2 stay; /x is x"), "a/b and 1/2 stay; x is x");
+    }
+
+    #[test]
+    fn a_tile_the_courses_load_does_not_take_is_told_where_its_type_is_declared() {
+        let log = "shared_load.cuh(11): error: extern inline function \"load(const Element *, unsigned int) [with \
+                   Element=volatile unsigned int]\" was referenced but not defined\n";
+        let told = errors(log, "submission.cu", "pad.cu");
+        assert!(told[0].starts_with("shared_load.cuh:11: error: extern inline"), "{told:?}");
+        assert!(told[0].ends_with("declare yours of that type, not `volatile`, `const` or another)"), "{told:?}");
     }
 }

@@ -19,7 +19,8 @@ pub(super) fn no_lasting_variable(plain: &[Token]) -> Found {
     // in its process, from the checked ones, which come after others.
     if let Some(state) = lasting_variable(plain) {
         let kept = "from one launch to the next, which the code after your part could read to act differently when \
-                    it is profiled: keep values in locals or `constexpr` constants, and a table in `__constant__ const` memory";
+                    it is profiled: keep values in locals or `constexpr` constants, and a table in `__constant__ const` memory \
+                    (a table of pointers `constexpr`)";
         return problem(
             state.keyword.line,
             match state.unnamed_parameter {
@@ -46,7 +47,7 @@ pub(super) fn no_writable_constant(plain: &[Token]) -> Found {
         return problem(
             constant.line,
             "`__constant__` data that is not `const` can be written through a pointer to it, and what is written \
-             lasts from one launch to the next: declare it `__constant__ const` (a table of values, no pointers)"
+             lasts from one launch to the next: declare it `__constant__ const` (a table of pointers `constexpr`)"
                 .into(),
         );
     }

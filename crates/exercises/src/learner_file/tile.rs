@@ -48,6 +48,17 @@ pub(super) fn no_tile_read_or_own_shared(plain: &[Token], outside: &Outside) -> 
                     .into(),
             );
         }
+        // (`tile[32][33] = {}`: the tile's own declarator, up to its `,` or `;`, holds an `=`.)
+        let declaration = plain[at..].iter().map(|token| token.text.as_str()).take_while(|text| *text != ";");
+        let mut tiles_declarator = declaration.skip_while(|text| !tiles.contains(text)).take_while(|text| *text != ",");
+        if tiles_declarator.any(|text| text == "=") {
+            return problem(
+                shared.line,
+                "a `__shared__` variable takes no initializer (CUDA gives shared memory none, and the code after your \
+                 part fills the tile): remove the `=` and what follows it"
+                    .into(),
+            );
+        }
         return problem(
             shared.line,
             "`__shared__` here declares shared memory that only your part reads, which holds whatever the last \
