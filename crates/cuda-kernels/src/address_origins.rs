@@ -61,7 +61,7 @@ impl<'p> Declared<'p> {
     }
 
     /// What a 64-bit read at `offset` past the variable's address may read.
-    fn read_at(&self, offset: Option<LowBits>) -> Origins<'p> {
+    pub(crate) fn read_at(&self, offset: Option<LowBits>) -> Origins<'p> {
         match offset.and_then(|offset| self.words_read(offset)) {
             Some(read) => read.into_iter().flat_map(|i| self.words[i].iter().copied()).collect(),
             None => self.holds.clone(),

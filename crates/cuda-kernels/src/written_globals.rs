@@ -12,7 +12,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::ptx_text::{closes_a_body, declared_variable, instruction, words};
+use crate::{
+    address_origins::{declared, variables_in},
+    low_bits,
+    ptx_text::{access_bytes, bodies, closes_a_body, declared_variable, instruction, statements, words},
+};
 
 /// The names of the `.global` variables of `ptx` that its code writes or lets escape, but for
 /// `exempt` (the grader's own), in the order they are first written.
@@ -31,6 +35,14 @@ pub fn written_globals(ptx: &str, exempt: &[&str]) -> Vec<String> {
             words(initial).find(|w| globals.contains(w)).map(|target| (name, target))
         })
         .collect();
+    // A load reads an address only where [`crate::address_origins`] takes it to: a 64-bit word
+    // of the variable that may hold one (of a table of pointers and numbers, one its address's
+    // low bits allow); a number it reads is no address, and an access at it is refused there.
+    let names = declared(ptx);
+    let is_address = |name: &str| names.is_address(name);
+    let low_bits: Vec<_> =
+        bodies(ptx).iter().map(|body| low_bits::of_registers(&statements(body), &is_address)).collect();
+    let (mut body, no_bits) = (0, BTreeMap::new());
     // Each register that holds an address derived from a variable's, and the variable.
     let mut derived: BTreeMap<String, String> = BTreeMap::new();
     let mut written: Vec<String> = Vec::new();
@@ -39,7 +51,15 @@ pub fn written_globals(ptx: &str, exempt: &[&str]) -> Vec<String> {
         // A register's name means one register in one function's body.
         if closes_a_body(line, &mut depth) {
             derived.clear();
+            body += 1;
         }
+        let bits = low_bits.get(body).unwrap_or(&no_bits);
+        let reads_an_address = |op: &str, address: &str, from: &str| {
+            let offset = low_bits::of_operand(address, bits, &is_address);
+            access_bytes(op) == Some(8)
+                && !op.contains(".v")
+                && names.variables.get(from).is_none_or(|v| variables_in(&v.read_at(offset)).next().is_some())
+        };
         let Some((op, operands)) = instruction(line) else { continue };
         let from_global = |operand: &&str| {
             words(operand).find_map(|w| match globals.contains(w) || pointers.contains_key(w) {
@@ -73,8 +93,9 @@ pub fn written_globals(ptx: &str, exempt: &[&str]) -> Vec<String> {
                 // A load from a variable that holds another's address gives that address.
                 true => operands
                     .get(1)
-                    .and_then(from_global)
-                    .and_then(|from| pointers.get(from.as_str()).map(|t| t.to_string())),
+                    .and_then(|address| Some((address, from_global(address)?)))
+                    .filter(|(address, from)| reads_an_address(op, address, from))
+                    .and_then(|(_, from)| pointers.get(from.as_str()).map(|t| t.to_string())),
                 false => operands.iter().skip(1).find_map(from_global),
             };
             if let (Some(origin), Some(destination)) = (origin, operands.first().filter(|d| d.starts_with('%'))) {
@@ -176,6 +197,24 @@ mod tests {
         let pointer = ".const .align 8 .u64 p = generic(table)+4;\n".to_owned()
             + &COUNTER.replace("\tret;", "\tld.const.u64 \t%rd6, [p];\n\tatom.add.u32 \t%r5, [%rd6], 1;\n\tret;");
         assert_eq!(written_globals(&pointer, &["bcm_places_outside"]), ["table"], "through a pointer it holds");
+        // A number a table holds beside a pointer (`{{table, 7u}}`) is no address: storing it stores data.
+        let choices = ".const .align 8 .u64 choices[2] = {generic(table), 7};
+"
+        .to_owned()
+            + &COUNTER.replace(
+                "	ret;",
+                "	ld.const.u32 	%r6, [choices+8];
+	st.global.u32 	[%rd2], %r6;
+	ret;",
+            );
+        assert_eq!(written_globals(&choices, &["bcm_places_outside"]), Vec::<String>::new(), "a number beside it");
+        let its_pointer = choices.replace("ld.const.u32 \t%r6, [choices+8]", "ld.const.u64 \t%rd6, [choices]");
+        let its_pointer = its_pointer.replace("st.global.u32 \t[%rd2], %r6", "st.global.u64 \t[%rd2], %rd6");
+        assert_eq!(
+            written_globals(&its_pointer, &["bcm_places_outside"]),
+            ["table"],
+            "the pointer beside it, stored away"
+        );
         let shared = COUNTER.replace(
             "\tret;",
             "\tmov.u64 \t%rd6, table;\n\tld.global.u32 \t%r4, [%rd6];\n\tst.shared.u32 \t[%r4], %r1;\n\tret;",
