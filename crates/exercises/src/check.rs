@@ -404,6 +404,25 @@ fn expanded_text(shown: &str, text: &str) -> Result<String, GpuError> {
     Ok(expanded)
 }
 
+/// Said of a crash where the submission's `kernel` declares less shared memory than every one of
+/// `others` (the reference and the starter): a tile declared smaller than theirs, which the code
+/// after the part reads and writes whole, reaches past its end.
+fn smaller_tile(gpu: &Gpu, block_threads: u32, kernel: &CudaFunction, others: [&CudaFunction; 2]) -> String {
+    let bytes =
+        |function: &CudaFunction| gpu.occupancy(function, block_threads, 0).ok().map(|o| o.shared_bytes_per_block);
+    let (Some(yours), Some(least)) = (bytes(kernel), others.into_iter().map(bytes).min().flatten()) else {
+        return String::new();
+    };
+    match yours < least {
+        true => format!(
+            " (your kernel declares {yours} B of shared memory, less than both the starter's and the reference's \
+             ({least} B or more): the code after your part reads and writes the whole tile, past the end of a \
+             smaller one)"
+        ),
+        false => String::new(),
+    }
+}
+
 /// Checks `file` (shown as `shown` in messages): correct on every input, then timed beside the
 /// starter and the reference. `provisional` is told the outcome to stand if the check goes no
 /// further: [`CheckOutcome::CorrectUnmeasured`] once the output is right. What is not a launch
@@ -510,7 +529,9 @@ pub fn check(
                 return CheckOutcome::KeptMemory { detail: format!("the launch on the {input} input wrote {what}") };
             }
             (_, Err(error), _) | (.., Err(error)) => {
-                return CheckOutcome::Crashed { detail: format!("on the {input} input: {error}") };
+                let smaller =
+                    smaller_tile(&gpu, harness.block_threads(), &kernels.submission.1, [&kernels.reference, &starter]);
+                return CheckOutcome::Crashed { detail: format!("on the {input} input: {error}{smaller}") };
             }
             (.., Ok(Err(detail))) => return CheckOutcome::Incorrect { input, detail },
             (.., Ok(Ok(output))) => {
