@@ -281,7 +281,9 @@ fn loaded<'p>(
                     false => names.variables[name].read_at(offset),
                 })
                 .collect();
-            if from.iter().any(|origin| !matches!(origin, Origin::Variable(..))) {
+            // (A read at one of several tables is held between them, where other variables' words lie.)
+            let tables: BTreeSet<&str> = variables_in(&from).map(|(name, _)| name).collect();
+            if from.iter().any(|origin| !matches!(origin, Origin::Variable(..))) || tables.len() > 1 {
                 read.insert(Origin::Number);
             }
             read

@@ -6,9 +6,9 @@
 //!
 //! The bits are followed through every instruction until nothing new is found, addresses counted as
 //! 0 (a name, a register the launch set, `cvta`'s change of window), what a load reads as unknown.
-//! A `mov` of the number 0 is left out, so that the same code reads alike before and after the
-//! grader writes 0 to every register where a function starts: where a register holds 0 on some
-//! path, a read at it is held to the words its bits allow by [`crate::module_variables`] all the same.
+//! They are read from NVRTC's code, before the grader writes 0 to every register where a function
+//! starts: a register read before it is written on some path then holds 0, which its bits may not
+//! allow, and [`crate::module_variables`] holds a read at it to the words they allow all the same.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -125,16 +125,11 @@ fn register_bits(op: &str) -> u32 {
     bits.filter(|bits| *bits <= 64).unwrap_or(64)
 }
 
-/// Whether `statement` writes the number 0 and nothing else (the grader's zeroing at entry too).
-fn writes_zero(statement: &Statement) -> bool {
-    statement.kind() == "mov" && statement.operands.get(1).and_then(|o| number(o)) == Some(0)
-}
-
 /// The low bits of each register of a function's `statements`, where `is_address` tells the names
 /// of addresses (a variable's, a parameter's) from other words (`WARP_SZ`). A register no
-/// instruction but such a `mov` writes is unknown, and so is a special register (`%tid`, `%clock`).
+/// instruction writes is unknown, and so is a special register (`%tid`, `%clock`).
 pub(crate) fn of_registers(statements: &[Statement], is_address: &dyn Fn(&str) -> bool) -> BTreeMap<String, LowBits> {
-    let computing = |s: &&Statement| !s.writes_memory() && !writes_zero(s);
+    let computing = |s: &&Statement| !s.writes_memory();
     let written: BTreeSet<&str> = statements
         .iter()
         .filter(computing)

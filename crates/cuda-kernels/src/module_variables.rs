@@ -4,9 +4,10 @@
 //! that names its space stays in it: `ld.const` in the constant bank, `ld.global` in global
 //! memory, where every buffer a launch is given is zeroed or compared after it). [`kept`] holds
 //! every generic access whose
-//! address is made from one `.global` or `.const` variable inside that variable, and refuses what
-//! it cannot hold: an address that may be made from several variables,
-//! or one handed on (stored in memory other than the function's local memory, returned, passed to
+//! address is made from one `.global` or `.const` variable inside that variable, a read at one of
+//! several variables of one space between the first one's start and the last one's end (the
+//! module's data of that space), and refuses what it cannot hold: a write at an address that may
+//! be made from several variables, a read at ones of two spaces, or an address handed on (stored in memory other than the function's local memory, returned, passed to
 //! a function other than `printf`'s and `assert`'s), where no instruction shows where it is used.
 //! An address stored in local memory (a string `printf` prints with `%s`) may come back from it:
 //! a 64-bit word loaded from local memory may be any address the function stored there. One a
@@ -15,19 +16,24 @@
 //! which is held inside that table in whatever space it names: past its end lies another
 //! variable's word, a number ([`crate::address_origins`]).
 
-use std::{collections::BTreeSet, fmt};
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    fmt,
+};
 
 use crate::{
     address_origins::{Names, declared, origins, origins_of, variables_in},
     low_bits::{self, LowBits},
-    ptx_text::{Statement, access_bytes, address_parts, bodies, handed_on, held_inside, instructions, statements},
+    ptx_text::{
+        Statement, access_bytes, address_parts, bodies, handed_on, held_between, held_inside, instructions, statements,
+    },
 };
 
 /// Why an access at a module variable's address cannot be held inside it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Unkept {
-    /// An access whose address may be made from more than one variable, or from one of unknown
-    /// size (the PTX line).
+    /// An access whose address may be made from more than one variable (a write, or a read at
+    /// variables of two spaces), or from one of unknown size (the PTX line).
     Unbounded(String),
     /// A variable's address stored in memory other than local memory, returned, or passed to a
     /// function other than `vprintf` and `__assertfail`.
@@ -39,7 +45,8 @@ impl fmt::Display for Unkept {
         match self {
             Unkept::Unbounded(line) => write!(
                 f,
-                "reads or writes at an address that may lie in any of several tables (`{line}`): index each \
+                "reads or writes at an address that may lie in any of several tables (`{line}`), where no one \
+                 bound holds it: a write, or tables of two kinds (`__constant__` and `__device__`): index each \
                  table by itself"
             ),
             Unkept::HandedOn => write!(
@@ -52,24 +59,33 @@ impl fmt::Display for Unkept {
 }
 
 /// `ptx` with every generic load, store and atomic whose address is made from one module variable
-/// held inside it, or why not.
-pub fn kept(ptx: &str) -> Result<String, Unkept> {
+/// held inside it, or why not. `compiled` is the code `ptx` was made from, NVRTC's, whose
+/// registers' [`low_bits`] [`crate::address_origins::given`] read (the grader's writes of 0 where
+/// a function starts, in `ptx`, are no value the code gave a register).
+pub fn kept(ptx: &str, compiled: &str) -> Result<String, Unkept> {
     let names = declared(ptx);
+    let is_address = |name: &str| names.is_address(name);
+    let low_bits: Vec<_> =
+        bodies(compiled).iter().map(|body| low_bits::of_registers(&statements(body), &is_address)).collect();
     let mut out = String::with_capacity(ptx.len() + ptx.len() / 4);
     let bodies = bodies(ptx);
     let after_the_last = &ptx[bodies.iter().map(|body| body.len()).sum::<usize>()..];
-    for body in bodies {
-        keep_in_body(body, &names, &mut out)?;
+    for (index, body) in bodies.into_iter().enumerate() {
+        keep_in_body(body, &names, low_bits.get(index), &mut out)?;
     }
     out.push_str(after_the_last);
     Ok(out)
 }
 
 /// [`kept`] for one function's `body` (where a register's name means one register), written to `out`.
-fn keep_in_body<'p>(body: &'p str, names: &Names<'p>, out: &mut String) -> Result<(), Unkept> {
+fn keep_in_body<'p>(
+    body: &'p str,
+    names: &Names<'p>,
+    low_bits: Option<&BTreeMap<String, LowBits>>,
+    out: &mut String,
+) -> Result<(), Unkept> {
     let statements = statements(body);
     let origins = origins(body, &statements, names, &[]);
-    let low_bits = low_bits::of_registers(&statements, &|name| names.is_address(name));
     // (Only a variable's address is held inside it: [`crate::address_origins::given`] refuses a number's.)
     let of = |operand: &str| variables_in(&origins_of(operand, names, &origins)).collect::<BTreeSet<_>>();
     let variables = &names.variables;
@@ -100,28 +116,47 @@ fn keep_in_body<'p>(body: &'p str, names: &Names<'p>, out: &mut String) -> Resul
         let from = of(access.address().unwrap_or_default());
         let unbounded = || Unkept::Unbounded(text.trim().to_owned());
         let named: BTreeSet<&str> = from.iter().map(|(name, _)| *name).collect();
-        let [name] = named.into_iter().collect::<Vec<_>>()[..] else { return Err(unbounded()) };
-        let variable = &variables[name];
         let all_generic = from.iter().all(|(_, generic)| *generic);
         // A global variable's generic address is its global one: the base is of the kind the
         // address was made from. A constant's is not: only its generic address is one.
-        let generic = match (access.space(), variable.space) {
-            ("" | "global", "global") => all_generic,
-            ("", _) if all_generic => true,
-            ("const", "const") if from.iter().all(|(_, generic)| !generic) => false,
-            _ => return Err(unbounded()),
+        let generic = |space: &str| match (access.space(), space) {
+            ("" | "global", "global") => Some(all_generic),
+            ("", _) if all_generic => Some(true),
+            ("const", "const") if from.iter().all(|(_, generic)| !generic) => Some(false),
+            _ => None,
         };
-        let (Some(bytes), Some(width)) = (variable.bytes, access_bytes(&access.op)) else { return Err(unbounded()) };
+        let width = access_bytes(&access.op).ok_or_else(unbounded)?;
         if found.len() != 1 {
             return Err(unbounded());
         }
+        let [name] = named.iter().copied().collect::<Vec<_>>()[..] else {
+            // A read at one of several tables of one space (`refs[row & 1].at[i]` of `{{a}, {b}}`)
+            // is held between the first one's start and the last one's end: the module's data of
+            // that space, whose words it reads as numbers ([`crate::address_origins`]).
+            let space = variables[named.first().ok_or_else(unbounded)?].space;
+            let lasts: Option<Vec<(&str, u64)>> =
+                named.iter().map(|name| Some((*name, variables[name].bytes?.checked_sub(width)?))).collect();
+            let read_of_one_space = access.kind() == "ld" && named.iter().all(|name| variables[name].space == space);
+            let (Some(lasts), Some(generic), true) = (lasts, generic(space), read_of_one_space) else {
+                return Err(unbounded());
+            };
+            out.push_str(&held_between(text, &lasts, generic.then_some(space)).ok_or_else(unbounded)?);
+            out.push('\n');
+            continue;
+        };
+        let variable = &variables[name];
+        let (Some(generic), Some(bytes)) = (generic(variable.space), variable.bytes) else { return Err(unbounded()) };
         // A 64-bit read of a table of addresses and numbers reads the words its address's low bits
         // allow, where they tell words apart ([`crate::address_origins`] takes it to read those).
         let word_read = access.kind() == "ld" && width == 8 && !access.op.contains(".v");
-        let offset = low_bits::of_operand(access.address().unwrap_or_default(), &low_bits, &|n| names.is_address(n));
-        let words_read = offset
-            .filter(|_| word_read && variable.holds_addresses_and_numbers())
-            .and_then(|offset| Some((offset, variable.words_read(offset)?.into_iter().max()? as u64 * 8)));
+        let is_address = |name: &str| names.is_address(name);
+        let words_read = match (word_read && variable.holds_addresses_and_numbers(), low_bits) {
+            (false, _) => None,
+            // (Without NVRTC's bits of this body, it cannot be held to the words `given` took it to read.)
+            (true, None) => return Err(unbounded()),
+            (true, Some(bits)) => low_bits::of_operand(access.address().unwrap_or_default(), bits, &is_address)
+                .and_then(|offset| Some((offset, variable.words_read(offset)?.into_iter().max()? as u64 * 8))),
+        };
         let (last, low_bits) = match words_read {
             Some((offset, last)) => (last, Some(offset)),
             None => (bytes.checked_sub(width).ok_or_else(unbounded)?, None),

@@ -289,6 +289,33 @@ pub(crate) fn held_inside(
     ))
 }
 
+/// `line`, one access at `[base+offset]`, with its address held between the lowest of `starts`'
+/// addresses (variables', each with the last offset an access may have past it) and the highest
+/// of their last places, as [`held_inside`] holds one; made generic by `cvta` if `generic_space`
+/// names their space.
+pub(crate) fn held_between(line: &str, starts: &[(&str, u64)], generic_space: Option<&str>) -> Option<String> {
+    let (before, base, offset, after) = address_parts(line)?;
+    let offset: i64 = offset.parse().ok()?;
+    if after.contains('[') || starts.iter().any(|(start, _)| *start == base) {
+        return None;
+    }
+    let (indent, access) = before.split_at(before.len() - before.trim_start().len());
+    let mut hull = String::from("mov.u64 %bcm_low, 0xffffffffffffffff; mov.u64 %bcm_high, 0; ");
+    for (start, last) in starts {
+        hull += &format!("mov.u64 %bcm_base, {start}; ");
+        hull += &generic_space.map(|space| format!("cvta.{space}.u64 %bcm_base, %bcm_base; ")).unwrap_or_default();
+        hull += &format!(
+            "min.u64 %bcm_low, %bcm_low, %bcm_base; add.u64 %bcm_base, %bcm_base, {last}; \
+             max.u64 %bcm_high, %bcm_high, %bcm_base; "
+        );
+    }
+    Some(format!(
+        "{indent}{{ .reg .b64 %bcm_at; .reg .b64 %bcm_base; .reg .b64 %bcm_low; .reg .b64 %bcm_high; {hull}\
+         add.s64 %bcm_at, {base}, {offset}; sub.u64 %bcm_at, %bcm_at, %bcm_low; sub.u64 %bcm_high, %bcm_high, %bcm_low; \
+         min.u64 %bcm_at, %bcm_at, %bcm_high; add.u64 %bcm_at, %bcm_low, %bcm_at; {access}[%bcm_at]{after} }}"
+    ))
+}
+
 /// The space (one of `spaces`: `.global`), the name and the rest after the space (`.align 4 .b8
 /// t[16]`, which [`Variable::parse`] reads) of the module variable `declaration` declares, up to
 /// its initializer's `=` (after `.visible`, `.extern` or `.weak`).

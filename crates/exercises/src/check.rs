@@ -144,9 +144,9 @@ fn compile(
     let reference = compile_file(gpu, manifest, &exercise.solution, &exercise.entry).map_err(|e| {
         Box::new(CheckOutcome::CouldNotCheck { reason: diagnostics::scrub(&format!("the reference solution: {e}")) })
     })?;
-    // A variable of the part's own that its code writes lasts from one launch to the next, and a
-    // clock or a performance monitor it reads differs from one to the next: the compiled code
-    // says so, however the part spelled it.
+    // A clock or a performance monitor the part's code reads differs from one launch to the next
+    // (as a variable of its own that it writes lasts, which [`graded_ptx`] refuses): the compiled
+    // code says so, however the part spelled it.
     // And a tile larger than a block may have is refused whatever the driver makes of it: it loaded
     // one of 2^31 - 1 words, and one of 2^30 + 1024 words is 4 KiB once 32-bit shared addresses
     // wrap around (the learner's module is one kernel, and a part declares no shared memory of
@@ -156,9 +156,7 @@ fn compile(
         if declared_bytes > static_shared::STATIC_SHARED_LIMIT_BYTES {
             return Err(gpu.too_much_static_shared(PROGRAM_NAME, declared_bytes));
         }
-        let written = written_globals(module.ptx(), &[crate::within::RECORD]).first().map(|v| lasting(v));
-        let read = || special_registers::beyond_the_launch(module.ptx()).first().map(|r| beyond_the_launch(r));
-        match written.or_else(read) {
+        match special_registers::beyond_the_launch(module.ptx()).first().map(|r| beyond_the_launch(r)) {
             Some(log) => Err(GpuError::Compile { file: PROGRAM_NAME.to_owned(), arch: gpu.info().arch(), log }),
             None => module.function(&exercise.entry).map(|function| (module, function)),
         }
@@ -340,7 +338,8 @@ fn submission_ptx(
 
 /// NVRTC's `ptx` as the grader loads it: what a launch reads that it did not write, a register or
 /// local memory, could be an earlier launch's, so every register and local array starts at zero,
-/// and every access at a local array's or a table's address stays inside it.
+/// and every access at a local array's or a table's address stays inside it; refused where an
+/// address may be made from a number, or the code writes a variable of its own, which lasts.
 pub(crate) fn graded_ptx(compute_capability: (i32, i32), ptx: &str) -> Result<String, GpuError> {
     let refused = |log: String| GpuError::Compile {
         file: PROGRAM_NAME.to_owned(),
@@ -349,19 +348,28 @@ pub(crate) fn graded_ptx(compute_capability: (i32, i32), ptx: &str) -> Result<St
     };
     // (Before registers are zeroed at entry: a register's 0 there is no value the code gave it.)
     address_origins::given(ptx, &[crate::within::RECORD_AT]).map_err(|number| refused(number.to_string()))?;
-    let ptx = zeroed_registers::at_each_entry(ptx);
-    let confined = local_memory::confined(&ptx).map_err(|unconfined| {
+    let zeroed = zeroed_registers::at_each_entry(ptx);
+    let confined = local_memory::confined(&zeroed).map_err(|unconfined| {
         refused(format!(
             "{unconfined} (local memory is not cleared between launches, so the grader keeps each function's \
              local arrays to themselves: zeroed where it starts, each access inside them)"
         ))
     })?;
-    module_variables::kept(&confined).map_err(|unkept| {
+    let kept = module_variables::kept(&confined, ptx).map_err(|unkept| {
         refused(format!(
             "{unkept} (an index past a table, read as generic memory, reaches any address, local memory an \
              earlier launch left too, so the grader keeps each such read inside its table)"
         ))
-    })
+    })?;
+    // (Read as `given` reads it: which word of a table a load reads, from NVRTC's code.)
+    match written_globals(ptx, &[crate::within::RECORD]).first() {
+        Some(variable) => Err(GpuError::Compile {
+            file: PROGRAM_NAME.to_owned(),
+            arch: compile::sm_name(compute_capability),
+            log: lasting(variable),
+        }),
+        None => Ok(kept),
+    }
 }
 
 /// The PTX of `text` (named `shown` in messages) for GPUs of `compute_capability`, compiled as a

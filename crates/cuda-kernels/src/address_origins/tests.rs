@@ -126,4 +126,7 @@ fn a_tables_word_read_where_its_low_bits_allow_only_addresses_is_one() {
     assert_eq!(refused_at(&with_choices(&number)).as_deref(), Some("ld.u32 %r3, [%rd9];"));
     let either = pointer.replace("16;", "8;");
     assert_eq!(refused_at(&with_choices(&either)).as_deref(), Some("ld.u32 %r3, [%rd9];"));
+    // A word read at either of two tables, held between them where other variables' words lie.
+    let two = pointer.replace("\tadd.s64 \t%rd7, %rd6, %rd5;", "\tselp.b64 \t%rd7, %rd6, refs, %p1;");
+    assert_eq!(refused_at(&with_choices(&two)).as_deref(), Some("ld.u32 %r3, [%rd9];"));
 }

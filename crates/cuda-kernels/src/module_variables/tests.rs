@@ -60,7 +60,7 @@ fn a_generic_access_made_from_one_variable_is_held_inside_it() {
 }
 
 fn kept_text(ptx: &str) -> String {
-    kept(ptx).unwrap_or_else(|unkept| panic!("{unkept}: {ptx}"))
+    kept(ptx, ptx).unwrap_or_else(|unkept| panic!("{unkept}: {ptx}"))
 }
 
 #[test]
@@ -69,20 +69,23 @@ fn what_cannot_be_held_inside_one_variable_is_refused() {
         "\tmov.u64 \t%rd7, constants;\n\tcvta.const.u64 \t%rd8, %rd7;\n\tselp.b64 \t%rd8, %rd8, %rd4, %p1;\n\
          \tld.u32 \t%r5, [%rd8];\n",
     );
-    assert_eq!(kept(&either), Err(Unkept::Unbounded("ld.u32 \t%r5, [%rd8];".into())));
+    assert_eq!(kept(&either, &either), Err(Unkept::Unbounded("ld.u32 \t%r5, [%rd8];".into())));
+    // A write at either of two tables of one space (whose data between them is other variables').
+    let written = with("\tmov.u64 \t%rd7, $str;\n\tselp.b64 \t%rd8, %rd7, %rd3, %p1;\n\tst.u8 \t[%rd8], %r1;\n");
+    assert_eq!(kept(&written, &written), Err(Unkept::Unbounded("st.u8 \t[%rd8], %r1;".into())));
     // A constant's own address read as generic memory, not as its bank.
     let not_generic = with("\tmov.u64 \t%rd7, constants;\n\tld.u32 \t%r5, [%rd7];\n");
-    assert_eq!(kept(&not_generic), Err(Unkept::Unbounded("ld.u32 \t%r5, [%rd7];".into())));
+    assert_eq!(kept(&not_generic, &not_generic), Err(Unkept::Unbounded("ld.u32 \t%r5, [%rd7];".into())));
     // Stored, passed to a function of its own or returned, it is read where no instruction shows.
     let stored = with("\tst.global.u64 \t[%rd6], %rd5;\n");
-    assert_eq!(kept(&stored), Err(Unkept::HandedOn));
+    assert_eq!(kept(&stored, &stored), Err(Unkept::HandedOn));
     let passed = with(
         "\t{\n\t.param .b64 param0;\n\tst.param.b64 \t[param0], %rd5;\n\tcall.uni \n\thelper, \n\t(\n\tparam0\n\t);\n\t}\n",
     );
-    assert_eq!(kept(&passed), Err(Unkept::HandedOn));
+    assert_eq!(kept(&passed, &passed), Err(Unkept::HandedOn));
     // `printf`'s format string is one, and `assert` is given its message's.
     for reader in ["vprintf", "__assertfail"] {
-        assert!(kept(&passed.replace("\thelper, ", &format!("\t{reader}, "))).is_ok(), "{reader}");
+        assert!(kept(&passed.replace("\thelper, ", &format!("\t{reader}, ")), &passed).is_ok(), "{reader}");
     }
 }
 
@@ -96,10 +99,13 @@ fn an_address_stored_in_local_memory_is_followed_back_out_of_it() {
             "add.s64 %bcm_at, %rd8, 40000; sub.u64 %bcm_at, %bcm_at, %bcm_base; min.u64 %bcm_at, %bcm_at, 28;"
         )
     );
-    // Two tables' addresses in one local array: the word loaded back may be either.
+    // Two tables' addresses in one local array: the word loaded back may be either, and a read at
+    // it is held between them (the string's 3 bytes hold no 4-byte read).
     let either =
-        with(&format!("\tmov.u64 \t%rd9, $str;\n\tst.local.u64 \t[%rd7+8], %rd9;\n{stored}\tld.u32 \t%r5, [%rd8];\n"));
-    assert_eq!(kept(&either), Err(Unkept::Unbounded("ld.u32 \t%r5, [%rd8];".into())));
+        with(&format!("\tmov.u64 \t%rd9, $str;\n\tst.local.u64 \t[%rd7+8], %rd9;\n{stored}\tld.u8 \t%r5, [%rd8];\n"));
+    assert!(kept_text(&either).contains("mov.u64 %bcm_base, $str; min.u64 %bcm_low, %bcm_low, %bcm_base;"));
+    let wider = either.replace("ld.u8", "ld.u32");
+    assert_eq!(kept(&wider, &wider), Err(Unkept::Unbounded("ld.u32 \t%r5, [%rd8];".into())));
     // A 32-bit word of local memory is a number.
     let number = with(
         "\tst.local.u64 \t[%rd7], %rd5;\n\tld.local.u32 \t%r6, [%rd7];\n\tcvt.u64.u32 \t%rd8, %r6;\n\tld.u32 \t%r5, [%rd8];\n",
@@ -142,7 +148,7 @@ fn an_address_a_variable_holds_from_the_start_is_followed_out_of_it() {
     // global memory.
     let either =
         through("refs", "\tld.u32 \t%r5, [%rd8+40000];\n").replace("[%rd7];", "[%rd7];\n\tadd.s64 \t%rd7, %rd7, %rd2;");
-    assert_eq!(kept(&either), Err(Unkept::Unbounded("ld.u32 \t%r5, [%rd8+40000];".into())));
+    assert_eq!(kept(&either, &either), Err(Unkept::Unbounded("ld.u32 \t%r5, [%rd8+40000];".into())));
     // The word read from the table is held inside it, whatever space the load names: past its end
     // lies what another variable holds, a number. Made a global address, what it points to stays
     // in global memory.
@@ -193,4 +199,24 @@ fn a_read_of_a_tables_address_word_is_held_to_the_words_its_low_bits_allow() {
             .contains("min.u64 %bcm_at, %bcm_at, 24; add.u64")
     );
     assert!(kept_text(&choices.replace("%r9, 16;", "%r9, 8;")).contains("min.u64 %bcm_at, %bcm_at, 24; add.u64"));
+}
+
+#[test]
+fn a_read_at_either_of_two_tables_of_one_space_is_held_between_them() {
+    // `refs[row & 1].at[i]` of `{{table}, {other}}`: from the lower table's start to the higher one's last word.
+    let either = with(
+        "\tmov.u64 \t%rd7, $str;\n\tselp.b64 \t%rd8, %rd7, %rd3, %p1;\n\tadd.s64 \t%rd8, %rd8, %rd2;\n\tld.u8 \t%r5, [%rd8+1];\n",
+    );
+    let held = kept_text(&either);
+    assert!(
+        held.contains(
+            "mov.u64 %bcm_low, 0xffffffffffffffff; mov.u64 %bcm_high, 0; mov.u64 %bcm_base, $str; \
+             min.u64 %bcm_low, %bcm_low, %bcm_base; add.u64 %bcm_base, %bcm_base, 2; max.u64 %bcm_high, %bcm_high, %bcm_base; \
+             mov.u64 %bcm_base, table; min.u64 %bcm_low, %bcm_low, %bcm_base; add.u64 %bcm_base, %bcm_base, 31; \
+             max.u64 %bcm_high, %bcm_high, %bcm_base; add.s64 %bcm_at, %rd8, 1; sub.u64 %bcm_at, %bcm_at, %bcm_low; \
+             sub.u64 %bcm_high, %bcm_high, %bcm_low; min.u64 %bcm_at, %bcm_at, %bcm_high; add.u64 %bcm_at, %bcm_low, %bcm_at; \
+             ld.u8 \t%r5, [%bcm_at]; }"
+        ),
+        "{held}"
+    );
 }
