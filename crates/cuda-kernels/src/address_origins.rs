@@ -216,7 +216,14 @@ pub(crate) fn origins<'p>(
                 "ld" => loaded(statement, &origins, &low_bits, names, host_set, &kernel_parameters, &stored_locally),
                 "add" => added(values.first(), values.get(1)),
                 "sub" => less(values.first(), values.get(1)),
-                "mad" => values.get(2).cloned().unwrap_or_default(),
+                // `a * b + c`: `c` plus a number, unless `a` or `b` is an address (then a number).
+                "mad" => {
+                    let mut sum = values.get(2).cloned().unwrap_or_default();
+                    if addresses(values.first()).chain(addresses(values.get(1))).next().is_some() {
+                        sum.insert(Origin::Number);
+                    }
+                    sum
+                }
                 // `cvta.global` makes a variable's address generic, `cvta.to.global` its space's.
                 "cvta" => {
                     let generic = !statement.op.starts_with("cvta.to.");
@@ -226,6 +233,19 @@ pub(crate) fn origins<'p>(
                     };
                     values.into_iter().flatten().map(retyped).collect()
                 }
+                // An address made a float is a number, and so is a variable's cut to fewer bits than
+                // it has (a shared one fits in 32).
+                "cvt" if statement.op.split('.').any(|part| part.starts_with('f') || part.starts_with("bf")) => {
+                    Origins::from([Origin::Number])
+                }
+                "cvt" if !statement.op.starts_with("cvt.u64") && !statement.op.starts_with("cvt.s64") => values
+                    .into_iter()
+                    .flatten()
+                    .map(|origin| match origin {
+                        Origin::Variable(..) => Origin::Number,
+                        other => other,
+                    })
+                    .collect(),
                 "mov" | "cvt" => values.into_iter().flatten().collect(),
                 "selp" => values.into_iter().take(2).flatten().collect(),
                 _ => Origins::from([Origin::Number]),

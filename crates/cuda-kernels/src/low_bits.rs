@@ -173,7 +173,12 @@ fn result(
     let shift = || sources.get(1).and_then(|s| number(s)).and_then(|n| u32::try_from(n).ok());
     let bits = register_bits(&statement.op);
     let op = statement.op.as_str();
-    if op.split('.').any(|part| part.starts_with('f') || part.starts_with("bf")) {
+    // Bits of integers alone: not of a float, a saturated sum, or halves added apart (`add.u16x2`).
+    let integer = |part: &str| matches!(part.get(..1), Some("u" | "s" | "b")) && part[1..].parse::<u32>().is_ok();
+    let parts: Vec<&str> = op.split('.').skip(1).collect();
+    if !parts.last().is_some_and(|last| integer(last))
+        || parts.iter().any(|part| *part == "sat" || part.starts_with('f') || part.starts_with("bf"))
+    {
         return Some(LowBits::UNKNOWN);
     }
     let found = match statement.kind() {

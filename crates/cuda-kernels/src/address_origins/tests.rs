@@ -64,6 +64,15 @@ fn an_address_made_from_a_number_is_refused() {
     assert_eq!(refused_at(&with(warp_size)).as_deref(), Some("st.global.u8 [%rd7], %r1;"));
     let two = "\tmov.u64 \t%rd5, table;\n\tadd.s64 \t%rd6, %rd5, %rd3;\n\tst.global.u32 \t[%rd6], %r1;\n";
     assert_eq!(refused_at(&with(two)).as_deref(), Some("st.global.u32 [%rd6], %r1;"));
+    // A table's address cut to 32 bits and back, made a float and back, or multiplied.
+    for made in [
+        "\tmov.u64 \t%rd5, table;\n\tcvt.u32.u64 \t%r2, %rd5;\n\tcvt.u64.u32 \t%rd6, %r2;\n",
+        "\tmov.u64 \t%rd5, table;\n\tcvt.rn.f64.u64 \t%fd1, %rd5;\n\tcvt.rzi.u64.f64 \t%rd6, %fd1;\n",
+        "\tmov.u64 \t%rd5, table;\n\tmad.lo.s64 \t%rd6, %rd5, 2, %rd3;\n",
+    ] {
+        let made = with(&format!("{made}\tld.global.u32 \t%r3, [%rd6];\n"));
+        assert_eq!(refused_at(&made).as_deref(), Some("ld.global.u32 %r3, [%rd6];"), "{made}");
+    }
     // Every instruction that names an address in global memory.
     for access in ["ldu.global.u32 \t%r2, [%rd5];", "discard.global.L2 \t[%rd5], 128;", "prefetch.global.L2 \t[%rd5];"]
     {

@@ -53,4 +53,9 @@ fn bits_past_a_registers_width_or_out_of_a_shift_are_not_known() {
     assert_eq!(registers["%r4"], LowBits::UNKNOWN);
     assert_eq!(registers["%r5"], LowBits::UNKNOWN);
     assert_eq!(registers["%f1"], LowBits::UNKNOWN);
+    // Halves added apart (`__vadd2`), and a saturated sum.
+    let packed = of("mov.u32 %r1, 65535;\nadd.u16x2 %r2, %r1, 1;\nadd.sat.s32 %r3, %r1, 1;\nadd.s32 %r4, %r1, 1;\n");
+    assert_eq!(packed["%r2"], LowBits::UNKNOWN);
+    assert_eq!(packed["%r3"], LowBits::UNKNOWN);
+    assert_eq!(packed["%r4"], bits(32, 65536));
 }
