@@ -487,6 +487,9 @@ pub fn check(
             return CheckOutcome::Crashed { detail: diagnostics::scrub(&format!("before launching: {error}")) };
         }
     };
+    // (Asked before any launch: after a crash the context answers nothing.)
+    let smaller_tile =
+        smaller_tile(&gpu, harness.block_threads(), &kernels.submission.1, [&kernels.reference, &starter]);
     let mut correctness_runs = Vec::with_capacity(exercise.inputs.len());
     for &input in &exercise.inputs {
         let data = harness.input(input, CheckSize::Check);
@@ -537,9 +540,7 @@ pub fn check(
                 return CheckOutcome::KeptMemory { detail: format!("the launch on the {input} input wrote {what}") };
             }
             (_, Err(error), _) | (.., Err(error)) => {
-                let smaller =
-                    smaller_tile(&gpu, harness.block_threads(), &kernels.submission.1, [&kernels.reference, &starter]);
-                return CheckOutcome::Crashed { detail: format!("on the {input} input: {error}{smaller}") };
+                return CheckOutcome::Crashed { detail: format!("on the {input} input: {error}{smaller_tile}") };
             }
             (.., Ok(Err(detail))) => return CheckOutcome::Incorrect { input, detail },
             (.., Ok(Ok(output))) => {
