@@ -318,7 +318,12 @@ fn write_through<'c>(
             }
             // An element of an array of pointers is a pointer no name shows (`ps[0] - ps[1]`).
             _ if token.kind == Kind::Identifier && text(at + 1) == "[" && star_before(at) => {
-                return Some((token, "an array of pointers", "keep one array of values and index it with numbers"));
+                return Some((
+                    token,
+                    "an array of pointers (whose elements the checks cannot follow)",
+                    "keep such pointers in a table of structs (`struct Ref { const unsigned* at; }; constexpr Ref \
+                     refs[2] = {{a}, {b}};`), or one array of values indexed with numbers",
+                ));
             }
             // `auto [p, q] = pair;` names values that may be pointers, with no type shown.
             "auto" if text(at + 1) == "[" || matches!(text(at + 1), "&" | "&&") && text(at + 2) == "[" => {
