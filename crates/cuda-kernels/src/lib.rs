@@ -20,6 +20,7 @@
 //! - [`special_registers`]: the special registers a module's code reads beyond its launch's shape.
 //! - [`launch_bounds`]: a kernel's block shape given to the assembler, for a build that needs more
 //!   registers than a block of that shape may have.
+//! - [`line_info`]: the source line an instruction of a module's PTX came from.
 //! - [`HostWords`]: host memory kernels write, readable after a kernel trapped.
 //! - [`half`]: bf16 and fp16 on the host (the `half` crate, as cudarc moves them).
 
@@ -31,6 +32,7 @@ mod gpu;
 mod host_words;
 pub mod kernel_names;
 pub mod launch_bounds;
+pub mod line_info;
 pub mod local_memory;
 mod low_bits;
 pub mod module_variables;

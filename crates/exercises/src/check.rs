@@ -11,8 +11,8 @@ use std::{
 };
 
 use cuda_kernels::{
-    CudaFunction, Gpu, GpuError, HostWords, TextModule, address_origins, compile, launch_bounds, local_memory,
-    module_variables,
+    CudaFunction, Gpu, GpuError, HostWords, TextModule, address_origins, compile, launch_bounds, line_info,
+    local_memory, module_variables,
     ncu::{self, Ncu, SelfCommand, SharedCounters, SharedFamily},
     source, special_registers, static_shared,
     timing::{self, Plan},
@@ -341,13 +341,21 @@ fn submission_ptx(
 /// and every access at a local array's or a table's address stays inside it; refused where an
 /// address may be made from a number, or the code writes a variable of its own, which lasts.
 pub(crate) fn graded_ptx(compute_capability: (i32, i32), ptx: &str) -> Result<String, GpuError> {
-    let refused = |log: String| GpuError::Compile {
-        file: PROGRAM_NAME.to_owned(),
-        arch: compile::sm_name(compute_capability),
-        log: format!("the compiled code {log}"),
+    // (Told the learner's line of the instruction refused, where it came from the learner's file.)
+    let refused_at = |instruction: &str, log: String| {
+        let line = line_info::source_line(ptx, instruction)
+            .filter(|(file, _)| file.rsplit('/').next() == Some(PROGRAM_NAME))
+            .map_or(String::new(), |(_, line)| format!("{PROGRAM_NAME}({line}): error: "));
+        GpuError::Compile {
+            file: PROGRAM_NAME.to_owned(),
+            arch: compile::sm_name(compute_capability),
+            log: format!("{line}the compiled code {log}"),
+        }
     };
+    let refused = |log: String| refused_at("", log);
     // (Before registers are zeroed at entry: a register's 0 there is no value the code gave it.)
-    address_origins::given(ptx, &[crate::within::RECORD_AT]).map_err(|number| refused(number.to_string()))?;
+    address_origins::given(ptx, &[crate::within::RECORD_AT])
+        .map_err(|number| refused_at(&number.0, number.to_string()))?;
     let zeroed = zeroed_registers::at_each_entry(ptx);
     let confined = local_memory::confined(&zeroed).map_err(|unconfined| {
         refused(format!(
@@ -356,10 +364,17 @@ pub(crate) fn graded_ptx(compute_capability: (i32, i32), ptx: &str) -> Result<St
         ))
     })?;
     let kept = module_variables::kept(&confined, ptx).map_err(|unkept| {
-        refused(format!(
-            "{unkept} (an index past a table, read as generic memory, reaches any address, local memory an \
+        let instruction = match &unkept {
+            module_variables::Unkept::Unbounded(line) => line.as_str(),
+            module_variables::Unkept::HandedOn => "",
+        };
+        refused_at(
+            instruction,
+            format!(
+                "{unkept} (an index past a table, read as generic memory, reaches any address, local memory an \
              earlier launch left too, so the grader keeps each such read inside its table)"
-        ))
+            ),
+        )
     })?;
     // (Read as `given` reads it: which word of a table a load reads, from NVRTC's code.)
     match written_globals(ptx, &[crate::within::RECORD]).first() {
@@ -1035,6 +1050,22 @@ mod tests {
         assert!(gpu_marker.exists(), "its launches' turn starts it");
         turns.gpu.end();
         turns.profiler.end();
+    }
+
+    #[test]
+    fn an_instruction_refused_after_compiling_is_told_by_the_learners_line() {
+        let ptx = ".version 8.8\n.target sm_90\n.address_size 64\n\n.visible .entry k(\n\t.param .u32 k_param_0\n)\n{\n\
+                   \t.reg .b32 \t%r<3>;\n\t.reg .b64 \t%rd<3>;\n\n\t.loc\t1 31 5\n\tld.param.u32 \t%r1, [k_param_0];\n\
+                   \t.loc\t1 25 5, function_name $L__info_string1, inlined_at 1 39 5\n\tmul.wide.u32 \t%rd1, %r1, 4;\n\
+                   \tadd.s64 \t%rd2, 0, %rd1;\n\tld.global.nc.u32 \t%r2, [%rd2];\n\tret;\n\n}\n\
+                   \t.file\t1 \"/tmp/build/submission.cu\"\n";
+        let Err(GpuError::Compile { log, .. }) = graded_ptx((9, 0), ptx) else { panic!("a null pointer's read") };
+        let told = diagnostics::errors(&log, PROGRAM_NAME, "mine.cu");
+        assert!(told[0].starts_with("mine.cu:25: error: the compiled code reads or writes at an address"), "{told:?}");
+        // Code the learner's file did not hold (a header's, or none told) names no line.
+        let elsewhere = ptx.replace("/tmp/build/submission.cu", "shared_load.cuh");
+        let Err(GpuError::Compile { log, .. }) = graded_ptx((9, 0), &elsewhere) else { panic!("refused") };
+        assert!(diagnostics::errors(&log, PROGRAM_NAME, "mine.cu")[0].starts_with("mine.cu: the compiled code"));
     }
 
     #[test]
