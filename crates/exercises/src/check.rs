@@ -16,8 +16,7 @@ use cuda_kernels::{
     ncu::{self, Ncu, SelfCommand, SharedCounters, SharedFamily},
     source, special_registers, static_shared,
     timing::{self, Plan},
-    written_globals::{self, written_globals},
-    zeroed_registers,
+    written_globals, zeroed_registers,
 };
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -197,7 +196,7 @@ pub(crate) fn compile_file(gpu: &Gpu, manifest: &Manifest, file: &Path, entry: &
 /// Why a variable the compiled code writes is refused, in words.
 fn lasting(variable: &str) -> String {
     format!(
-        "the compiled code writes {}, which lasts from one launch to the next, or passes its address on \
+        "writes {}, which lasts from one launch to the next, or passes its address on \
          where it could be written (the code after your part could read it to act otherwise when it is \
          profiled): {KEEP_IN_LOCALS}",
         variable_named(variable)
@@ -377,12 +376,8 @@ pub(crate) fn graded_ptx(compute_capability: (i32, i32), ptx: &str) -> Result<St
         )
     })?;
     // (Read as `given` reads it: which word of a table a load reads, from NVRTC's code.)
-    match written_globals(ptx, &[crate::within::RECORD]).first() {
-        Some(variable) => Err(GpuError::Compile {
-            file: PROGRAM_NAME.to_owned(),
-            arch: compile::sm_name(compute_capability),
-            log: lasting(variable),
-        }),
+    match written_globals::first_write(ptx, &[crate::within::RECORD]) {
+        Some((variable, line)) => Err(refused_at(line, lasting(&variable))),
         None => Ok(kept),
     }
 }
@@ -1070,9 +1065,17 @@ mod tests {
 
     #[test]
     fn a_variable_the_compiled_code_writes_is_named_as_the_learner_wrote_it() {
-        let messages = diagnostics::errors(&lasting("seen"), PROGRAM_NAME, "mine.cu");
+        let ptx = ".version 8.8\n.target sm_90\n.address_size 64\n\n.global .align 4 .u32 seen;\n\n\
+                   .visible .entry k(\n\t.param .u32 k_param_0\n)\n{\n\t.reg .b32 \t%r<2>;\n\n\
+                   \tld.param.u32 \t%r1, [k_param_0];\n\t.loc\t1 21 5\n\tst.global.u32 \t[seen], %r1;\n\tret;\n\n}\n\
+                   \t.file\t1 \"submission.cu\"\n";
+        let Err(GpuError::Compile { log, .. }) = graded_ptx((9, 0), ptx) else { panic!("a variable written") };
+        let messages = diagnostics::errors(&log, PROGRAM_NAME, "mine.cu");
         assert_eq!(messages.len(), 1);
-        assert!(messages[0].starts_with("mine.cu: the compiled code writes `seen`, which lasts from one launch"));
+        assert!(
+            messages[0].starts_with("mine.cu:21: error: the compiled code writes `seen`, which lasts"),
+            "{messages:?}"
+        );
         // As NVRTC 13.0 names them.
         assert!(lasting("_ZZ13bcm_part_slotjjE1n").contains("writes `n`, a `static` variable of `slot`,"));
         assert_eq!(variable_named("_ZZ9column_atjjE5calls"), "`calls`, a `static` variable of `column_at`");
