@@ -3,12 +3,12 @@
 //! one may land in the thread's local memory, where an earlier launch left its words (an access
 //! that names its space stays in it: `ld.const` in the constant bank, `ld.global` in global
 //! memory, where every buffer a launch is given is zeroed or compared after it). [`kept`] holds
-//! every generic access whose
-//! address is made from one `.global` or `.const` variable inside that variable, a read at one of
-//! several variables of one space between the first one's start and the last one's end (the
-//! module's data of that space), and refuses what it cannot hold: a write at an address that may
-//! be made from several variables, a read at ones of two spaces, or an address handed on (stored in memory other than the function's local memory, returned, passed to
-//! a function other than `printf`'s and `assert`'s), where no instruction shows where it is used.
+//! every generic access whose address is made from one `.global` or `.const` variable inside that
+//! variable, a read at one of several variables of one space between the first one's start and
+//! the last one's end (the module's data of that space), and refuses what it cannot hold: a write
+//! at an address that may be made from several variables, a read at ones of two spaces, or an
+//! address handed on (stored in memory other than the function's local memory, returned, passed
+//! to a function other than `printf`'s and `assert`'s), where no instruction shows where it is used.
 //! An address stored in local memory (a string `printf` prints with `%s`) may come back from it:
 //! a 64-bit word loaded from local memory may be any address the function stored there. One a
 //! variable holds from the start (`constexpr Ref refs[2] = {{table}, {other}};` is declared
