@@ -13,7 +13,9 @@ use std::{
 
 use crate::{
     low_bits::{self, LowBits},
-    ptx_text::{Statement, Variable, access_bytes, bodies, closes_a_body, declared_variable, statements, words},
+    ptx_text::{
+        Statement, Variable, bodies, closes_a_body, declared_variable, of_a_float, one_64_bit_word, statements, words,
+    },
 };
 
 /// Where an address may come from.
@@ -235,9 +237,7 @@ pub(crate) fn origins<'p>(
                 }
                 // An address made a float is a number, and so is a variable's cut to fewer bits than
                 // it has (a shared one fits in 32).
-                "cvt" if statement.op.split('.').any(|part| part.starts_with('f') || part.starts_with("bf")) => {
-                    Origins::from([Origin::Number])
-                }
+                "cvt" if of_a_float(&statement.op) => Origins::from([Origin::Number]),
                 "cvt" if !statement.op.starts_with("cvt.u64") && !statement.op.starts_with("cvt.s64") => values
                     .into_iter()
                     .flatten()
@@ -285,7 +285,7 @@ fn loaded<'p>(
 ) -> Origins<'p> {
     let number = Origins::from([Origin::Number]);
     let address = load.address().unwrap_or_default();
-    if access_bytes(&load.op) != Some(8) || load.op.contains(".v") {
+    if !one_64_bit_word(&load.op) {
         return number;
     }
     match load.space() {

@@ -12,7 +12,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::ptx_text::{Statement, words};
+use crate::ptx_text::{Statement, of_a_float, words};
 
 /// What is known of a value's `known` lowest bits (0 to 64): they are `value`'s.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -176,9 +176,7 @@ fn result(
     // Bits of integers alone: not of a float, a saturated sum, or halves added apart (`add.u16x2`).
     let integer = |part: &str| matches!(part.get(..1), Some("u" | "s" | "b")) && part[1..].parse::<u32>().is_ok();
     let parts: Vec<&str> = op.split('.').skip(1).collect();
-    if !parts.last().is_some_and(|last| integer(last))
-        || parts.iter().any(|part| *part == "sat" || part.starts_with('f') || part.starts_with("bf"))
-    {
+    if !parts.last().is_some_and(|last| integer(last)) || parts.contains(&"sat") || of_a_float(op) {
         return Some(LowBits::UNKNOWN);
     }
     let found = match statement.kind() {

@@ -25,7 +25,8 @@ use crate::{
     address_origins::{Names, declared, origins, origins_of, variables_in},
     low_bits::{self, LowBits},
     ptx_text::{
-        Statement, access_bytes, address_parts, bodies, handed_on, held_between, held_inside, instructions, statements,
+        Statement, access_bytes, address_parts, bodies, handed_on, held_between, held_inside, instructions,
+        one_64_bit_word, statements,
     },
 };
 
@@ -86,6 +87,7 @@ fn keep_in_body<'p>(
 ) -> Result<(), Unkept> {
     let statements = statements(body);
     let origins = origins(body, &statements, names, &[]);
+    let is_address = |name: &str| names.is_address(name);
     // (Only a variable's address is held inside it: [`crate::address_origins::given`] refuses a number's.)
     let of = |operand: &str| variables_in(&origins_of(operand, names, &origins)).collect::<BTreeSet<_>>();
     let variables = &names.variables;
@@ -94,8 +96,7 @@ fn keep_in_body<'p>(
     let holds_addresses = |(name, _): &(&str, bool)| variables_in(&variables[name].holds).next().is_some();
     let address_word = |s: &Statement| {
         s.kind() == "ld"
-            && access_bytes(&s.op) == Some(8)
-            && !s.op.contains(".v")
+            && one_64_bit_word(&s.op)
             && matches!(s.space(), "global" | "const")
             && s.address().is_some_and(|a| of(a).iter().any(holds_addresses))
     };
@@ -148,8 +149,7 @@ fn keep_in_body<'p>(
         let (Some(generic), Some(bytes)) = (generic(variable.space), variable.bytes) else { return Err(unbounded()) };
         // A 64-bit read of a table of addresses and numbers reads the words its address's low bits
         // allow, where they tell words apart ([`crate::address_origins`] takes it to read those).
-        let word_read = access.kind() == "ld" && width == 8 && !access.op.contains(".v");
-        let is_address = |name: &str| names.is_address(name);
+        let word_read = access.kind() == "ld" && one_64_bit_word(&access.op);
         let words_read = match (word_read && variable.holds_addresses_and_numbers(), low_bits) {
             (false, _) => None,
             // (Without NVRTC's bits of this body, it cannot be held to the words `given` took it to read.)

@@ -227,6 +227,16 @@ pub(crate) fn access_bytes(op: &str) -> Option<u64> {
     Some(lanes * bits / 8)
 }
 
+/// Whether an access of `op` moves one 64-bit word, as wide as an address (not a vector of them).
+pub(crate) fn one_64_bit_word(op: &str) -> bool {
+    access_bytes(op) == Some(8) && !op.contains(".v")
+}
+
+/// Whether `op` has a floating-point type among its types (`cvt.rn.f32.u64`, `add.bf16x2`).
+pub(crate) fn of_a_float(op: &str) -> bool {
+    op.split('.').skip(1).any(|part| part.starts_with('f') || part.starts_with("bf"))
+}
+
 /// Whether a value `holds` marks (an address) leaves what the instructions show: stored in memory
 /// but where `kept_in` allows, returned, or passed to a call but one to `readers` (a call's
 /// arguments are stored just before it, in its parameters).
@@ -252,6 +262,27 @@ pub(crate) fn handed_on(
     false
 }
 
+/// One access's `line` in the parts [`held_inside`] and [`held_between`] rewrite: the indent, the
+/// operation and what precedes the address, the address's base and numeric offset, and what
+/// follows it.
+struct Access<'l> {
+    indent: &'l str,
+    access: &'l str,
+    base: &'l str,
+    offset: i64,
+    after: &'l str,
+}
+
+impl<'l> Access<'l> {
+    /// `None` if the offset is not a number or the line holds a second address.
+    fn of(line: &'l str) -> Option<Access<'l>> {
+        let (before, base, offset, after) = address_parts(line)?;
+        let (indent, access) = before.split_at(before.len() - before.trim_start().len());
+        let offset = offset.parse().ok()?;
+        (!after.contains('[')).then_some(Access { indent, access, base, offset, after })
+    }
+}
+
 /// `line`, one access at `[base+offset]`, with its address held between `start` (a variable's
 /// address, which `mov` takes into `register`, made generic by `cvta` if `generic_space` names its
 /// space) and `last` bytes past it: its offset from `start`, as an unsigned number, at most `last`
@@ -266,12 +297,7 @@ pub(crate) fn held_inside(
     last: u64,
     low_bits: Option<LowBits>,
 ) -> Option<String> {
-    let (before, base, offset, after) = address_parts(line)?;
-    let offset: i64 = offset.parse().ok()?;
-    if after.contains('[') {
-        return None;
-    }
-    let (indent, access) = before.split_at(before.len() - before.trim_start().len());
+    let Access { indent, access, base, offset, after } = Access::of(line)?;
     let to_generic =
         generic_space.map(|space| format!("cvta.{space}.u64 {register}, {register}; ")).unwrap_or_default();
     // The variable's own name is an address `mov` takes, not an operand of `add`.
@@ -294,12 +320,10 @@ pub(crate) fn held_inside(
 /// of their last places, as [`held_inside`] holds one; made generic by `cvta` if `generic_space`
 /// names their space.
 pub(crate) fn held_between(line: &str, starts: &[(&str, u64)], generic_space: Option<&str>) -> Option<String> {
-    let (before, base, offset, after) = address_parts(line)?;
-    let offset: i64 = offset.parse().ok()?;
-    if after.contains('[') || starts.iter().any(|(start, _)| *start == base) {
+    let Access { indent, access, base, offset, after } = Access::of(line)?;
+    if starts.iter().any(|(start, _)| *start == base) {
         return None;
     }
-    let (indent, access) = before.split_at(before.len() - before.trim_start().len());
     let mut hull = String::from("mov.u64 %bcm_low, 0xffffffffffffffff; mov.u64 %bcm_high, 0; ");
     for (start, last) in starts {
         hull += &format!("mov.u64 %bcm_base, {start}; ");

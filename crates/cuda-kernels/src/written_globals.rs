@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::{
     address_origins::{declared, variables_in},
     low_bits,
-    ptx_text::{access_bytes, bodies, closes_a_body, declared_variable, instruction, statements, words},
+    ptx_text::{bodies, closes_a_body, declared_variable, instruction, one_64_bit_word, statements, words},
 };
 
 /// The names of the `.global` variables of `ptx` that its code writes or lets escape, but for
@@ -67,8 +67,7 @@ fn writes<'p>(ptx: &'p str, exempt: &[&str]) -> Vec<(String, &'p str)> {
         let bits = low_bits.get(body).unwrap_or(&no_bits);
         let reads_an_address = |op: &str, address: &str, from: &str| {
             let offset = low_bits::of_operand(address, bits, &is_address);
-            access_bytes(op) == Some(8)
-                && !op.contains(".v")
+            one_64_bit_word(op)
                 && names.variables.get(from).is_none_or(|v| variables_in(&v.read_at(offset)).next().is_some())
         };
         let Some((op, operands)) = instruction(line) else { continue };
