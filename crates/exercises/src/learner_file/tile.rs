@@ -38,8 +38,8 @@ pub(super) fn no_tile_read_or_own_shared(plain: &[Token], outside: &Outside) -> 
             ),
         );
     }
-    if let Some(shared) = own_shared_variable(plain, outside.inside_function, &tiles) {
-        let at = plain.iter().position(|token| std::ptr::eq(token, shared)).unwrap_or_default();
+    if let Some(at) = own_shared_variable(plain, outside.inside_function, &tiles) {
+        let shared = &plain[at];
         if at > 0 && plain[at - 1].text == "extern" {
             return problem(
                 shared.line,
@@ -49,7 +49,8 @@ pub(super) fn no_tile_read_or_own_shared(plain: &[Token], outside: &Outside) -> 
             );
         }
         // (`tile[32][33] = {}`: the tile's own declarator, up to its `,` or `;`, holds an `=`.)
-        let declaration = plain[at..].iter().map(|token| token.text.as_str()).take_while(|text| *text != ";");
+        let (_, end) = shared_declaration(plain, at);
+        let declaration = plain[at..end].iter().map(|token| token.text.as_str());
         let mut tiles_declarator = declaration.skip_while(|text| !tiles.contains(text)).take_while(|text| *text != ",");
         if tiles_declarator.any(|text| text == "=") {
             return problem(
@@ -70,13 +71,13 @@ pub(super) fn no_tile_read_or_own_shared(plain: &[Token], outside: &Outside) -> 
     Ok(())
 }
 
-/// The first `__shared__` in `code` (a part's tokens, without attributes) that declares a variable
+/// Where the first `__shared__` is in `code` (a part's tokens, without attributes) that declares a variable
 /// of the part's own: anywhere in a part outside a function (`inside_function` false); in a part
 /// within a kernel, inside a body of the part's (a function's, a lambda's, a block's), or at the
 /// part's own level anything but one plain declaration of a name the starter's part declares
 /// there (`tiles`: `__shared__ unsigned tile[32][33];`), a declarator in parentheses, a second
 /// one, or another name, however the code after names its own.
-fn own_shared_variable<'c>(code: &'c [Token], inside_function: bool, tiles: &BTreeSet<&str>) -> Option<&'c Token> {
+fn own_shared_variable(code: &[Token], inside_function: bool, tiles: &BTreeSet<&str>) -> Option<usize> {
     let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
     let one_tile = |at: usize| {
         let (bound, end) = shared_declaration(code, at);
@@ -102,7 +103,7 @@ fn own_shared_variable<'c>(code: &'c [Token], inside_function: bool, tiles: &BTr
     code.iter().enumerate().find_map(|(at, t)| {
         let own = t.text == "__shared__" && (!inside_function || open > 0 || !one_tile(at));
         open += brace_step(t);
-        own.then_some(t)
+        own.then_some(at)
     })
 }
 
