@@ -54,12 +54,11 @@ pub(crate) struct Declared<'p> {
 
 impl<'p> Declared<'p> {
     /// The words a 64-bit read at `offset` past the variable's address may read, by index: those
-    /// its known low bits allow (`None` where they allow none of its words, or do not tell words
-    /// apart). [`crate::module_variables`] holds such a read to them.
+    /// its known low bits and remainder allow (`None` where they allow none of its words, or do
+    /// not tell words apart). [`crate::module_variables`] holds such a read to them.
     pub(crate) fn words_read(&self, offset: LowBits) -> Option<Vec<usize>> {
-        let kept = offset.known_mask();
-        let read: Vec<usize> = (0..self.words.len()).filter(|i| (*i as u64 * 8) & kept == offset.value).collect();
-        (offset.known >= 3 && !read.is_empty() && read.len() < self.words.len()).then_some(read)
+        let read: Vec<usize> = (0..self.words.len()).filter(|i| offset.allows(*i as u64 * 8)).collect();
+        (!read.is_empty() && read.len() < self.words.len()).then_some(read)
     }
 
     /// What a 64-bit read at `offset` past the variable's address may read.

@@ -2,7 +2,9 @@
 //! from: `table + 16 * i` is known to be 0 past `table`'s address modulo 16, so a 64-bit read there
 //! reads the first word of one of `table`'s 16-byte members. A table of structs that hold a
 //! pointer and a number (`{{by_row, 7u}, {by_column, 3u}}`) holds an address in every other word,
-//! and [`crate::address_origins`] tells which word a read reads by them.
+//! and [`crate::address_origins`] tells which word a read reads by them. Members whose size is
+//! not a power of two (24 bytes, `{7u, by_row, 3u}`) are told apart by a remainder by an odd
+//! number too: `table + 24 * i + 8` is 0 modulo 8 and 2 modulo 3.
 //!
 //! The bits are followed through every instruction until nothing new is found, addresses counted as
 //! 0 (a name, a register the launch set, `cvta`'s change of window), what a load reads as unknown.
@@ -14,11 +16,85 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::ptx_text::{Statement, of_a_float, words};
 
-/// What is known of a value's `known` lowest bits (0 to 64): they are `value`'s.
+/// What is known of a value: its `known` lowest bits (0 to 64) are `value`'s, and its remainder by
+/// an odd number is `odd`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct LowBits {
     pub(crate) known: u32,
     pub(crate) value: u64,
+    pub(crate) odd: OddRemainder,
+}
+
+/// A value's remainder by an odd `divisor`: nothing is known where it is 1, and the value is
+/// `remainder` itself where it is 0. It is counted on the value as an integer that no sum or
+/// product overflows, as an index times a member's size does not; only the low bits stay exact
+/// past an overflow. A read the two tell apart is held to those words all the same
+/// ([`crate::module_variables`]), so a wrong remainder can change which of them it reads, never
+/// make it read another.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct OddRemainder {
+    divisor: u64,
+    remainder: i128,
+}
+
+fn gcd(a: u128, b: u128) -> u128 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
+impl OddRemainder {
+    pub(crate) const UNKNOWN: OddRemainder = OddRemainder { divisor: 1, remainder: 0 };
+
+    /// Of a value known to be `remainder` modulo `divisor` (where they did not overflow): modulo
+    /// its odd factor.
+    fn of(divisor: Option<u128>, remainder: Option<i128>) -> OddRemainder {
+        let (Some(divisor), Some(remainder)) = (divisor, remainder) else { return OddRemainder::UNKNOWN };
+        if divisor == 0 {
+            return OddRemainder { divisor: 0, remainder };
+        }
+        match u64::try_from(divisor >> divisor.trailing_zeros()) {
+            Ok(divisor) => OddRemainder { divisor, remainder: remainder.rem_euclid(i128::from(divisor)) },
+            Err(_) => OddRemainder::UNKNOWN,
+        }
+    }
+
+    fn exactly(value: i128) -> OddRemainder {
+        OddRemainder { divisor: 0, remainder: value }
+    }
+
+    fn divisor(self) -> u128 {
+        u128::from(self.divisor)
+    }
+
+    /// Whether a value of `at` may have this remainder.
+    pub(crate) fn allows(self, at: i128) -> bool {
+        match self.divisor {
+            0 => at == self.remainder,
+            divisor => (at - self.remainder).rem_euclid(i128::from(divisor)) == 0,
+        }
+    }
+
+    fn or_else(self, other: OddRemainder) -> OddRemainder {
+        let apart = self.remainder.checked_sub(other.remainder).map(i128::unsigned_abs);
+        OddRemainder::of(apart.map(|apart| gcd(gcd(self.divisor(), other.divisor()), apart)), Some(self.remainder))
+    }
+
+    fn plus(self, other: OddRemainder) -> OddRemainder {
+        OddRemainder::of(Some(gcd(self.divisor(), other.divisor())), self.remainder.checked_add(other.remainder))
+    }
+
+    fn minus(self, other: OddRemainder) -> OddRemainder {
+        OddRemainder::of(Some(gcd(self.divisor(), other.divisor())), self.remainder.checked_sub(other.remainder))
+    }
+
+    /// `(a + p s)(b + q t)` is `ab` plus multiples of `pq`, `pb` and `qa`.
+    fn times(self, other: OddRemainder) -> OddRemainder {
+        let multiple = |divisor: u128, remainder: i128| divisor.checked_mul(remainder.unsigned_abs());
+        let divisor = (|| {
+            let both = self.divisor().checked_mul(other.divisor())?;
+            Some(gcd(gcd(both, multiple(self.divisor(), other.remainder)?), multiple(other.divisor(), self.remainder)?))
+        })();
+        OddRemainder::of(divisor, self.remainder.checked_mul(other.remainder))
+    }
 }
 
 fn mask(bits: u32) -> u64 {
@@ -26,10 +102,11 @@ fn mask(bits: u32) -> u64 {
 }
 
 impl LowBits {
-    pub(crate) const UNKNOWN: LowBits = LowBits { known: 0, value: 0 };
+    pub(crate) const UNKNOWN: LowBits = LowBits { known: 0, value: 0, odd: OddRemainder::UNKNOWN };
 
+    /// A number's (whose 64 bits, read as a signed integer, are its value: `-8`).
     pub(crate) fn exactly(value: u64) -> LowBits {
-        LowBits { known: 64, value }
+        LowBits { known: 64, value, odd: OddRemainder::exactly(i128::from(value as i64)) }
     }
 
     /// The mask of the bits known.
@@ -37,22 +114,36 @@ impl LowBits {
         mask(self.known)
     }
 
-    fn of(known: u32, value: u64) -> LowBits {
+    /// Whether a value of `at` may be one of these.
+    pub(crate) fn allows(self, at: u64) -> bool {
+        at & self.known_mask() == self.value && self.odd.allows(i128::from(at))
+    }
+
+    /// An exact remainder that its low bits do not allow (a 32-bit sum that overflowed) is
+    /// dropped.
+    fn of(known: u32, value: u64, odd: OddRemainder) -> LowBits {
         let known = known.min(64);
-        LowBits { known, value: value & mask(known) }
+        let value = value & mask(known);
+        let agree = odd.divisor != 0 || (odd.remainder as u64) & mask(known) == value;
+        LowBits { known, value, odd: if agree { odd } else { OddRemainder::UNKNOWN } }
+    }
+
+    fn low(known: u32, value: u64) -> LowBits {
+        LowBits::of(known, value, OddRemainder::UNKNOWN)
     }
 
     /// Of a value that is `self` or `other`.
     fn or_else(self, other: LowBits) -> LowBits {
-        LowBits::of(self.known.min(other.known).min((self.value ^ other.value).trailing_zeros()), self.value)
+        let known = self.known.min(other.known).min((self.value ^ other.value).trailing_zeros());
+        LowBits::of(known, self.value, self.odd.or_else(other.odd))
     }
 
     pub(crate) fn plus(self, other: LowBits) -> LowBits {
-        LowBits::of(self.known.min(other.known), self.value.wrapping_add(other.value))
+        LowBits::of(self.known.min(other.known), self.value.wrapping_add(other.value), self.odd.plus(other.odd))
     }
 
     fn minus(self, other: LowBits) -> LowBits {
-        LowBits::of(self.known.min(other.known), self.value.wrapping_sub(other.value))
+        LowBits::of(self.known.min(other.known), self.value.wrapping_sub(other.value), self.odd.minus(other.odd))
     }
 
     /// `(a + 2^ka s)(b + 2^kb t)` is `ab` but for terms of `2^(kb + zeros of a)`, `2^(ka + zeros of
@@ -60,27 +151,31 @@ impl LowBits {
     fn times(self, other: LowBits) -> LowBits {
         let zeros = |bits: LowBits| if bits.value == 0 { 128 } else { bits.value.trailing_zeros() };
         let known = (other.known + zeros(self)).min(self.known + zeros(other)).min(self.known + other.known);
-        LowBits::of(known, self.value.wrapping_mul(other.value))
+        LowBits::of(known, self.value.wrapping_mul(other.value), self.odd.times(other.odd))
     }
 
     /// A bit of `a & b` is known where both are, or where either is known to be 0.
     fn and(self, other: LowBits) -> LowBits {
         let (less, more) = if self.known <= other.known { (self, other) } else { (other, self) };
         let first_unknown = (less.known..more.known).find(|bit| more.value >> bit & 1 == 1).unwrap_or(more.known);
-        LowBits::of(first_unknown, self.value & other.value)
+        LowBits::low(first_unknown, self.value & other.value)
     }
 
     fn shifted_left(self, by: u32) -> LowBits {
-        LowBits::of(self.known.saturating_add(by), self.value.checked_shl(by).unwrap_or(0))
+        let odd = 1i128.checked_shl(by).filter(|_| by < 64).map(OddRemainder::exactly);
+        let odd = odd.map_or(OddRemainder::UNKNOWN, |power| self.odd.times(power));
+        LowBits::of(self.known.saturating_add(by), self.value.checked_shl(by).unwrap_or(0), odd)
     }
 
     fn shifted_right(self, by: u32) -> LowBits {
-        LowBits::of(self.known.saturating_sub(by), self.value.checked_shr(by).unwrap_or(0))
+        LowBits::low(self.known.saturating_sub(by), self.value.checked_shr(by).unwrap_or(0))
     }
 
-    /// Kept to a register of `bits` bits.
+    /// Kept to a register of `bits` bits (the remainder of a value that fits, signed or not).
     fn within(self, bits: u32) -> LowBits {
-        LowBits::of(self.known.min(bits), self.value)
+        let fits = |value: i128| bits >= 64 || (-(1i128 << (bits - 1))..1i128 << bits).contains(&value);
+        let odd = if self.odd.divisor != 0 || fits(self.odd.remainder) { self.odd } else { OddRemainder::UNKNOWN };
+        LowBits::of(self.known.min(bits), self.value, odd)
     }
 }
 

@@ -25,7 +25,7 @@ use crate::{
     address_origins::{Names, declared, origins, origins_of, variables_in},
     low_bits::{self, LowBits},
     ptx_text::{
-        Statement, access_bytes, address_parts, bodies, handed_on, held_between, held_inside, instructions,
+        Every, Statement, access_bytes, address_parts, bodies, handed_on, held_between, held_inside, instructions,
         one_64_bit_word, statements,
     },
 };
@@ -155,13 +155,18 @@ fn keep_in_body<'p>(
             // (Without NVRTC's bits of this body, it cannot be held to the words `given` took it to read.)
             (true, None) => return Err(unbounded()),
             (true, Some(bits)) => low_bits::of_operand(access.address().unwrap_or_default(), bits, &is_address)
-                .and_then(|offset| Some((offset, variable.words_read(offset)?.into_iter().max()? as u64 * 8))),
+                .and_then(|offset| variable.words_read(offset)),
         };
-        let (last, low_bits) = match words_read {
-            Some((offset, last)) => (last, Some(offset)),
-            None => (bytes.checked_sub(width).ok_or_else(unbounded)?, None),
+        let (last, places) = match words_read.as_deref() {
+            // The words read are every few from the first: the ones its low bits and remainder allow.
+            Some([first, rest @ ..]) => {
+                let (first, last) = (*first as u64 * 8, rest.last().map_or(*first, |last| *last) as u64 * 8);
+                let step = rest.first().map_or(last + 8, |second| *second as u64 * 8 - first);
+                (last, Some(Every { first, step }))
+            }
+            _ => (bytes.checked_sub(width).ok_or_else(unbounded)?, None),
         };
-        out.push_str(&bounded(text, name, variable.space, generic, last, low_bits).ok_or_else(unbounded)?);
+        out.push_str(&bounded(text, name, variable.space, generic, last, places).ok_or_else(unbounded)?);
         out.push('\n');
     }
     Ok(())
@@ -172,9 +177,9 @@ fn keep_in_body<'p>(
 const READERS_OF_STRINGS: [&str; 2] = ["vprintf", "__assertfail"];
 
 /// `line`, one access at an address made from variable `name` of `space` (a `generic` address, or
-/// its space's), with the address held at most `last` bytes past the variable's, with `low_bits`
-/// where given.
-fn bounded(line: &str, name: &str, space: &str, generic: bool, last: u64, low_bits: Option<LowBits>) -> Option<String> {
+/// its space's), with the address held at most `last` bytes past the variable's, at one of
+/// `places` where given.
+fn bounded(line: &str, name: &str, space: &str, generic: bool, last: u64, places: Option<Every>) -> Option<String> {
     let (_, base, offset, after) = address_parts(line)?;
     if after.contains('[') {
         return None;
@@ -183,7 +188,7 @@ fn bounded(line: &str, name: &str, space: &str, generic: bool, last: u64, low_bi
     if base == name && offset.parse::<u64>().is_ok_and(|offset| offset <= last) {
         return Some(line.to_owned());
     }
-    held_inside(line, name, "%bcm_base", generic.then_some(space), last, low_bits)
+    held_inside(line, name, "%bcm_base", generic.then_some(space), last, places)
 }
 
 #[cfg(test)]

@@ -1,8 +1,6 @@
 //! Reading PTX text: an instruction's operation and operands, line by line or whole (a `call`
 //! spans lines), the names in an operand.
 
-use crate::low_bits::LowBits;
-
 /// An instruction's operation and its operands (a predicate guard dropped); `None` for a
 /// directive, a label or anything else.
 pub(crate) fn instruction(line: &str) -> Option<(&str, Vec<&str>)> {
@@ -283,34 +281,42 @@ impl<'l> Access<'l> {
     }
 }
 
+/// Every `step` bytes from `first` on (`first` < `step`): the words of a table's members that
+/// hold a pointer, where a read is held ([`held_inside`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Every {
+    pub(crate) first: u64,
+    pub(crate) step: u64,
+}
+
 /// `line`, one access at `[base+offset]`, with its address held between `start` (a variable's
 /// address, which `mov` takes into `register`, made generic by `cvta` if `generic_space` names its
 /// space) and `last` bytes past it: its offset from `start`, as an unsigned number, at most `last`
-/// (an address before `start` lands there too), and where `low_bits` gives an offset's known low
-/// bits, with those bits set so. `None` if the offset is not a number or the line holds a second
-/// address.
+/// (an address before `start` lands there too), and where `places` are given, the one of them at
+/// or below it (`last` is one of them). `None` if the offset is not a number or the line holds a
+/// second address.
 pub(crate) fn held_inside(
     line: &str,
     start: &str,
     register: &str,
     generic_space: Option<&str>,
     last: u64,
-    low_bits: Option<LowBits>,
+    places: Option<Every>,
 ) -> Option<String> {
     let Access { indent, access, base, offset, after } = Access::of(line)?;
     let to_generic =
         generic_space.map(|space| format!("cvta.{space}.u64 {register}, {register}; ")).unwrap_or_default();
     // The variable's own name is an address `mov` takes, not an operand of `add`.
     let base = if base == start { register } else { base };
-    let set_bits = low_bits
-        .map(|bits| {
-            format!("and.b64 %bcm_at, %bcm_at, {:#x}; or.b64 %bcm_at, %bcm_at, {:#x}; ", !bits.known_mask(), bits.value)
+    let to_a_place = places
+        .map(|Every { first, step }| {
+            format!("div.u64 %bcm_at, %bcm_at, {step}; mul.lo.u64 %bcm_at, %bcm_at, {step}; add.u64 %bcm_at, %bcm_at, {first}; ")
         })
         .unwrap_or_default();
     Some(format!(
         "{indent}{{ .reg .b64 %bcm_at; .reg .b64 {register}; mov.u64 {register}, {start}; {to_generic}\
          add.s64 %bcm_at, {base}, {offset}; sub.u64 %bcm_at, %bcm_at, {register}; \
-         min.u64 %bcm_at, %bcm_at, {last}; {set_bits}add.u64 %bcm_at, {register}, %bcm_at; \
+         min.u64 %bcm_at, %bcm_at, {last}; {to_a_place}add.u64 %bcm_at, {register}, %bcm_at; \
          {access}[%bcm_at]{after} }}"
     ))
 }

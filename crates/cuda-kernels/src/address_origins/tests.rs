@@ -1,4 +1,5 @@
 use super::*;
+use crate::low_bits::OddRemainder;
 
 /// A module with a table, a table holding its address, one holding a null pointer, a pointer the
 /// host sets, a shared tile, and a kernel that writes its second parameter to its first at that index.
@@ -122,8 +123,9 @@ fn a_tables_word_read_where_its_low_bits_allow_only_addresses_is_one() {
     let module = with_choices("");
     let choices = &declared(&module).variables["choices"];
     assert_eq!(choices.words_read(LowBits::exactly(16)), Some(vec![2]));
-    assert_eq!(choices.words_read(LowBits { known: 4, value: 8 }), Some(vec![1, 3]));
-    assert_eq!(choices.words_read(LowBits { known: 3, value: 0 }), None, "bits that do not tell words apart");
+    let low = |known, value| LowBits { known, value, odd: OddRemainder::UNKNOWN };
+    assert_eq!(choices.words_read(low(4, 8)), Some(vec![1, 3]));
+    assert_eq!(choices.words_read(low(3, 0)), None, "bits that do not tell words apart");
     assert_eq!(choices.words_read(LowBits::exactly(32)), None, "past the table");
     // `choices[row & 1].at[k]`: a member's first word, 16 bytes apart.
     let pointer = "\tand.b32 \t%r2, %r1, 1;\n\tmul.wide.u32 \t%rd5, %r2, 16;\n\tmov.u64 \t%rd6, choices;\n\
@@ -138,4 +140,15 @@ fn a_tables_word_read_where_its_low_bits_allow_only_addresses_is_one() {
     // A word read at either of two tables, held between them where other variables' words lie.
     let two = pointer.replace("\tadd.s64 \t%rd7, %rd6, %rd5;", "\tselp.b64 \t%rd7, %rd6, refs, %p1;");
     assert_eq!(refused_at(&with_choices(&two)).as_deref(), Some("ld.u32 %r3, [%rd9];"));
+    // Members of 24 bytes, `{7u, table, 3u}`: the word 8 bytes into one is 2 modulo 3.
+    let of_three = |lines: &str| {
+        with_choices(lines).replace(
+            "choices[4] = {generic(table), 7, generic(table), 3}",
+            "choices[6] = {7, generic(table), 3, 7, generic(table), 3}",
+        )
+    };
+    let middle = pointer.replace("%r2, 16;", "%r2, 24;").replace("[%rd7]", "[%rd7+8]");
+    assert_eq!(of_three("").matches("choices[6]").count(), 1);
+    assert_eq!(refused_at(&of_three(&middle)), None);
+    assert_eq!(refused_at(&of_three(&middle.replace("[%rd7+8]", "[%rd7+16]"))).as_deref(), Some("ld.u32 %r3, [%rd9];"));
 }

@@ -186,8 +186,8 @@ fn a_read_of_a_tables_address_word_is_held_to_the_words_its_low_bits_allow() {
     let kept = kept_text(&choices);
     assert!(
         kept.contains(
-            "min.u64 %bcm_at, %bcm_at, 16; and.b64 %bcm_at, %bcm_at, 0xfffffffffffffff0; or.b64 %bcm_at, %bcm_at, 0x0; \
-             add.u64 %bcm_at, %bcm_base, %bcm_at; ld.const.u64"
+            "min.u64 %bcm_at, %bcm_at, 16; div.u64 %bcm_at, %bcm_at, 16; mul.lo.u64 %bcm_at, %bcm_at, 16; \
+             add.u64 %bcm_at, %bcm_at, 0; add.u64 %bcm_at, %bcm_base, %bcm_at; ld.const.u64"
         ),
         "{kept}"
     );
@@ -199,6 +199,20 @@ fn a_read_of_a_tables_address_word_is_held_to_the_words_its_low_bits_allow() {
             .contains("min.u64 %bcm_at, %bcm_at, 24; add.u64")
     );
     assert!(kept_text(&choices.replace("%r9, 16;", "%r9, 8;")).contains("min.u64 %bcm_at, %bcm_at, 24; add.u64"));
+    // Members of 24 bytes, `{7u, table, 3u}`: 8 bytes into one, at 8 or 32; at 8 alone where one
+    // member is the table's whole.
+    let of_three = choices
+        .replace("{generic(table), 7, generic(table), 3}", "{7, generic(table), 3, 7, generic(table), 3}")
+        .replace("choices[4]", "choices[6]")
+        .replace("%r9, 16;", "%r9, 24;")
+        .replace("[%rd9]", "[%rd9+8]");
+    let held = "min.u64 %bcm_at, %bcm_at, 32; div.u64 %bcm_at, %bcm_at, 24; mul.lo.u64 %bcm_at, %bcm_at, 24; \
+                add.u64 %bcm_at, %bcm_at, 8; add.u64";
+    assert!(kept_text(&of_three).contains(held), "{}", kept_text(&of_three));
+    let one = of_three
+        .replace("{7, generic(table), 3, 7, generic(table), 3}", "{7, generic(table), 3}")
+        .replace("choices[6]", "choices[3]");
+    assert!(kept_text(&one).contains("min.u64 %bcm_at, %bcm_at, 8; div.u64 %bcm_at, %bcm_at, 16; mul.lo.u64 %bcm_at, %bcm_at, 16; add.u64 %bcm_at, %bcm_at, 8;"));
 }
 
 #[test]
