@@ -16,6 +16,7 @@ use crate::{
     ptx_text::{
         Statement, Variable, bodies, closes_a_body, declared_variable, of_a_float, one_64_bit_word, statements, words,
     },
+    special_registers,
 };
 
 /// Where an address may come from.
@@ -300,7 +301,7 @@ fn loaded<'p>(
                     false => names.variables[name].read_at(offset),
                 })
                 .collect();
-            // (A read at one of several tables is held between them, where other variables' words lie.)
+            // (A read at one of several tables is held inside one of them, at a word of either.)
             let tables: BTreeSet<&str> = variables_in(&from).map(|(name, _)| name).collect();
             if from.iter().any(|origin| !matches!(origin, Origin::Variable(..))) || tables.len() > 1 {
                 read.insert(Origin::Number);
@@ -356,45 +357,91 @@ pub(crate) fn origins_of<'p>(operand: &str, names: &Names<'p>, origins: &BTreeMa
     from
 }
 
-/// A global, constant or generic access at an address that may be a number (the PTX line).
+/// Why [`given`] refuses an access (each with the PTX line).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MadeFromANumber(pub String);
+pub enum Ungiven {
+    /// A global, constant or generic access at an address that may be a number.
+    MadeFromANumber(String),
+    /// An instruction with an address whose memory the checks do not follow (`wmma.store`, a
+    /// matrix's rows a register's stride apart).
+    Unfollowed(String),
+}
 
-impl fmt::Display for MadeFromANumber {
-    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        write!(
-            f,
-            "reads or writes at an address that may be made from a number, not from a pointer the kernel is given \
-             or a table's address (`{}`): a pointer that is null, kept in a local array, or passed to or returned \
-             from a function that does not inline, or a word of a table that holds numbers beside pointers where \
-             the index does not tell which it reads, reaches any address of the process; declare a table of \
-             pointers `constexpr` (NVRTC compiles a `__constant__` one read at a fixed index to null pointers), \
-             keep its numbers in a table of their own, and write such a function `__forceinline__`",
-            self.0
-        )
+impl Ungiven {
+    /// The PTX line of the access refused.
+    pub fn line(&self) -> &str {
+        match self {
+            Ungiven::MadeFromANumber(line) | Ungiven::Unfollowed(line) => line,
+        }
     }
 }
 
+impl fmt::Display for Ungiven {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            Ungiven::MadeFromANumber(line) => write!(
+                f,
+                "reads or writes at an address that may be made from a number, not from a pointer the kernel is \
+                 given or a table's address (`{line}`): a pointer that is null, kept in a local array, or passed to \
+                 or returned from a function that does not inline, or a word of a table that holds numbers beside \
+                 pointers where the index does not tell which it reads, reaches any address of the process; \
+                 declare a table of pointers `constexpr` (NVRTC compiles a `__constant__` one read at a fixed \
+                 index to null pointers), keep its numbers in a table of their own, and write such a function \
+                 `__forceinline__`"
+            ),
+            Ungiven::Unfollowed(line) => write!(
+                f,
+                "reads or writes memory with an instruction whose reach the grader does not follow (`{line}`; a \
+                 tensor-core matrix load or store reaches rows a stride apart): read and write with plain loads and \
+                 stores, and the tile with the course's `load` and `store`"
+            ),
+        }
+    }
+}
+
+/// The kinds of instruction with an address whose memory the checks follow: an element or a
+/// vector of them (`ld`, `st`, an atomic), a copy, a cache hint, and shared memory's matrix loads
+/// and stores and barriers (their state space named, or their address a given one).
+const FOLLOWED: [&str; 13] = [
+    "ld",
+    "ldu",
+    "st",
+    "atom",
+    "red",
+    "cp",
+    "prefetch",
+    "prefetchu",
+    "discard",
+    "applypriority",
+    "ldmatrix",
+    "stmatrix",
+    "mbarrier",
+];
+
 /// Whether every global, constant and generic access of `ptx` is at an address made from a module
-/// variable's or one the launch gives (the variables named in `host_set` hold one, set by the host).
-pub fn given(ptx: &str, host_set: &[&str]) -> Result<(), MadeFromANumber> {
+/// variable's or one the launch gives (the variables named in `host_set` hold one, set by the host),
+/// and of a kind whose memory the checks follow.
+pub fn given(ptx: &str, host_set: &[&str]) -> Result<(), Ungiven> {
     let names = declared(ptx);
     for body in bodies(ptx) {
         let statements = statements(body);
         let origins = origins(body, &statements, &names, host_set);
-        let checked = |s: &&Statement| {
-            ["ld", "ldu", "st", "atom", "red", "cp", "prefetch", "prefetchu", "discard", "applypriority"]
-                .contains(&s.kind())
-                && (matches!(s.space(), "" | "global" | "const") || s.op.contains(".global"))
-        };
-        for access in statements.iter().filter(checked) {
+        let line = |access: &Statement| format!("{} {};", access.op, access.operands.join(", "));
+        // (A texture or surface, reached by a handle, is refused by `special_registers`.)
+        let by_handle = |s: &Statement| special_registers::BY_HANDLE.contains(&s.kind());
+        for access in statements.iter().filter(|s| s.address().is_some() && !by_handle(s)) {
+            if !FOLLOWED.contains(&access.kind()) {
+                return Err(Ungiven::Unfollowed(line(access)));
+            }
+            if !(matches!(access.space(), "" | "global" | "const") || access.op.contains(".global")) {
+                continue;
+            }
             for operand in access.operands.iter().filter(|o| o.starts_with('[')) {
                 // (A tensor's coordinates follow its map's address: `[%rd5, {%r1, %r2}]`.)
                 let address = operand.split([',', '{']).next().unwrap_or_default();
                 let from = origins_of(address, &names, &origins);
                 if from.is_empty() || from.contains(&Origin::Number) {
-                    let line = format!("{} {};", access.op, access.operands.join(", "));
-                    return Err(MadeFromANumber(line));
+                    return Err(Ungiven::MadeFromANumber(line(access)));
                 }
             }
         }

@@ -4,10 +4,9 @@
 //! that names its space stays in it: `ld.const` in the constant bank, `ld.global` in global
 //! memory, where every buffer a launch is given is zeroed or compared after it). [`kept`] holds
 //! every generic access whose address is made from one `.global` or `.const` variable inside that
-//! variable, a read at one of several variables of one space between the first one's start and
-//! the last one's end (the module's data of that space), and refuses what it cannot hold: a write
-//! at an address that may be made from several variables, a read at ones of two spaces, or an
-//! address handed on (stored in memory other than the function's local memory, returned, passed
+//! variable, a read at one of several variables inside one of them, and refuses what it cannot
+//! hold: a write at an address that may be made from several variables, an instruction that
+//! reaches past its address (`wmma.load`), or an address handed on (stored in memory other than the function's local memory, returned, passed
 //! to a function other than `printf`'s and `assert`'s), where no instruction shows where it is used.
 //! An address stored in local memory (a string `printf` prints with `%s`) may come back from it:
 //! a 64-bit word loaded from local memory may be any address the function stored there. One a
@@ -25,7 +24,7 @@ use crate::{
     address_origins::{Names, declared, origins, origins_of, variables_in},
     low_bits::{self, LowBits},
     ptx_text::{
-        Every, Statement, access_bytes, address_parts, bodies, handed_on, held_between, held_inside, instructions,
+        Every, Statement, access_bytes, address_parts, bodies, handed_on, held_in_one, held_inside, instructions,
         one_64_bit_word, statements,
     },
 };
@@ -33,8 +32,8 @@ use crate::{
 /// Why an access at a module variable's address cannot be held inside it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Unkept {
-    /// An access whose address may be made from more than one variable (a write, or a read at
-    /// variables of two spaces), or from one of unknown size (the PTX line).
+    /// An access whose address may be made from more than one variable (a write), from one of
+    /// unknown size, or one that reaches past its address (the PTX line).
     Unbounded(String),
     /// A variable's address stored in memory other than local memory, returned, or passed to a
     /// function other than `vprintf` and `__assertfail`.
@@ -46,9 +45,9 @@ impl fmt::Display for Unkept {
         match self {
             Unkept::Unbounded(line) => write!(
                 f,
-                "reads or writes at an address that may lie in any of several tables (`{line}`), where no one \
-                 bound holds it: a write, or tables of two kinds (`__constant__` and `__device__`): index each \
-                 table by itself"
+                "reads or writes at a table's address where no bound holds it (`{line}`): a write at an address \
+                 that may lie in any of several tables, or an instruction that reaches past its address; index \
+                 each table by itself"
             ),
             Unkept::HandedOn => write!(
                 f,
@@ -131,17 +130,18 @@ fn keep_in_body<'p>(
             return Err(unbounded());
         }
         let [name] = named.iter().copied().collect::<Vec<_>>()[..] else {
-            // A read at one of several tables of one space (`refs[row & 1].at[i]` of `{{a}, {b}}`)
-            // is held between the first one's start and the last one's end: the module's data of
-            // that space, whose words it reads as numbers ([`crate::address_origins`]).
-            let space = variables[named.first().ok_or_else(unbounded)?].space;
-            let lasts: Option<Vec<(&str, u64)>> =
-                named.iter().map(|name| Some((*name, variables[name].bytes?.checked_sub(width)?))).collect();
-            let read_of_one_space = access.kind() == "ld" && named.iter().all(|name| variables[name].space == space);
-            let (Some(lasts), Some(generic), true) = (lasts, generic(space), read_of_one_space) else {
-                return Err(unbounded());
-            };
-            out.push_str(&held_between(text, &lasts, generic.then_some(space)).ok_or_else(unbounded)?);
+            // A read at one of several tables (`refs[row & 1].at[i]` of `{{a}, {b}}`) is held
+            // inside one of them, whose words it reads as numbers ([`crate::address_origins`]).
+            let held: Option<Vec<(&str, u64, Option<&str>)>> = named
+                .iter()
+                .map(|name| {
+                    let variable = &variables[name];
+                    let generic = generic(variable.space)?.then_some(variable.space);
+                    Some((*name, variable.bytes?.checked_sub(width)?, generic))
+                })
+                .collect();
+            let (Some(held), "ld") = (held, access.kind()) else { return Err(unbounded()) };
+            out.push_str(&held_in_one(text, &held).ok_or_else(unbounded)?);
             out.push('\n');
             continue;
         };

@@ -128,8 +128,10 @@ impl Statement {
         self.op.split('.').next().unwrap_or_default()
     }
 
+    /// Whether it writes memory, not a register: an atomic, or any instruction whose first
+    /// operand is an address (`st`, `red`, `cp`'s destination, `wmma.store`, `prefetch`'s hint).
     pub(crate) fn writes_memory(&self) -> bool {
-        ["st", "atom", "red", "cp"].contains(&self.kind())
+        self.kind() == "atom" || self.operands.first().is_some_and(|o| o.starts_with('['))
     }
 
     /// The values a store or an atomic writes to memory (an atomic's first operand is the old value it returns).
@@ -217,13 +219,21 @@ pub(crate) fn instructions(line: &str) -> Vec<Statement> {
     code.split(';').filter_map(Statement::parse).collect()
 }
 
-/// The bytes an `ld`/`st` of `op` reads or writes: `ld.local.v4.u32` reads 16.
+/// The bytes a load, store or atomic of `op` reads or writes: `ld.local.v4.u32` reads 16. `None`
+/// for other instructions, whose type is not their footprint (`wmma.load...f32` reads a matrix's
+/// rows, a register's stride apart).
 pub(crate) fn access_bytes(op: &str) -> Option<u64> {
     let parts: Vec<&str> = op.split('.').collect();
+    if !ELEMENT_ACCESSES.contains(parts.first()?) {
+        return None;
+    }
     let lanes = parts.iter().find_map(|p| p.strip_prefix('v')?.parse::<u64>().ok()).unwrap_or(1);
     let bits: u64 = parts.last()?.get(1..)?.parse().ok()?;
     Some(lanes * bits / 8)
 }
+
+/// The kinds of instruction that read or write one element, or a vector of them, at their address.
+const ELEMENT_ACCESSES: [&str; 5] = ["ld", "ldu", "st", "atom", "red"];
 
 /// Whether an access of `op` moves one 64-bit word, as wide as an address (not a vector of them).
 pub(crate) fn one_64_bit_word(op: &str) -> bool {
@@ -321,28 +331,33 @@ pub(crate) fn held_inside(
     ))
 }
 
-/// `line`, one access at `[base+offset]`, with its address held between the lowest of `starts`'
-/// addresses (variables', each with the last offset an access may have past it) and the highest
-/// of their last places, as [`held_inside`] holds one; made generic by `cvta` if `generic_space`
-/// names their space.
-pub(crate) fn held_between(line: &str, starts: &[(&str, u64)], generic_space: Option<&str>) -> Option<String> {
+/// `line`, one access at `[base+offset]`, with its address held inside one of `tables` (each a
+/// variable's name, the last offset an access may have past it, and its space where the address
+/// is generic, made so by `cvta`): left where it lies inside one, else held inside the first, as
+/// [`held_inside`] holds one. (Not anywhere between them: a module's data with an initializer and
+/// without, or of two spaces, may lie apart.)
+pub(crate) fn held_in_one(line: &str, tables: &[(&str, u64, Option<&str>)]) -> Option<String> {
     let Access { indent, access, base, offset, after } = Access::of(line)?;
-    if starts.iter().any(|(start, _)| *start == base) {
+    let ([first, rest @ ..], false) = (tables, tables.iter().any(|(start, ..)| *start == base)) else {
         return None;
-    }
-    let mut hull = String::from("mov.u64 %bcm_low, 0xffffffffffffffff; mov.u64 %bcm_high, 0; ");
-    for (start, last) in starts {
-        hull += &format!("mov.u64 %bcm_base, {start}; ");
-        hull += &generic_space.map(|space| format!("cvta.{space}.u64 %bcm_base, %bcm_base; ")).unwrap_or_default();
-        hull += &format!(
-            "min.u64 %bcm_low, %bcm_low, %bcm_base; add.u64 %bcm_base, %bcm_base, {last}; \
-             max.u64 %bcm_high, %bcm_high, %bcm_base; "
+    };
+    let past = |(start, _, generic_space): &(&str, u64, Option<&str>)| {
+        let to_generic =
+            generic_space.map(|space| format!("cvta.{space}.u64 %bcm_base, %bcm_base; ")).unwrap_or_default();
+        format!("mov.u64 %bcm_base, {start}; {to_generic}sub.u64 %bcm_past, %bcm_at, %bcm_base; ")
+    };
+    let mut held =
+        format!("{}min.u64 %bcm_past, %bcm_past, {}; add.u64 %bcm_held, %bcm_base, %bcm_past; ", past(first), first.1);
+    for table in rest {
+        held += &format!(
+            "{}setp.le.u64 %bcm_inside, %bcm_past, {}; selp.b64 %bcm_held, %bcm_at, %bcm_held, %bcm_inside; ",
+            past(table),
+            table.1
         );
     }
     Some(format!(
-        "{indent}{{ .reg .b64 %bcm_at; .reg .b64 %bcm_base; .reg .b64 %bcm_low; .reg .b64 %bcm_high; {hull}\
-         add.s64 %bcm_at, {base}, {offset}; sub.u64 %bcm_at, %bcm_at, %bcm_low; sub.u64 %bcm_high, %bcm_high, %bcm_low; \
-         min.u64 %bcm_at, %bcm_at, %bcm_high; add.u64 %bcm_at, %bcm_low, %bcm_at; {access}[%bcm_at]{after} }}"
+        "{indent}{{ .reg .b64 %bcm_at; .reg .b64 %bcm_base; .reg .b64 %bcm_past; .reg .b64 %bcm_held; \
+         .reg .pred %bcm_inside; add.s64 %bcm_at, {base}, {offset}; {held}{access}[%bcm_held]{after} }}"
     ))
 }
 

@@ -31,7 +31,7 @@ const LAUNCH_SHAPE: &[&str] = &[
 
 /// The instructions that reach a texture or surface by its handle, a number no launch is given:
 /// what one reads or writes is the process's, not the kernel's inputs (`tex1Dfetch<unsigned>(7, i)`).
-const BY_HANDLE: &[&str] = &["tex", "tld4", "txq", "suld", "sust", "sured", "suq"];
+pub(crate) const BY_HANDLE: &[&str] = &["tex", "tld4", "txq", "suld", "sust", "sured", "suq"];
 
 /// The special registers `ptx`'s instructions read that are not of the launch's shape (`%clock64`,
 /// `%pm0`, `%smid`, ...), `pmevent` if it signals the performance monitors, and the instructions

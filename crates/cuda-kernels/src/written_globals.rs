@@ -77,12 +77,13 @@ fn writes<'p>(ptx: &'p str, exempt: &[&str]) -> Vec<(String, &'p str)> {
                 false => derived.get(w).cloned(),
             })
         };
-        let store = ["st.", "atom.", "red."].iter().any(|p| op.starts_with(p));
-        let found: Vec<String> = if store {
-            let (address, values) = match op.starts_with("atom.") {
-                true => (operands.get(1), operands.get(2..).unwrap_or(&[])),
-                false => (operands.first(), operands.get(1..).unwrap_or(&[])),
-            };
+        // Whatever has an address and does more than read there writes it: a store, an atomic,
+        // a copy's destination, `wmma.store`, `discard`.
+        let kind = op.split('.').next().unwrap_or_default();
+        let reads_only = READERS.contains(&kind) || op.starts_with("wmma.load");
+        let address_at = operands.iter().position(|o| o.starts_with('[')).filter(|_| !reads_only);
+        let found: Vec<String> = if let Some(at) = address_at {
+            let (address, values) = (operands.get(at), operands.get(at + 1..).unwrap_or(&[]));
             let lasting = !op.contains(".shared") && !op.contains(".local") && !op.contains(".param");
             let target = address.filter(|_| lasting).and_then(from_global);
             // Its address stored anywhere escapes where it cannot be followed; but for a string
@@ -122,6 +123,9 @@ fn writes<'p>(ptx: &'p str, exempt: &[&str]) -> Vec<(String, &'p str)> {
     written
 }
 
+/// The kinds of instruction that only read at their address.
+const READERS: [&str; 6] = ["ld", "ldu", "ldmatrix", "prefetch", "prefetchu", "applypriority"];
+
 /// The module-scope variables of `ptx`, `.global` and `.const`, in the order it declares them:
 /// the memory a launch may leave for the next.
 pub fn module_variables(ptx: &str) -> Vec<&str> {
@@ -134,6 +138,17 @@ pub fn module_variables(ptx: &str) -> Vec<&str> {
 /// `__unnamed_1`).
 pub fn compilers_string(name: &str) -> bool {
     name.starts_with("$str") || name.starts_with("__unnamed_")
+}
+
+/// Whether a `.global` variable of `ptx` is a temporary the compiler made for a reference to bind
+/// (`constexpr unsigned&& r = 0u;` declares `.global .align 4 .u32 __unnamed_1;`), not a string
+/// (an array of bytes).
+pub fn compilers_temporary(ptx: &str, name: &str) -> bool {
+    let declaration = |line: &str| {
+        let declared = line.trim().strip_suffix(';')?.split('=').next()?;
+        (declared_name(declared, &[".global"])? == name).then(|| declared.contains(".b8 "))
+    };
+    name.starts_with("__unnamed_") && ptx.lines().find_map(declaration) == Some(false)
 }
 
 /// The name `declaration` (up to its `=`, if any) declares in one of `spaces`.
@@ -207,6 +222,15 @@ mod tests {
         let pointer = ".const .align 8 .u64 p = generic(table)+4;\n".to_owned()
             + &COUNTER.replace("\tret;", "\tld.const.u64 \t%rd6, [p];\n\tatom.add.u32 \t%r5, [%rd6], 1;\n\tret;");
         assert_eq!(written_globals(&pointer, &["bcm_places_outside"]), ["table"], "through a pointer it holds");
+        let matrix = counter.replace(
+            "atom.global.add.u32 \t%r3, [%rd5], 1;",
+            "wmma.store.d.sync.aligned.row.m8n8k32.global.s32 \t[%rd5], {%r2, %r2}, %r1;",
+        );
+        assert_eq!(written_globals(&matrix, &["bcm_places_outside"]), ["seen"], "a matrix's store");
+        // A temporary a reference binds, and a string, both named by the compiler.
+        let temporary = ".global .align 4 .u32 __unnamed_1;\n.global .align 1 .b8 __unnamed_2[3] = {102, 40, 41};\n";
+        assert!(compilers_temporary(temporary, "__unnamed_1"));
+        assert!(!compilers_temporary(temporary, "__unnamed_2") && !compilers_temporary(temporary, "seen"));
         // A number a table holds beside a pointer (`{{table, 7u}}`) is no address: storing it stores data.
         let choices = ".const .align 8 .u64 choices[2] = {generic(table), 7};
 "

@@ -196,10 +196,9 @@ pub(crate) fn compile_file(gpu: &Gpu, manifest: &Manifest, file: &Path, entry: &
 /// Why a variable the compiled code writes is refused, in words.
 fn lasting(variable: &str) -> String {
     format!(
-        "writes {}, which lasts from one launch to the next, or passes its address on \
+        "writes {variable}, which lasts from one launch to the next, or passes its address on \
          where it could be written (the code after your part could read it to act otherwise when it is \
-         profiled): {KEEP_IN_LOCALS}",
-        variable_named(variable)
+         profiled): {KEEP_IN_LOCALS}"
     )
 }
 
@@ -219,7 +218,12 @@ pub const KEEP_IN_LOCALS: &str = "keep values in locals, tables in `__constant__
 /// A module-scope variable as the learner wrote it, from its name in the PTX: C++ names come
 /// mangled there (NVRTC 13.0: `_ZZ9column_atjjE5calls` for a `static` in `column_at`,
 /// `_ZN6tables4hitsE` for `tables::hits`).
-fn variable_named(variable: &str) -> String {
+fn variable_named(ptx: &str, variable: &str) -> String {
+    if written_globals::compilers_temporary(ptx, variable) {
+        return "a temporary that a reference declared outside a function binds (`constexpr unsigned&& r = 0u;` \
+                keeps one for the whole program)"
+            .to_owned();
+    }
     if written_globals::compilers_string(variable) {
         return "a string literal".to_owned();
     }
@@ -293,7 +297,7 @@ impl<'m> LastingMemory<'m> {
     fn changed(&self, gpu: &Gpu) -> Result<Option<String>, GpuError> {
         for (name, before) in &self.before {
             if self.module.bytes(gpu, name)? != *before {
-                return Ok(Some(variable_named(name)));
+                return Ok(Some(variable_named(self.module.ptx(), name)));
             }
         }
         Ok(None)
@@ -354,7 +358,7 @@ pub(crate) fn graded_ptx(compute_capability: (i32, i32), ptx: &str) -> Result<St
     let refused = |log: String| refused_at("", log);
     // (Before registers are zeroed at entry: a register's 0 there is no value the code gave it.)
     address_origins::given(ptx, &[crate::within::RECORD_AT])
-        .map_err(|number| refused_at(&number.0, number.to_string()))?;
+        .map_err(|ungiven| refused_at(ungiven.line(), ungiven.to_string()))?;
     let zeroed = zeroed_registers::at_each_entry(ptx);
     let confined = local_memory::confined(&zeroed).map_err(|unconfined| {
         refused(format!(
@@ -377,7 +381,7 @@ pub(crate) fn graded_ptx(compute_capability: (i32, i32), ptx: &str) -> Result<St
     })?;
     // (Read as `given` reads it: which word of a table a load reads, from NVRTC's code.)
     match written_globals::first_write(ptx, &[crate::within::RECORD]) {
-        Some((variable, line)) => Err(refused_at(line, lasting(&variable))),
+        Some((variable, line)) => Err(refused_at(line, lasting(&variable_named(ptx, &variable)))),
         None => Ok(kept),
     }
 }
@@ -1077,18 +1081,26 @@ mod tests {
             "{messages:?}"
         );
         // As NVRTC 13.0 names them.
-        assert!(lasting("_ZZ13bcm_part_slotjjE1n").contains("writes `n`, a `static` variable of `slot`,"));
-        assert_eq!(variable_named("_ZZ9column_atjjE5calls"), "`calls`, a `static` variable of `column_at`");
-        assert_eq!(variable_named("_ZZ4slotILi3EEjjE4seen"), "`seen`, a `static` variable of `slot`");
-        assert_eq!(variable_named("_ZZ4mainE5tEble_0"), "`tEble`, a `static` variable of `main`");
-        assert_eq!(variable_named("_ZZN1a1bEvE1c"), "`c`, a function's `static` variable");
-        assert_eq!(variable_named("_ZN6tables4hitsE"), "`tables::hits`");
+        assert!(
+            lasting(&variable_named("", "_ZZ13bcm_part_slotjjE1n"))
+                .contains("writes `n`, a `static` variable of `slot`,")
+        );
+        assert_eq!(variable_named("", "_ZZ9column_atjjE5calls"), "`calls`, a `static` variable of `column_at`");
+        assert_eq!(variable_named("", "_ZZ4slotILi3EEjjE4seen"), "`seen`, a `static` variable of `slot`");
+        assert_eq!(variable_named("", "_ZZ4mainE5tEble_0"), "`tEble`, a `static` variable of `main`");
+        assert_eq!(variable_named("", "_ZZN1a1bEvE1c"), "`c`, a function's `static` variable");
+        assert_eq!(variable_named("", "_ZN6tables4hitsE"), "`tables::hits`");
         let unnamed =
             "_ZN44_INTERNAL_00000000_13_submission_cu_row_sums46_GLOBAL__N__00000000_13_submission_cu_row_sums6hiddenE";
-        assert_eq!(variable_named(unnamed), "`hidden`");
-        assert_eq!(variable_named("_ZN5tableIiE4dataE"), "a variable the compiler names `_ZN5tableIiE4dataE`");
-        assert_eq!(variable_named("_ZZ99xE"), "a function's `static` variable");
-        assert_eq!(variable_named("seen"), "`seen`");
-        assert!(lasting("$str$1").contains("writes a string literal") && lasting("__unnamed_1").contains("literal"));
+        assert_eq!(variable_named("", unnamed), "`hidden`");
+        assert_eq!(variable_named("", "_ZN5tableIiE4dataE"), "a variable the compiler names `_ZN5tableIiE4dataE`");
+        assert_eq!(variable_named("", "_ZZ99xE"), "a function's `static` variable");
+        assert_eq!(variable_named("", "seen"), "`seen`");
+        assert_eq!(variable_named("", "$str$1"), "a string literal");
+        // `__unnamed_1`: a string (assert's function name), or a temporary as NVRTC 13.0 declares it.
+        let strings = ".global .align 1 .b8 __unnamed_1[4] = {109, 97, 105, 110};";
+        assert_eq!(variable_named(strings, "__unnamed_1"), "a string literal");
+        let temporary = variable_named(".global .align 4 .u32 __unnamed_1;", "__unnamed_1");
+        assert!(temporary.starts_with("a temporary that a reference declared outside a function binds"), "{temporary}");
     }
 }

@@ -22,7 +22,32 @@ fn with(lines: &str) -> String {
 }
 
 fn refused_at(ptx: &str) -> Option<String> {
-    given(ptx, &[]).err().map(|number| number.0)
+    given(ptx, &[]).err().map(|ungiven| ungiven.line().to_owned())
+}
+
+#[test]
+fn an_access_whose_reach_the_checks_do_not_follow_is_refused_wherever_it_is() {
+    // `__hmma_m16n16k16_st_c_f32` at a table's address: the matrix's rows lie `%r2` elements apart.
+    let store = with(
+        "\tmov.u64 \t%rd5, table;\n\twmma.store.d.sync.aligned.row.m16n16k16.global.f32 \t[%rd5], \
+         {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8}, %r2;\n",
+    );
+    let line =
+        "wmma.store.d.sync.aligned.row.m16n16k16.global.f32 [%rd5], {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8}, %r2;";
+    assert_eq!(given(&store, &[]), Err(Ungiven::Unfollowed(line.into())));
+    assert_eq!(
+        given(&store.replace(".global.f32", ".shared.f32"), &[]),
+        Err(Ungiven::Unfollowed(line.replace(".global", ".shared")))
+    );
+    // Shared memory's matrix loads and barriers are followed; a barrier at a generic address made
+    // from a number is refused as any access there is.
+    let shared = with(
+        "\tldmatrix.sync.aligned.m8n8.x4.shared.b16 \t{%r1, %r2, %r3, %r4}, [%r5];\n\
+                       \tmbarrier.init.shared::cta.b64 \t[%r6], %r7;\n",
+    );
+    assert_eq!(given(&shared, &[]), Ok(()));
+    let generic = with("\tmbarrier.init.b64 \t[%rd9], %r7;\n");
+    assert_eq!(given(&generic, &[]), Err(Ungiven::MadeFromANumber("mbarrier.init.b64 [%rd9], %r7;".into())));
 }
 
 #[test]
@@ -137,7 +162,7 @@ fn a_tables_word_read_where_its_low_bits_allow_only_addresses_is_one() {
     assert_eq!(refused_at(&with_choices(&number)).as_deref(), Some("ld.u32 %r3, [%rd9];"));
     let either = pointer.replace("16;", "8;");
     assert_eq!(refused_at(&with_choices(&either)).as_deref(), Some("ld.u32 %r3, [%rd9];"));
-    // A word read at either of two tables, held between them where other variables' words lie.
+    // A word read at either of two tables, held inside one of them, at a word of either.
     let two = pointer.replace("\tadd.s64 \t%rd7, %rd6, %rd5;", "\tselp.b64 \t%rd7, %rd6, refs, %p1;");
     assert_eq!(refused_at(&with_choices(&two)).as_deref(), Some("ld.u32 %r3, [%rd9];"));
     // Members of 24 bytes, `{7u, table, 3u}`: the word 8 bytes into one is 2 modulo 3.

@@ -69,8 +69,9 @@ fn what_cannot_be_held_inside_one_variable_is_refused() {
         "\tmov.u64 \t%rd7, constants;\n\tcvta.const.u64 \t%rd8, %rd7;\n\tselp.b64 \t%rd8, %rd8, %rd4, %p1;\n\
          \tld.u32 \t%r5, [%rd8];\n",
     );
-    assert_eq!(kept(&either, &either), Err(Unkept::Unbounded("ld.u32 \t%r5, [%rd8];".into())));
-    // A write at either of two tables of one space (whose data between them is other variables').
+    let wider = either.replace("ld.u32", "ld.v4.u64");
+    assert_eq!(kept(&wider, &wider), Err(Unkept::Unbounded("ld.v4.u64 \t%r5, [%rd8];".into())), "wider than one");
+    // A write at either of two tables.
     let written = with("\tmov.u64 \t%rd7, $str;\n\tselp.b64 \t%rd8, %rd7, %rd3, %p1;\n\tst.u8 \t[%rd8], %r1;\n");
     assert_eq!(kept(&written, &written), Err(Unkept::Unbounded("st.u8 \t[%rd8], %r1;".into())));
     // A constant's own address read as generic memory, not as its bank.
@@ -100,10 +101,10 @@ fn an_address_stored_in_local_memory_is_followed_back_out_of_it() {
         )
     );
     // Two tables' addresses in one local array: the word loaded back may be either, and a read at
-    // it is held between them (the string's 3 bytes hold no 4-byte read).
+    // it is held inside one of them (the string's 3 bytes hold no 4-byte read).
     let either =
         with(&format!("\tmov.u64 \t%rd9, $str;\n\tst.local.u64 \t[%rd7+8], %rd9;\n{stored}\tld.u8 \t%r5, [%rd8];\n"));
-    assert!(kept_text(&either).contains("mov.u64 %bcm_base, $str; min.u64 %bcm_low, %bcm_low, %bcm_base;"));
+    assert!(kept_text(&either).contains("mov.u64 %bcm_base, $str; sub.u64 %bcm_past, %bcm_at, %bcm_base;"));
     let wider = either.replace("ld.u8", "ld.u32");
     assert_eq!(kept(&wider, &wider), Err(Unkept::Unbounded("ld.u32 \t%r5, [%rd8];".into())));
     // A 32-bit word of local memory is a number.
@@ -144,11 +145,15 @@ fn an_address_a_variable_holds_from_the_start_is_followed_out_of_it() {
         ),
         "{far}"
     );
-    // Either of two tables (at an index it is given): refused. Made a global address, it stays in
-    // global memory.
+    // Either of two tables (at an index it is given): held inside one of them. Made a global
+    // address, it stays in global memory.
     let either =
         through("refs", "\tld.u32 \t%r5, [%rd8+40000];\n").replace("[%rd7];", "[%rd7];\n\tadd.s64 \t%rd7, %rd7, %rd2;");
-    assert_eq!(kept(&either, &either), Err(Unkept::Unbounded("ld.u32 \t%r5, [%rd8+40000];".into())));
+    let held = kept_text(&either);
+    assert!(
+        held.contains("selp.b64 %bcm_held, %bcm_at, %bcm_held, %bcm_inside; ld.u32 \t%r5, [%bcm_held]; }"),
+        "{held}"
+    );
     // The word read from the table is held inside it, whatever space the load names: past its end
     // lies what another variable holds, a number. Made a global address, what it points to stays
     // in global memory.
@@ -216,21 +221,28 @@ fn a_read_of_a_tables_address_word_is_held_to_the_words_its_low_bits_allow() {
 }
 
 #[test]
-fn a_read_at_either_of_two_tables_of_one_space_is_held_between_them() {
-    // `refs[row & 1].at[i]` of `{{table}, {other}}`: from the lower table's start to the higher one's last word.
+fn a_read_at_either_of_two_tables_is_held_inside_one_of_them() {
+    // `refs[row & 1].at[i]` of `{{table}, {other}}`: where it lies inside one, else inside the first.
     let either = with(
         "\tmov.u64 \t%rd7, $str;\n\tselp.b64 \t%rd8, %rd7, %rd3, %p1;\n\tadd.s64 \t%rd8, %rd8, %rd2;\n\tld.u8 \t%r5, [%rd8+1];\n",
     );
     let held = kept_text(&either);
     assert!(
         held.contains(
-            "mov.u64 %bcm_low, 0xffffffffffffffff; mov.u64 %bcm_high, 0; mov.u64 %bcm_base, $str; \
-             min.u64 %bcm_low, %bcm_low, %bcm_base; add.u64 %bcm_base, %bcm_base, 2; max.u64 %bcm_high, %bcm_high, %bcm_base; \
-             mov.u64 %bcm_base, table; min.u64 %bcm_low, %bcm_low, %bcm_base; add.u64 %bcm_base, %bcm_base, 31; \
-             max.u64 %bcm_high, %bcm_high, %bcm_base; add.s64 %bcm_at, %rd8, 1; sub.u64 %bcm_at, %bcm_at, %bcm_low; \
-             sub.u64 %bcm_high, %bcm_high, %bcm_low; min.u64 %bcm_at, %bcm_at, %bcm_high; add.u64 %bcm_at, %bcm_low, %bcm_at; \
-             ld.u8 \t%r5, [%bcm_at]; }"
+            "add.s64 %bcm_at, %rd8, 1; mov.u64 %bcm_base, $str; sub.u64 %bcm_past, %bcm_at, %bcm_base; \
+             min.u64 %bcm_past, %bcm_past, 2; add.u64 %bcm_held, %bcm_base, %bcm_past; \
+             mov.u64 %bcm_base, table; sub.u64 %bcm_past, %bcm_at, %bcm_base; setp.le.u64 %bcm_inside, %bcm_past, 31; \
+             selp.b64 %bcm_held, %bcm_at, %bcm_held, %bcm_inside; ld.u8 \t%r5, [%bcm_held]; }"
         ),
         "{held}"
     );
+    // Tables of two spaces, each made generic by its own `cvta`; a write at either is refused.
+    let spaces = either
+        .replace("mov.u64 \t%rd7, $str;", "mov.u64 \t%rd6, constants;\n\tcvta.const.u64 \t%rd7, %rd6;")
+        .replace("%rd7, %rd3, %p1;", "%rd7, %rd4, %p1;");
+    let held = kept_text(&spaces);
+    assert!(held.contains("mov.u64 %bcm_base, constants; cvta.const.u64 %bcm_base, %bcm_base;"), "{held}");
+    assert!(held.contains("mov.u64 %bcm_base, table; cvta.global.u64 %bcm_base, %bcm_base;"), "{held}");
+    let write = either.replace("ld.u8 \t%r5, [%rd8+1];", "st.u8 \t[%rd8+1], %r5;");
+    assert_eq!(kept(&write, &write), Err(Unkept::Unbounded("st.u8 \t[%rd8+1], %r5;".into())));
 }
