@@ -13,6 +13,13 @@ const TILES_LOAD_READS: &str = " (the code after your part reads and writes the 
                                 `store`, which take a tile of the starter's element type: declare yours of that type, \
                                 not `volatile`, `const` or another)";
 
+/// Said after NVRTC's error for a function it takes for the host's, whose advice (`-default-device`)
+/// is a flag the learner does not pass.
+const DEVICE_FUNCTIONS_ONLY: &str = " (the course compiles your file as it is: mark each function of yours \
+                                     `__device__`, and give a lambda's parameters their types, `[](unsigned r, \
+                                     unsigned c)`, as one with `auto` parameters is a template NVRTC takes for the \
+                                     host's)";
+
 /// The errors of `log`, each `file:line: error: message`, with `program` (the name NVRTC was given)
 /// shown as `shown`. A log in no known form comes back as its first lines, prefixed by `shown`.
 pub fn errors(log: &str, program: &str, shown: &str) -> Vec<String> {
@@ -21,6 +28,9 @@ pub fn errors(log: &str, program: &str, shown: &str) -> Vec<String> {
         .lines()
         .filter_map(error_line)
         .map(|line| match line.strip_prefix(program).filter(|rest| rest.starts_with(':')) {
+            Some(rest) if rest.contains("host functions are not allowed in JIT mode") => {
+                format!("{shown}{rest}{DEVICE_FUNCTIONS_ONLY}")
+            }
             Some(rest) => format!("{shown}{rest}"),
             None if line.starts_with("shared_load.cuh:") && line.contains("[with Element=") => {
                 format!("{line}{TILES_LOAD_READS}")
@@ -95,6 +105,17 @@ mod tests {
             ["shared_load.cuh:3: error: x", "alice/exercise.cu:4: error: cannot open source file \"secret.h\""]
         );
         assert_eq!(scrub("a/b and 1/2 stay; /x is x"), "a/b and 1/2 stay; x is x");
+    }
+
+    #[test]
+    fn a_function_nvrtc_takes_for_the_hosts_is_told_what_to_write() {
+        let log = "submission.cu(20): error: A function without execution space annotations (__host__/__device__/\
+                   __global__) is considered a host function, and host functions are not allowed in JIT mode. \
+                   Consider using -default-device flag to process unannotated functions as __device__ functions in \
+                   JIT mode\n";
+        let told = errors(log, "submission.cu", "mine.cu");
+        assert!(told[0].starts_with("mine.cu:20: error: A function without execution space"), "{told:?}");
+        assert!(told[0].ends_with("is a template NVRTC takes for the host's)"), "{told:?}");
     }
 
     #[test]

@@ -7,6 +7,7 @@ use super::{
     course_headers, header_tokens,
     region::{Found, Outside, problem},
     syntax::{self, KEYWORDS, binary_operator, operators_spelled},
+    words,
 };
 use crate::{
     declared,
@@ -199,6 +200,10 @@ pub(super) fn pragma_operators(code: &[Token]) -> Found {
             inside.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| !w.is_empty()).collect();
         if let Some(why) = pragma_problem(&words) {
             return problem(pragma.line, why);
+        }
+        // (The compiler reads the string's words as code: `_Pragma("unroll (__TIME__[7] - '0')")`.)
+        if let Some(word) = words.iter().find(|word| words::OF_ITS_PLACE.contains(word)) {
+            return words::of_its_place(pragma.line, word);
         }
     }
     Ok(())

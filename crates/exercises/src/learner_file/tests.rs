@@ -381,6 +381,10 @@ fn the_region_cannot_reach_beyond_itself() {
         ("_Pragma(\"GCC optimize(\\\"O0\\\")\") int f() { return 0; }", "`#pragma GCC` would go on"),
         ("#define DO(x) _Pragma(#x)\nDO(pack(1))\nint f() { return 0; }", "`_Pragma` here takes a string that a macro"),
         ("#define STR(x) #x\n_Pragma(STR(pack(1)))\nint f() { return 0; }", "`_Pragma` here takes a string"),
+        (
+            "int f() { int x = 0; _Pragma(\"unroll (__TIME__[7] - '0' + 1)\") for (int i = 0; i < 9; ++i) x += i; return x; }",
+            "`__TIME__` takes its value from where it is used",
+        ),
         ("int f() { return syncthreads_or(1); }", "`syncthreads_or` is a barrier"),
         ("#define bcm_part_f f\nint f() { return 0; }", "names beginning with `bcm_` are the grader's"),
         ("#define __forceinline__ __noinline__\nint f() { return 0; }", "`#define __forceinline__`: names beginning"),
@@ -396,6 +400,12 @@ fn the_region_cannot_reach_beyond_itself() {
         ("#define WAIT __syncwarp\nint f() { WAIT(); return 0; }", "`__syncwarp` is a barrier"),
         ("int f() { return __barrier_sync_count(1, 64), 0; }", "`__barrier_sync_count` is a barrier"),
         ("int f() { __nvvm_bar_sync_all(0); return 0; }", "`__nvvm_bar_sync_all` is one of"),
+        (
+            "int f() { float c[8] = {}; __hmma_m16n16k16_st_c_f32(nullptr, c, 8u, 0); return 0; }",
+            "`__hmma_m16n16k16_st_c_f32` is one of the compiler's tensor-core matrix loads and stores",
+        ),
+        ("int f() { int c[2] = {}; __imma_m8n8k32_st_c_i32(nullptr, c, 0u, 0); return 0; }", "`__imma_m8n8k32_st"),
+        ("int f() { float d[8]; __mma_tf32_m16n16k8_ld_c(d, nullptr, 8u, 0); return 0; }", "`__mma_tf32_m16n16k8"),
         ("int f() { return __cudaGet_blockIdx().x; }", "`__cudaGet_blockIdx` is a macro of NVRTC's own headers"),
         ("#define B __cudaGet_gridDim\nint f() { return 0; }", "`__cudaGet_gridDim` is a macro of NVRTC's"),
         ("int f() { auto (__pragma) = [](unsigned v) { return v; }; return __pragma(1); }", "`__pragma` is MSVC's"),

@@ -49,6 +49,18 @@ pub(super) fn refused_name(token: &Token, outside: &Outside) -> Found {
                 ),
             );
         }
+        // The compiler's tensor-core matrix loads and stores (`__hmma_m16n16k16_st_c_f32`, which
+        // NVRTC declares unasked), whose rows lie a stride apart.
+        name if matrix_built_in(name) => {
+            return problem(
+                line,
+                format!(
+                    "`{name}` is one of the compiler's tensor-core matrix loads and stores, which reach rows a \
+                     stride apart where the checks do not follow them: read and write with plain loads and stores, \
+                     and the tile with the course's `load` and `store`"
+                ),
+            );
+        }
         // MSVC's words, which NVRTC reads as names (a lambda's), and the checks as attributes.
         "__pragma" | "__declspec" => {
             return problem(
@@ -71,6 +83,13 @@ pub(super) fn refused_name(token: &Token, outside: &Outside) -> Found {
         _ => {}
     }
     Ok(())
+}
+
+/// Whether `name` is one of the compiler's matrix built-ins: `__mma_`, `__hmma_`, `__imma_`,
+/// `__bmma_` or `__dmma_` and the shape.
+fn matrix_built_in(name: &str) -> bool {
+    let kind = name.strip_prefix("__").and_then(|rest| rest.split_once("mma_")).map(|(kind, _)| kind);
+    kind.is_some_and(|kind| kind.len() <= 1 && kind.chars().all(|c| c.is_ascii_lowercase()))
 }
 
 /// A word that tells the compiler what it may assume.
@@ -98,39 +117,43 @@ pub(super) fn no_assumption(expanded: &[Token]) -> Found {
 /// the check would not see as one) or when it is compiled (`__TIME__`: the checked, recorded and
 /// profiled builds are compiled at other times).
 pub(super) fn no_word_of_its_place(tokens: &[Token]) -> Found {
-    if let Some(place) = tokens.iter().find(|t| {
-        matches!(
-            t.text.as_str(),
-            "__LINE__"
-                | "__COUNTER__"
-                | "__builtin_LINE"
-                | "__builtin_COLUMN"
-                | "__builtin_FILE"
-                | "__builtin_FUNCTION"
-                | "__builtin_source_location"
-                | "__FILE__"
-                | "__BASE_FILE__"
-                | "__FILE_NAME__"
-                | "__builtin_is_constant_evaluated"
-                | "__func__"
-                | "__FUNCTION__"
-                | "__PRETTY_FUNCTION__"
-                | "__TIME__"
-                | "__DATE__"
-                | "__TIMESTAMP__"
-        )
-    }) {
-        return problem(
-            place.line,
-            format!(
-                "`{}` takes its value from where it is used (its line, function or file, or whether the compiler \
-                 evaluates it) or when it is compiled, so the code after your part could see other values than the \
-                 checks: write the value out",
-                place.text
-            ),
-        );
+    match tokens.iter().find(|t| OF_ITS_PLACE.contains(&t.text.as_str())) {
+        Some(place) => of_its_place(place.line, &place.text),
+        None => Ok(()),
     }
-    Ok(())
+}
+
+/// The words whose value is where they are used, or when they are compiled.
+pub(super) const OF_ITS_PLACE: [&str; 17] = [
+    "__LINE__",
+    "__COUNTER__",
+    "__builtin_LINE",
+    "__builtin_COLUMN",
+    "__builtin_FILE",
+    "__builtin_FUNCTION",
+    "__builtin_source_location",
+    "__FILE__",
+    "__BASE_FILE__",
+    "__FILE_NAME__",
+    "__builtin_is_constant_evaluated",
+    "__func__",
+    "__FUNCTION__",
+    "__PRETTY_FUNCTION__",
+    "__TIME__",
+    "__DATE__",
+    "__TIMESTAMP__",
+];
+
+/// Why `word`, one of [`OF_ITS_PLACE`], on `line` is refused.
+pub(super) fn of_its_place(line: usize, word: &str) -> Found {
+    problem(
+        line,
+        format!(
+            "`{word}` takes its value from where it is used (its line, function or file, or whether the compiler \
+             evaluates it) or when it is compiled, so the code after your part could see other values than the \
+             checks: write the value out"
+        ),
+    )
 }
 
 /// A CUDA keyword spelled out as an attribute.
