@@ -299,6 +299,19 @@ pub(crate) struct Every {
     pub(crate) step: u64,
 }
 
+impl Every {
+    /// `m` and `s` such that `x * m >> s` is `x / step` for every `x` up to `last` (below 2^31):
+    /// a multiply and a shift, where PTX's `div.u64` is a call to a routine of many instructions.
+    /// With `n` the bits of `last` and `l` those of `step - 1`, `m` is `2^(n + l) / step` rounded
+    /// up, which is less than `2^(n + 1)` (Granlund and Montgomery, 1994).
+    pub(crate) fn quotient_by_multiplying(self, last: u64) -> Option<(u64, u32)> {
+        let n = 64 - last.leading_zeros();
+        let l = 64 - (self.step.checked_sub(1)?).leading_zeros();
+        let s = n + l;
+        (n <= 31 && s < 64).then(|| ((1u64 << s).div_ceil(self.step), s))
+    }
+}
+
 /// `line`, one access at `[base+offset]`, with its address held between `start` (a variable's
 /// address, which `mov` takes into `register`, made generic by `cvta` if `generic_space` names its
 /// space) and `last` bytes past it: its offset from `start`, as an unsigned number, at most `last`
@@ -318,11 +331,17 @@ pub(crate) fn held_inside(
         generic_space.map(|space| format!("cvta.{space}.u64 {register}, {register}; ")).unwrap_or_default();
     // The variable's own name is an address `mov` takes, not an operand of `add`.
     let base = if base == start { register } else { base };
-    let to_a_place = places
-        .map(|Every { first, step }| {
-            format!("div.u64 %bcm_at, %bcm_at, {step}; mul.lo.u64 %bcm_at, %bcm_at, {step}; add.u64 %bcm_at, %bcm_at, {first}; ")
-        })
-        .unwrap_or_default();
+    let to_a_place = match places {
+        Some(places) => {
+            let (multiplier, shift) = places.quotient_by_multiplying(last)?;
+            let Every { first, step } = places;
+            format!(
+                "mul.lo.u64 %bcm_at, %bcm_at, {multiplier}; shr.u64 %bcm_at, %bcm_at, {shift}; \
+                 mul.lo.u64 %bcm_at, %bcm_at, {step}; add.u64 %bcm_at, %bcm_at, {first}; "
+            )
+        }
+        None => String::new(),
+    };
     Some(format!(
         "{indent}{{ .reg .b64 %bcm_at; .reg .b64 {register}; mov.u64 {register}, {start}; {to_generic}\
          add.s64 %bcm_at, {base}, {offset}; sub.u64 %bcm_at, %bcm_at, {register}; \

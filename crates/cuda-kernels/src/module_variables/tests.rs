@@ -191,8 +191,8 @@ fn a_read_of_a_tables_address_word_is_held_to_the_words_its_low_bits_allow() {
     let kept = kept_text(&choices);
     assert!(
         kept.contains(
-            "min.u64 %bcm_at, %bcm_at, 16; div.u64 %bcm_at, %bcm_at, 16; mul.lo.u64 %bcm_at, %bcm_at, 16; \
-             add.u64 %bcm_at, %bcm_at, 0; add.u64 %bcm_at, %bcm_base, %bcm_at; ld.const.u64"
+            "min.u64 %bcm_at, %bcm_at, 16; mul.lo.u64 %bcm_at, %bcm_at, 32; shr.u64 %bcm_at, %bcm_at, 9; \
+             mul.lo.u64 %bcm_at, %bcm_at, 16; add.u64 %bcm_at, %bcm_at, 0; add.u64 %bcm_at, %bcm_base, %bcm_at; ld.const.u64"
         ),
         "{kept}"
     );
@@ -211,13 +211,32 @@ fn a_read_of_a_tables_address_word_is_held_to_the_words_its_low_bits_allow() {
         .replace("choices[4]", "choices[6]")
         .replace("%r9, 16;", "%r9, 24;")
         .replace("[%rd9]", "[%rd9+8]");
-    let held = "min.u64 %bcm_at, %bcm_at, 32; div.u64 %bcm_at, %bcm_at, 24; mul.lo.u64 %bcm_at, %bcm_at, 24; \
-                add.u64 %bcm_at, %bcm_at, 8; add.u64";
+    let held = "min.u64 %bcm_at, %bcm_at, 32; mul.lo.u64 %bcm_at, %bcm_at, 86; shr.u64 %bcm_at, %bcm_at, 11; \
+                mul.lo.u64 %bcm_at, %bcm_at, 24; add.u64 %bcm_at, %bcm_at, 8; add.u64";
     assert!(kept_text(&of_three).contains(held), "{}", kept_text(&of_three));
     let one = of_three
         .replace("{7, generic(table), 3, 7, generic(table), 3}", "{7, generic(table), 3}")
         .replace("choices[6]", "choices[3]");
-    assert!(kept_text(&one).contains("min.u64 %bcm_at, %bcm_at, 8; div.u64 %bcm_at, %bcm_at, 16; mul.lo.u64 %bcm_at, %bcm_at, 16; add.u64 %bcm_at, %bcm_at, 8;"));
+    assert!(kept_text(&one).contains(
+        "min.u64 %bcm_at, %bcm_at, 8; mul.lo.u64 %bcm_at, %bcm_at, 16; shr.u64 %bcm_at, %bcm_at, 8; \
+         mul.lo.u64 %bcm_at, %bcm_at, 16; add.u64 %bcm_at, %bcm_at, 8;"
+    ));
+}
+
+#[test]
+fn a_quotient_by_multiplying_is_the_quotient_up_to_the_last_place() {
+    let exact = |step: u64, last: u64| {
+        let (multiplier, shift) = Every { first: 0, step }.quotient_by_multiplying(last).unwrap();
+        (0..=last).all(|x| x * multiplier >> shift == x / step)
+    };
+    assert!((1..=200).all(|step| [0, 7, 8, 100, 1000, 4095, 4096].iter().all(|&last| exact(step, last))));
+    // The widest a table may be, at its last places, and steps of every size.
+    for step in [8, 24, 40, 56, 72, 1 << 20, (1 << 31) - 1] {
+        let (multiplier, shift) = Every { first: 0, step }.quotient_by_multiplying((1 << 31) - 1).unwrap();
+        let top = ((1u64 << 31) - 2048..1 << 31).chain((0..2048).map(|k| k * step)).filter(|x| *x < 1 << 31);
+        assert!(top.into_iter().all(|x| x * multiplier >> shift == x / step), "{step}");
+    }
+    assert_eq!(Every { first: 0, step: 8 }.quotient_by_multiplying(1 << 31), None, "a table past 2^31 bytes");
 }
 
 #[test]
