@@ -227,14 +227,14 @@ fn a_read_of_a_tables_address_word_is_held_to_the_words_its_low_bits_allow() {
 fn a_quotient_by_multiplying_is_the_quotient_up_to_the_last_place() {
     let exact = |step: u64, last: u64| {
         let (multiplier, shift) = Every { first: 0, step }.quotient_by_multiplying(last).unwrap();
-        (0..=last).all(|x| x * multiplier >> shift == x / step)
+        (0..=last).all(|x| (x * multiplier) >> shift == x / step)
     };
     assert!((1..=200).all(|step| [0, 7, 8, 100, 1000, 4095, 4096].iter().all(|&last| exact(step, last))));
     // The widest a table may be, at its last places, and steps of every size.
     for step in [8, 24, 40, 56, 72, 1 << 20, (1 << 31) - 1] {
         let (multiplier, shift) = Every { first: 0, step }.quotient_by_multiplying((1 << 31) - 1).unwrap();
         let top = ((1u64 << 31) - 2048..1 << 31).chain((0..2048).map(|k| k * step)).filter(|x| *x < 1 << 31);
-        assert!(top.into_iter().all(|x| x * multiplier >> shift == x / step), "{step}");
+        assert!(top.into_iter().all(|x| (x * multiplier) >> shift == x / step), "{step}");
     }
     assert_eq!(Every { first: 0, step: 8 }.quotient_by_multiplying(1 << 31), None, "a table past 2^31 bytes");
 }
