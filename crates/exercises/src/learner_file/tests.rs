@@ -157,6 +157,8 @@ fn a_part_in_a_kernel_declares_its_tile_and_leaves_its_use_to_the_code_after() {
         ("__shared__ unsigned (tile)[32][33];", "shared memory that only your part reads"),
         ("extern __shared__ unsigned tile[];", "the grader's launches give none"),
         ("__shared__ unsigned tile[32][33] = {};", "a `__shared__` variable takes no initializer"),
+        ("__shared__ decltype(0u) tile[32][33];", "declares the tile with its element type written in a way"),
+        ("__shared__ __typeof__(0u) tile[32][33];", "declares the tile with its element type written in a way"),
         ("__shared__ unsigned tile[32][33], stash[4] = {};", "shared memory that only your part reads"),
         ("__shared__ unsigned tile[32][33];\nunsigned seen = tile[0][32];", "your part uses `tile`"),
         ("__shared__ unsigned tile[32][33];\nunsigned* flat = &tile[0][0];", "your part uses `tile`"),

@@ -60,6 +60,15 @@ pub(super) fn no_tile_read_or_own_shared(plain: &[Token], outside: &Outside) -> 
                     .into(),
             );
         }
+        if outside.inside_function && tile_declaration(plain, at, &tiles) == Some(TypeWritten::Otherwise) {
+            return problem(
+                shared.line,
+                "`__shared__` here declares the tile with its element type written in a way the checks do not \
+                 read (`decltype(...)`, `__typeof__(...)`, a template's arguments): write the type by name, as the \
+                 starter does"
+                    .into(),
+            );
+        }
         return problem(
             shared.line,
             "`__shared__` here declares shared memory that only your part reads, which holds whatever the last \
@@ -78,33 +87,45 @@ pub(super) fn no_tile_read_or_own_shared(plain: &[Token], outside: &Outside) -> 
 /// there (`tiles`: `__shared__ unsigned tile[32][33];`), a declarator in parentheses, a second
 /// one, or another name, however the code after names its own.
 fn own_shared_variable(code: &[Token], inside_function: bool, tiles: &BTreeSet<&str>) -> Option<usize> {
-    let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
-    let one_tile = |at: usize| {
-        let (bound, end) = shared_declaration(code, at);
-        let declaration = at + 1..end;
-        // (Outside the bounds' brackets: `[32 + (PAD)]` is a bound.)
-        let mut depth = 0i64;
-        let outside_bounds = declaration.clone().filter(|&i| {
-            depth += i64::from(text(i) == "[") - i64::from(text(i) == "]");
-            depth == 0 && text(i) != "]"
-        });
-        // (`extern __shared__ unsigned tile[][33];` is memory the launch does not give.)
-        let dynamic = (statement_start(code, at)..at).any(|i| text(i) == "extern");
-        !dynamic
-            && bound > at + 1
-            && tiles.contains(text(bound - 1))
-            && !outside_bounds.into_iter().any(|i| matches!(text(i), "(" | "," | "{" | "="))
-            // (A type by another name too: `uint8_t`, `Row` of `using Row = unsigned[33];`.)
-            && (at + 1..bound - 1).all(|i| {
-                code[i].kind == Kind::Identifier || matches!(text(i), "static" | "volatile" | "const" | "::")
-            })
-    };
     let mut open = 0;
     code.iter().enumerate().find_map(|(at, t)| {
-        let own = t.text == "__shared__" && (!inside_function || open > 0 || !one_tile(at));
+        let one_tile = || tile_declaration(code, at, tiles) == Some(TypeWritten::Plainly);
+        let own = t.text == "__shared__" && (!inside_function || open > 0 || !one_tile());
         open += brace_step(t);
         own.then_some(at)
     })
+}
+
+/// How a tile's declaration writes its element type.
+#[derive(Debug, PartialEq, Eq)]
+enum TypeWritten {
+    /// By names alone: `unsigned`, `uint8_t`, `Row` of `using Row = unsigned[33];`, with `static`,
+    /// `volatile`, `const`, `::`.
+    Plainly,
+    /// Otherwise: `decltype(0u)`, `__typeof__(x)`, `Box<unsigned>`.
+    Otherwise,
+}
+
+/// How the declaration whose `__shared__` is at `at` writes its type, where it declares one of
+/// `tiles` alone (one declarator, not in parentheses, without an initializer, not `extern`).
+fn tile_declaration(code: &[Token], at: usize, tiles: &BTreeSet<&str>) -> Option<TypeWritten> {
+    let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
+    let (bound, end) = shared_declaration(code, at);
+    // (Outside the bounds' brackets: `[32 + (PAD)]` is a bound.)
+    let mut depth = 0i64;
+    let mut outside_bounds = (bound..end).filter(|&i| {
+        depth += i64::from(text(i) == "[") - i64::from(text(i) == "]");
+        depth == 0 && text(i) != "]"
+    });
+    // (`extern __shared__ unsigned tile[][33];` is memory the launch does not give.)
+    let dynamic = (statement_start(code, at)..at).any(|i| text(i) == "extern");
+    let alone = !dynamic
+        && bound > at + 1
+        && tiles.contains(text(bound - 1))
+        && !outside_bounds.any(|i| matches!(text(i), "(" | "," | "{" | "="));
+    let plainly = (at + 1..bound - 1)
+        .all(|i| code[i].kind == Kind::Identifier || matches!(text(i), "static" | "volatile" | "const" | "::"));
+    alone.then_some(if plainly { TypeWritten::Plainly } else { TypeWritten::Otherwise })
 }
 
 /// The declaration whose `__shared__` is at `at`: where its first `[` is (the declarator's name
