@@ -357,29 +357,30 @@ pub(crate) fn origins_of<'p>(operand: &str, names: &Names<'p>, origins: &BTreeMa
     from
 }
 
-/// Why [`given`] refuses an access (each with the PTX line).
+/// An access [`given`] refuses: why, its PTX line, and the body it is in (its place among the
+/// module's, as `ptx_text::bodies` counts them).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Ungiven {
-    /// A global, constant or generic access at an address that may be a number.
-    MadeFromANumber(String),
-    /// An instruction with an address whose memory the checks do not follow (`wmma.store`, a
-    /// matrix's rows a register's stride apart).
-    Unfollowed(String),
+pub struct Ungiven {
+    pub why: Why,
+    pub line: String,
+    pub body: usize,
 }
 
-impl Ungiven {
-    /// The PTX line of the access refused.
-    pub fn line(&self) -> &str {
-        match self {
-            Ungiven::MadeFromANumber(line) | Ungiven::Unfollowed(line) => line,
-        }
-    }
+/// Why [`given`] refuses an access.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Why {
+    /// A global, constant or generic access at an address that may be a number.
+    MadeFromANumber,
+    /// An instruction with an address whose memory the checks do not follow (`wmma.store`, a
+    /// matrix's rows a register's stride apart).
+    Unfollowed,
 }
 
 impl fmt::Display for Ungiven {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        match self {
-            Ungiven::MadeFromANumber(line) => write!(
+        let line = &self.line;
+        match self.why {
+            Why::MadeFromANumber => write!(
                 f,
                 "reads or writes at an address that may be made from a number, not from a pointer the kernel is \
                  given or a table's address (`{line}`): a pointer that is null, kept in a local array, or passed to \
@@ -389,7 +390,7 @@ impl fmt::Display for Ungiven {
                  index to null pointers), keep its numbers in a table of their own, and write such a function \
                  `__forceinline__`"
             ),
-            Ungiven::Unfollowed(line) => write!(
+            Why::Unfollowed => write!(
                 f,
                 "reads or writes memory with an instruction whose reach the grader does not follow (`{line}`; a \
                  tensor-core matrix load or store reaches rows a stride apart): read and write with plain loads and \
@@ -423,15 +424,17 @@ const FOLLOWED: [&str; 13] = [
 /// and of a kind whose memory the checks follow.
 pub fn given(ptx: &str, host_set: &[&str]) -> Result<(), Ungiven> {
     let names = declared(ptx);
-    for body in bodies(ptx) {
+    for (index, body) in bodies(ptx).into_iter().enumerate() {
         let statements = statements(body);
         let origins = origins(body, &statements, &names, host_set);
-        let line = |access: &Statement| format!("{} {};", access.op, access.operands.join(", "));
+        let refused = |why, access: &Statement| {
+            Err(Ungiven { why, line: format!("{} {};", access.op, access.operands.join(", ")), body: index })
+        };
         // (A texture or surface, reached by a handle, is refused by `special_registers`.)
         let by_handle = |s: &Statement| special_registers::BY_HANDLE.contains(&s.kind());
         for access in statements.iter().filter(|s| s.address().is_some() && !by_handle(s)) {
             if !FOLLOWED.contains(&access.kind()) {
-                return Err(Ungiven::Unfollowed(line(access)));
+                return refused(Why::Unfollowed, access);
             }
             if !(matches!(access.space(), "" | "global" | "const") || access.op.contains(".global")) {
                 continue;
@@ -441,7 +444,7 @@ pub fn given(ptx: &str, host_set: &[&str]) -> Result<(), Ungiven> {
                 let address = operand.split([',', '{']).next().unwrap_or_default();
                 let from = origins_of(address, &names, &origins);
                 if from.is_empty() || from.contains(&Origin::Number) {
-                    return Err(Ungiven::MadeFromANumber(line(access)));
+                    return refused(Why::MadeFromANumber, access);
                 }
             }
         }

@@ -5,11 +5,12 @@
 
 use std::collections::BTreeMap;
 
-use crate::ptx_text::{Statement, instructions};
+use crate::ptx_text::{Statement, bodies, instructions};
 
-/// The name of the file (as `.file` gives it) and the line that the first instruction of `ptx`
-/// that is `instruction` (`st.global.u32 [%rd6], %r1;`, spaced in any way) came from.
-pub fn source_line<'p>(ptx: &'p str, instruction: &str) -> Option<(&'p str, u32)> {
+/// The name of the file (as `.file` gives it) and the line that the first instruction of body
+/// `body` of `ptx` (its place among them, as `ptx_text::bodies` counts them) that is `instruction`
+/// (`st.global.u32 [%rd6], %r1;`, spaced in any way) came from.
+pub fn source_line<'p>(ptx: &'p str, body: usize, instruction: &str) -> Option<(&'p str, u32)> {
     let wanted = Statement::parse(instruction)?;
     let same = |found: &Statement| found.op == wanted.op && found.operands == wanted.operands;
     let files: BTreeMap<&str, &str> = ptx
@@ -20,7 +21,7 @@ pub fn source_line<'p>(ptx: &'p str, instruction: &str) -> Option<(&'p str, u32)
         })
         .collect();
     let mut at = None;
-    for line in ptx.lines() {
+    for line in bodies(ptx).get(body)?.lines() {
         if let Some(location) = line.trim().strip_prefix(".loc") {
             let mut words = location.split(|c: char| c.is_whitespace() || c == ',').filter(|w| !w.is_empty());
             at = words.next().zip(words.next().and_then(|line| line.parse::<u32>().ok()));
@@ -43,9 +44,16 @@ mod tests {
 
     #[test]
     fn an_instruction_is_told_the_line_of_the_loc_before_it() {
-        assert_eq!(source_line(PTX, "ld.global.nc.u32 %r14, [%rd8];"), Some(("/home/grader/submission.cu", 25)));
-        assert_eq!(source_line(PTX, "ld.param.u64 %rd1, [k_param_0]"), Some(("/home/grader/submission.cu", 29)));
-        assert_eq!(source_line(PTX, "st.global.u32 [%rd8], %r14;"), None);
-        assert_eq!(source_line(&PTX.replace("\t.loc\t1 29 0\n", ""), "ld.param.u64 %rd1, [k_param_0];"), None);
+        let file = "/home/grader/submission.cu";
+        assert_eq!(source_line(PTX, 0, "ld.global.nc.u32 %r14, [%rd8];"), Some((file, 25)));
+        assert_eq!(source_line(PTX, 0, "ld.param.u64 %rd1, [k_param_0]"), Some((file, 29)));
+        assert_eq!(source_line(PTX, 0, "st.global.u32 [%rd8], %r14;"), None);
+        assert_eq!(source_line(&PTX.replace("\t.loc\t1 29 0\n", ""), 0, "ld.param.u64 %rd1, [k_param_0];"), None);
+        // The same instruction in a function before: the line of the one in the body told.
+        let helper = ".func h()\n{\n\t.loc\t1 7 0\n\tld.global.nc.u32 \t%r14, [%rd8];\n\tret;\n}\n";
+        let both = format!("{helper}{PTX}");
+        assert_eq!(source_line(&both, 0, "ld.global.nc.u32 %r14, [%rd8];"), Some((file, 7)));
+        assert_eq!(source_line(&both, 1, "ld.global.nc.u32 %r14, [%rd8];"), Some((file, 25)));
+        assert_eq!(source_line(&both, 2, "ld.global.nc.u32 %r14, [%rd8];"), None);
     }
 }

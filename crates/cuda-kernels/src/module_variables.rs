@@ -33,8 +33,9 @@ use crate::{
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Unkept {
     /// An access whose address may be made from more than one variable (a write), from one of
-    /// unknown size, or one that reaches past its address (the PTX line).
-    Unbounded(String),
+    /// unknown size, or one that reaches past its address: its PTX line, and the body it is in
+    /// (its place among the module's, as `ptx_text::bodies` counts them).
+    Unbounded { line: String, body: usize },
     /// A variable's address stored in memory other than local memory, returned, or passed to a
     /// function other than `vprintf` and `__assertfail`.
     HandedOn,
@@ -43,7 +44,7 @@ pub enum Unkept {
 impl fmt::Display for Unkept {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         match self {
-            Unkept::Unbounded(line) => write!(
+            Unkept::Unbounded { line, .. } => write!(
                 f,
                 "reads or writes at a table's address where no bound holds it (`{line}`): a write at an address \
                  that may lie in any of several tables, or an instruction that reaches past its address; index \
@@ -71,7 +72,7 @@ pub fn kept(ptx: &str, compiled: &str) -> Result<String, Unkept> {
     let bodies = bodies(ptx);
     let after_the_last = &ptx[bodies.iter().map(|body| body.len()).sum::<usize>()..];
     for (index, body) in bodies.into_iter().enumerate() {
-        keep_in_body(body, &names, low_bits.get(index), &mut out)?;
+        keep_in_body(body, index, &names, low_bits.get(index), &mut out)?;
     }
     out.push_str(after_the_last);
     Ok(out)
@@ -80,6 +81,7 @@ pub fn kept(ptx: &str, compiled: &str) -> Result<String, Unkept> {
 /// [`kept`] for one function's `body` (where a register's name means one register), written to `out`.
 fn keep_in_body<'p>(
     body: &'p str,
+    index: usize,
     names: &Names<'p>,
     low_bits: Option<&BTreeMap<String, LowBits>>,
     out: &mut String,
@@ -114,7 +116,7 @@ fn keep_in_body<'p>(
             continue;
         };
         let from = of(access.address().unwrap_or_default());
-        let unbounded = || Unkept::Unbounded(text.trim().to_owned());
+        let unbounded = || Unkept::Unbounded { line: text.trim().to_owned(), body: index };
         let named: BTreeSet<&str> = from.iter().map(|(name, _)| *name).collect();
         let all_generic = from.iter().all(|(_, generic)| *generic);
         // A global variable's generic address is its global one: the base is of the kind the

@@ -21,17 +21,18 @@ use crate::{
 /// The names of the `.global` variables of `ptx` that its code writes or lets escape, but for
 /// `exempt` (the grader's own), in the order they are first written.
 pub fn written_globals(ptx: &str, exempt: &[&str]) -> Vec<String> {
-    writes(ptx, exempt).into_iter().map(|(name, _)| name).collect()
+    writes(ptx, exempt).into_iter().map(|(name, ..)| name).collect()
 }
 
-/// The first variable [`written_globals`] finds, and the line of `ptx` that first writes it or lets
-/// its address escape.
-pub fn first_write<'p>(ptx: &'p str, exempt: &[&str]) -> Option<(String, &'p str)> {
+/// The first variable [`written_globals`] finds, the line of `ptx` that first writes it or lets
+/// its address escape, and the body that line is in (its place among the module's, as
+/// `ptx_text::bodies` counts them).
+pub fn first_write<'p>(ptx: &'p str, exempt: &[&str]) -> Option<(String, &'p str, usize)> {
     writes(ptx, exempt).into_iter().next()
 }
 
-/// Each variable [`written_globals`] finds, with the first line that writes it.
-fn writes<'p>(ptx: &'p str, exempt: &[&str]) -> Vec<(String, &'p str)> {
+/// Each variable [`written_globals`] finds, with the first line that writes it and its body.
+fn writes<'p>(ptx: &'p str, exempt: &[&str]) -> Vec<(String, &'p str, usize)> {
     // (`.const` data, `__constant__` in C++, too: a store to an address made from its own,
     // `cvta.const` then `st.global`, lands in the device memory behind the constant bank, and its
     // address passed to a function, `p + (table - p)` there, could be written the same way.)
@@ -56,7 +57,7 @@ fn writes<'p>(ptx: &'p str, exempt: &[&str]) -> Vec<(String, &'p str)> {
     let (mut body, no_bits) = (0, BTreeMap::new());
     // Each register that holds an address derived from a variable's, and the variable.
     let mut derived: BTreeMap<String, String> = BTreeMap::new();
-    let mut written: Vec<(String, &str)> = Vec::new();
+    let mut written: Vec<(String, &str, usize)> = Vec::new();
     let mut depth = 0;
     for line in ptx.lines() {
         // A register's name means one register in one function's body.
@@ -115,8 +116,8 @@ fn writes<'p>(ptx: &'p str, exempt: &[&str]) -> Vec<(String, &'p str)> {
             Vec::new()
         };
         for name in found {
-            if !written.iter().any(|(seen, _)| *seen == name) {
-                written.push((name, line));
+            if !written.iter().any(|(seen, ..)| *seen == name) {
+                written.push((name, line, body));
             }
         }
     }

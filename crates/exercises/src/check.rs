@@ -345,8 +345,9 @@ fn submission_ptx(
 /// address may be made from a number, or the code writes a variable of its own, which lasts.
 pub(crate) fn graded_ptx(compute_capability: (i32, i32), ptx: &str) -> Result<String, GpuError> {
     // (Told the learner's line of the instruction refused, where it came from the learner's file.)
-    let refused_at = |instruction: &str, log: String| {
-        let line = line_info::source_line(ptx, instruction)
+    let refused_at = |instruction: Option<(usize, &str)>, log: String| {
+        let line = instruction
+            .and_then(|(body, instruction)| line_info::source_line(ptx, body, instruction))
             .filter(|(file, _)| file.rsplit('/').next() == Some(PROGRAM_NAME))
             .map_or(String::new(), |(_, line)| format!("{PROGRAM_NAME}({line}): error: "));
         GpuError::Compile {
@@ -355,10 +356,10 @@ pub(crate) fn graded_ptx(compute_capability: (i32, i32), ptx: &str) -> Result<St
             log: format!("{line}the compiled code {log}"),
         }
     };
-    let refused = |log: String| refused_at("", log);
+    let refused = |log: String| refused_at(None, log);
     // (Before registers are zeroed at entry: a register's 0 there is no value the code gave it.)
     address_origins::given(ptx, &[crate::within::RECORD_AT])
-        .map_err(|ungiven| refused_at(ungiven.line(), ungiven.to_string()))?;
+        .map_err(|ungiven| refused_at(Some((ungiven.body, &ungiven.line)), ungiven.to_string()))?;
     let zeroed = zeroed_registers::at_each_entry(ptx);
     let confined = local_memory::confined(&zeroed).map_err(|unconfined| {
         refused(format!(
@@ -368,8 +369,8 @@ pub(crate) fn graded_ptx(compute_capability: (i32, i32), ptx: &str) -> Result<St
     })?;
     let kept = module_variables::kept(&confined, ptx).map_err(|unkept| {
         let instruction = match &unkept {
-            module_variables::Unkept::Unbounded(line) => line.as_str(),
-            module_variables::Unkept::HandedOn => "",
+            module_variables::Unkept::Unbounded { line, body } => Some((*body, line.as_str())),
+            module_variables::Unkept::HandedOn => None,
         };
         refused_at(
             instruction,
@@ -381,7 +382,7 @@ pub(crate) fn graded_ptx(compute_capability: (i32, i32), ptx: &str) -> Result<St
     })?;
     // (Read as `given` reads it: which word of a table a load reads, from NVRTC's code.)
     match written_globals::first_write(ptx, &[crate::within::RECORD]) {
-        Some((variable, line)) => Err(refused_at(line, lasting(&variable_named(ptx, &variable)))),
+        Some((variable, line, body)) => Err(refused_at(Some((body, line)), lasting(&variable_named(ptx, &variable)))),
         None => Ok(kept),
     }
 }

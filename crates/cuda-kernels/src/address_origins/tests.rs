@@ -22,7 +22,7 @@ fn with(lines: &str) -> String {
 }
 
 fn refused_at(ptx: &str) -> Option<String> {
-    given(ptx, &[]).err().map(|ungiven| ungiven.line().to_owned())
+    given(ptx, &[]).err().map(|ungiven| ungiven.line)
 }
 
 #[test]
@@ -34,10 +34,13 @@ fn an_access_whose_reach_the_checks_do_not_follow_is_refused_wherever_it_is() {
     );
     let line =
         "wmma.store.d.sync.aligned.row.m16n16k16.global.f32 [%rd5], {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8}, %r2;";
-    assert_eq!(given(&store, &[]), Err(Ungiven::Unfollowed(line.into())));
+    let why = |ptx: &str| given(ptx, &[]).map_err(|ungiven| (ungiven.why, ungiven.line, ungiven.body));
+    // (Told by the body it is in, among the module's `bodies`.)
+    let kernel = bodies(&store).iter().position(|body| body.contains("wmma")).unwrap();
+    assert_eq!(why(&store), Err((Why::Unfollowed, line.into(), kernel)));
     assert_eq!(
-        given(&store.replace(".global.f32", ".shared.f32"), &[]),
-        Err(Ungiven::Unfollowed(line.replace(".global", ".shared")))
+        why(&store.replace(".global.f32", ".shared.f32")),
+        Err((Why::Unfollowed, line.replace(".global", ".shared"), kernel))
     );
     // Shared memory's matrix loads and barriers are followed; a barrier at a generic address made
     // from a number is refused as any access there is.
@@ -47,7 +50,7 @@ fn an_access_whose_reach_the_checks_do_not_follow_is_refused_wherever_it_is() {
     );
     assert_eq!(given(&shared, &[]), Ok(()));
     let generic = with("\tmbarrier.init.b64 \t[%rd9], %r7;\n");
-    assert_eq!(given(&generic, &[]), Err(Ungiven::MadeFromANumber("mbarrier.init.b64 [%rd9], %r7;".into())));
+    assert_eq!(why(&generic), Err((Why::MadeFromANumber, "mbarrier.init.b64 [%rd9], %r7;".into(), kernel)));
 }
 
 #[test]

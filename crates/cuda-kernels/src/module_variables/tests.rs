@@ -16,6 +16,9 @@ const MODULE: &str = ".version 8.8\n.target sm_90\n.address_size 64\n\n\
 \tcvta.to.global.u64 \t%rd6, %rd1;\n\tst.global.u32 \t[%rd6], %r2;\n\
 \tret;\n\n}\n";
 
+/// The kernel's place among `MODULE`'s bodies (after its tables' initializers).
+const KERNEL: usize = 3;
+
 /// `MODULE` with `lines` before its `ret`.
 fn with(lines: &str) -> String {
     MODULE.replace("\tret;", &format!("{lines}\tret;"))
@@ -70,13 +73,20 @@ fn what_cannot_be_held_inside_one_variable_is_refused() {
          \tld.u32 \t%r5, [%rd8];\n",
     );
     let wider = either.replace("ld.u32", "ld.v4.u64");
-    assert_eq!(kept(&wider, &wider), Err(Unkept::Unbounded("ld.v4.u64 \t%r5, [%rd8];".into())), "wider than one");
+    assert_eq!(
+        kept(&wider, &wider),
+        Err(Unkept::Unbounded { line: "ld.v4.u64 \t%r5, [%rd8];".into(), body: KERNEL }),
+        "wider than one"
+    );
     // A write at either of two tables.
     let written = with("\tmov.u64 \t%rd7, $str;\n\tselp.b64 \t%rd8, %rd7, %rd3, %p1;\n\tst.u8 \t[%rd8], %r1;\n");
-    assert_eq!(kept(&written, &written), Err(Unkept::Unbounded("st.u8 \t[%rd8], %r1;".into())));
+    assert_eq!(kept(&written, &written), Err(Unkept::Unbounded { line: "st.u8 \t[%rd8], %r1;".into(), body: KERNEL }));
     // A constant's own address read as generic memory, not as its bank.
     let not_generic = with("\tmov.u64 \t%rd7, constants;\n\tld.u32 \t%r5, [%rd7];\n");
-    assert_eq!(kept(&not_generic, &not_generic), Err(Unkept::Unbounded("ld.u32 \t%r5, [%rd7];".into())));
+    assert_eq!(
+        kept(&not_generic, &not_generic),
+        Err(Unkept::Unbounded { line: "ld.u32 \t%r5, [%rd7];".into(), body: KERNEL })
+    );
     // Stored, passed to a function of its own or returned, it is read where no instruction shows.
     let stored = with("\tst.global.u64 \t[%rd6], %rd5;\n");
     assert_eq!(kept(&stored, &stored), Err(Unkept::HandedOn));
@@ -106,7 +116,7 @@ fn an_address_stored_in_local_memory_is_followed_back_out_of_it() {
         with(&format!("\tmov.u64 \t%rd9, $str;\n\tst.local.u64 \t[%rd7+8], %rd9;\n{stored}\tld.u8 \t%r5, [%rd8];\n"));
     assert!(kept_text(&either).contains("mov.u64 %bcm_base, $str; sub.u64 %bcm_past, %bcm_at, %bcm_base;"));
     let wider = either.replace("ld.u8", "ld.u32");
-    assert_eq!(kept(&wider, &wider), Err(Unkept::Unbounded("ld.u32 \t%r5, [%rd8];".into())));
+    assert_eq!(kept(&wider, &wider), Err(Unkept::Unbounded { line: "ld.u32 \t%r5, [%rd8];".into(), body: KERNEL }));
     // A 32-bit word of local memory is a number.
     let number = with(
         "\tst.local.u64 \t[%rd7], %rd5;\n\tld.local.u32 \t%r6, [%rd7];\n\tcvt.u64.u32 \t%rd8, %r6;\n\tld.u32 \t%r5, [%rd8];\n",
@@ -263,5 +273,5 @@ fn a_read_at_either_of_two_tables_is_held_inside_one_of_them() {
     assert!(held.contains("mov.u64 %bcm_base, constants; cvta.const.u64 %bcm_base, %bcm_base;"), "{held}");
     assert!(held.contains("mov.u64 %bcm_base, table; cvta.global.u64 %bcm_base, %bcm_base;"), "{held}");
     let write = either.replace("ld.u8 \t%r5, [%rd8+1];", "st.u8 \t[%rd8+1], %r5;");
-    assert_eq!(kept(&write, &write), Err(Unkept::Unbounded("st.u8 \t[%rd8+1], %r5;".into())));
+    assert_eq!(kept(&write, &write), Err(Unkept::Unbounded { line: "st.u8 \t[%rd8+1], %r5;".into(), body: KERNEL }));
 }
