@@ -38,6 +38,7 @@ mod low_bits;
 pub mod module_variables;
 pub mod ncu;
 mod ptx_text;
+mod read_before_written;
 pub mod sanitizer;
 pub mod sass;
 pub mod source;

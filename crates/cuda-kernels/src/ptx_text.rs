@@ -94,34 +94,29 @@ pub(crate) fn words(operand: &str) -> impl Iterator<Item = &str> {
         .filter(|w| !w.is_empty() && !w.starts_with(|c: char| c.is_ascii_digit()))
 }
 
-/// One PTX instruction: its operation (guard dropped) and operands (a vector's `{...}` is one).
+/// One PTX instruction: its operation (guard dropped) and operands (a vector's `{...}` is one),
+/// and whether a predicate guards it (`@%p1 bra $L__BB0_2;`).
 pub(crate) struct Statement {
     pub(crate) op: String,
     pub(crate) operands: Vec<String>,
+    pub(crate) guarded: bool,
 }
 
 impl Statement {
     /// `text`, one instruction with any braces, labels or guard before it, or `None` for a directive.
     pub(crate) fn parse(text: &str) -> Option<Statement> {
-        let mut text = text.trim();
-        loop {
-            text = text.trim_start_matches(['{', '}']).trim_start();
-            match text.split_once(':') {
-                Some((label, rest))
-                    if !label.is_empty() && !label.contains(char::is_whitespace) && !rest.starts_with(':') =>
-                {
-                    text = rest.trim_start()
-                }
-                _ => break,
-            }
-        }
-        if let Some(guarded) = text.strip_prefix('@') {
-            text = guarded.split_once(char::is_whitespace)?.1.trim_start();
+        let (_, mut text) = labels(text);
+        let guarded = text.starts_with('@');
+        if guarded {
+            text = text[1..].split_once(char::is_whitespace)?.1.trim_start();
         }
         let text = text.trim_end_matches(';').trim();
         let (op, rest) = text.split_once(char::is_whitespace).unwrap_or((text, ""));
-        op.starts_with(|c: char| c.is_ascii_lowercase())
-            .then(|| Statement { op: op.to_owned(), operands: operands(rest).into_iter().map(str::to_owned).collect() })
+        op.starts_with(|c: char| c.is_ascii_lowercase()).then(|| Statement {
+            op: op.to_owned(),
+            operands: operands(rest).into_iter().map(str::to_owned).collect(),
+            guarded,
+        })
     }
 
     pub(crate) fn kind(&self) -> &str {
@@ -161,10 +156,44 @@ impl Statement {
     }
 }
 
+/// The labels at the start of `text` (after any braces), and what follows them.
+fn labels(text: &str) -> (Vec<&str>, &str) {
+    let (mut found, mut text) = (Vec::new(), text.trim());
+    loop {
+        text = text.trim_start_matches(['{', '}']).trim_start();
+        match text.split_once(':') {
+            Some((label, rest))
+                if !label.is_empty() && !label.contains(char::is_whitespace) && !rest.starts_with(':') =>
+            {
+                found.push(label);
+                text = rest.trim_start();
+            }
+            _ => return (found, text),
+        }
+    }
+}
+
+/// A step of a function's code: a label a branch may go to, or an instruction.
+pub(crate) enum Step {
+    Label(String),
+    Do(Statement),
+}
+
 /// The instructions of `ptx`, each whole however many lines it takes (a `call` spans several) and
 /// however many share a line (inline assembly's `{ .reg .b32 t; mov.b32 t, 1; }`); comments,
 /// directives and labels left out.
 pub(crate) fn statements(ptx: &str) -> Vec<Statement> {
+    steps(ptx)
+        .into_iter()
+        .filter_map(|step| match step {
+            Step::Do(statement) => Some(statement),
+            Step::Label(_) => None,
+        })
+        .collect()
+}
+
+/// [`statements`] with the labels between them, in order.
+pub(crate) fn steps(ptx: &str) -> Vec<Step> {
     let (mut found, mut pending) = (Vec::new(), String::new());
     for line in ptx.lines() {
         let code = line.split("//").next().unwrap_or_default();
@@ -172,14 +201,16 @@ pub(crate) fn statements(ptx: &str) -> Vec<Statement> {
             pending.push_str(piece);
             pending.push(' ');
             if piece.trim_end().ends_with(';') {
-                found.extend(Statement::parse(&pending));
+                found.extend(labels(&pending).0.into_iter().map(|label| Step::Label(label.to_owned())));
+                found.extend(Statement::parse(&pending).map(Step::Do));
                 pending.clear();
             }
         }
         // What a line leaves unfinished continues on the next only if it is an instruction's start
         // (`call.uni (retval0),`): a directive without `;` (`.loc 1 35 5`), a label or a brace ends there.
-        let unfinished = pending.trim().trim_start_matches(['{', '}']).trim_start();
+        let (labelled, unfinished) = labels(&pending);
         if Statement::parse(unfinished).is_none() {
+            found.extend(labelled.into_iter().map(|label| Step::Label(label.to_owned())));
             pending.clear();
         }
     }

@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::{
     address_origins::{declared, variables_in},
     low_bits,
-    ptx_text::{bodies, closes_a_body, declared_variable, instruction, one_64_bit_word, statements, words},
+    ptx_text::{bodies, declared_variable, instruction, one_64_bit_word, statements, words},
 };
 
 /// The names of the `.global` variables of `ptx` that its code writes or lets escape, but for
@@ -54,74 +54,124 @@ fn writes<'p>(ptx: &'p str, exempt: &[&str]) -> Vec<(String, &'p str, usize)> {
     let is_address = |name: &str| names.is_address(name);
     let low_bits: Vec<_> =
         bodies(ptx).iter().map(|body| low_bits::of_registers(&statements(body), &is_address)).collect();
-    let (mut body, no_bits) = (0, BTreeMap::new());
-    // Each register that holds an address derived from a variable's, and the variable.
-    let mut derived: BTreeMap<String, String> = BTreeMap::new();
     let mut written: Vec<(String, &str, usize)> = Vec::new();
-    let mut depth = 0;
-    for line in ptx.lines() {
-        // A register's name means one register in one function's body.
-        if closes_a_body(line, &mut depth) {
-            derived.clear();
-            body += 1;
-        }
-        let bits = low_bits.get(body).unwrap_or(&no_bits);
+    for (body, text) in bodies(ptx).into_iter().enumerate() {
+        // (A register's name means one register in one function's body.)
+        let bits = &low_bits[body];
         let reads_an_address = |op: &str, address: &str, from: &str| {
             let offset = low_bits::of_operand(address, bits, &is_address);
             one_64_bit_word(op)
                 && names.variables.get(from).is_none_or(|v| variables_in(&v.read_at(offset)).next().is_some())
         };
-        let Some((op, operands)) = instruction(line) else { continue };
-        let from_global = |operand: &&str| {
-            words(operand).find_map(|w| match globals.contains(w) || pointers.contains_key(w) {
-                true => Some(w.to_owned()),
-                false => derived.get(w).cloned(),
-            })
-        };
-        // Whatever has an address and does more than read there writes it: a store, an atomic,
-        // a copy's destination, `wmma.store`, `discard`.
-        let kind = op.split('.').next().unwrap_or_default();
-        let reads_only = READERS.contains(&kind) || op.starts_with("wmma.load");
-        let address_at = operands.iter().position(|o| o.starts_with('[')).filter(|_| !reads_only);
-        let found: Vec<String> = if let Some(at) = address_at {
-            let (address, values) = (operands.get(at), operands.get(at + 1..).unwrap_or(&[]));
-            let lasting = !op.contains(".shared") && !op.contains(".local") && !op.contains(".param");
-            let target = address.filter(|_| lasting).and_then(from_global);
-            // Its address stored anywhere escapes where it cannot be followed; but for a string
-            // the compiler made, passed to a call (`printf`'s format, which `vprintf` only reads;
-            // `assert`'s message, file and function names) or put in the local buffer of
-            // `printf`'s arguments (`printf("%s", "name")`). (The course's check of the source lets
-            // a string literal be nothing but such an argument; a function's result is no argument.)
-            let returned = address.is_some_and(|a| a.contains("func_retval"));
-            let passed = op.starts_with("st.param") && !returned || op.starts_with("st.local");
-            let escaped = values.iter().filter_map(from_global).filter(|name| !(passed && compilers_string(name)));
-            target.into_iter().chain(escaped).collect()
-        } else if op.starts_with("call") {
-            operands.iter().skip(1).filter_map(from_global).collect()
-        } else {
-            // A computed value derives from a variable's address if an operand does; a load's
-            // value does not (it is data).
-            let origin = match op.starts_with("ld.") {
-                // A load from a variable that holds another's address gives that address.
-                true => operands
-                    .get(1)
-                    .and_then(|address| Some((address, from_global(address)?)))
-                    .filter(|(address, from)| reads_an_address(op, address, from))
-                    .and_then(|(_, from)| pointers.get(from.as_str()).map(|t| t.to_string())),
-                false => operands.iter().skip(1).find_map(from_global),
-            };
-            if let (Some(origin), Some(destination)) = (origin, operands.first().filter(|d| d.starts_with('%'))) {
-                derived.insert((*destination).to_owned(), origin);
+        // Each register that may hold an address derived from a variable's, and the variables,
+        // followed until nothing new is found: a loop's pointer is made after the store at it.
+        // An address stored in local memory (`printf`'s arguments' buffer) may come back from a
+        // 64-bit load there, as [`crate::address_origins`] follows it.
+        let mut derived: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+        let mut stored_locally: BTreeSet<&str> = BTreeSet::new();
+        loop {
+            let mut grew = false;
+            for (_, (op, operands)) in text.lines().filter_map(|line| Some((line, instruction(line)?))) {
+                let from = |operand: &str| from_global(operand, &globals, &pointers, &derived);
+                if op.starts_with("st.local") {
+                    let before = stored_locally.len();
+                    stored_locally.extend(operands.iter().skip(1).flat_map(|value| from(value)));
+                    grew |= stored_locally.len() > before;
+                }
+                let Some(destination) = operands.first().filter(|d| d.starts_with('%') && !writes_at(op, &operands))
+                else {
+                    continue;
+                };
+                // A computed value derives from a variable's address if an operand does; a load's
+                // value does not (it is data), but from a variable that holds another's address.
+                let origin: BTreeSet<&str> = match reads_only(op) {
+                    true if op.starts_with("ld.local") && one_64_bit_word(op) => stored_locally.clone(),
+                    true => operands
+                        .get(1)
+                        .map(|address| {
+                            let read = from(address);
+                            read.into_iter()
+                                .filter(|variable| reads_an_address(op, address, variable))
+                                .filter_map(|variable| pointers.get(variable).copied())
+                                .collect()
+                        })
+                        .unwrap_or_default(),
+                    false => operands.iter().skip(1).flat_map(|operand| from(operand)).collect(),
+                };
+                let known = derived.entry(destination).or_default();
+                let before = known.len();
+                known.extend(origin);
+                grew |= known.len() > before;
             }
-            Vec::new()
-        };
-        for name in found {
-            if !written.iter().any(|(seen, ..)| *seen == name) {
-                written.push((name, line, body));
+            if !grew {
+                break;
+            }
+        }
+        for (line, (op, operands)) in text.lines().filter_map(|line| Some((line, instruction(line)?))) {
+            let from = |operand: &str| from_global(operand, &globals, &pointers, &derived);
+            let found: BTreeSet<&str> = if let Some(at) = address_at(&operands).filter(|_| writes_at(op, &operands)) {
+                let (address, values) = (operands[at], operands.get(at + 1..).unwrap_or(&[]));
+                let lasting = !op.contains(".shared") && !op.contains(".local") && !op.contains(".param");
+                let target = if lasting { from(address) } else { BTreeSet::new() };
+                // Its address stored anywhere but local memory escapes where it cannot be followed;
+                // but for a string the compiler made, passed to a call (`printf`'s format, which
+                // `vprintf` only reads; `assert`'s message, file and function names). (The course's
+                // check of the source lets a string literal be nothing but such an argument; a
+                // function's result is no argument.)
+                let returned = address.contains("func_retval");
+                let passed = op.starts_with("st.param") && !returned;
+                let escaped =
+                    values.iter().flat_map(|value| from(value)).filter(|name| !(passed && compilers_string(name)));
+                // (Stored in local memory, it is followed back out of it.)
+                let escaped = escaped.filter(|_| !op.starts_with("st.local"));
+                target.into_iter().chain(escaped).collect()
+            } else if op.starts_with("call") {
+                operands.iter().skip(1).flat_map(|operand| from(operand)).collect()
+            } else {
+                BTreeSet::new()
+            };
+            for name in found {
+                if !written.iter().any(|(seen, ..)| seen == name) {
+                    written.push((name.to_owned(), line, body));
+                }
             }
         }
     }
     written
+}
+
+/// The variables `operand` names, or holds an address derived from: of `globals`, of the
+/// `pointers` (variables that hold another's address from the start), and `derived` registers'.
+fn from_global<'p>(
+    operand: &str,
+    globals: &BTreeSet<&'p str>,
+    pointers: &BTreeMap<&'p str, &'p str>,
+    derived: &BTreeMap<&str, BTreeSet<&'p str>>,
+) -> BTreeSet<&'p str> {
+    let mut found = BTreeSet::new();
+    for word in words(operand) {
+        if let Some(name) = globals.get(word).or_else(|| pointers.get_key_value(word).map(|(name, _)| name)) {
+            found.insert(*name);
+        }
+        found.extend(derived.get(word).into_iter().flatten().copied());
+    }
+    found
+}
+
+/// Where the first address among `operands` is.
+fn address_at(operands: &[&str]) -> Option<usize> {
+    operands.iter().position(|o| o.starts_with('['))
+}
+
+/// Whether an instruction of `op` only reads at its address (a load, a prefetch).
+fn reads_only(op: &str) -> bool {
+    READERS.contains(&op.split('.').next().unwrap_or_default()) || op.starts_with("wmma.load")
+}
+
+/// Whether an instruction writes memory at its first address: whatever has an address and does
+/// more than read there (a store, an atomic, a copy's destination, `wmma.store`, `discard`).
+fn writes_at(op: &str, operands: &[&str]) -> bool {
+    !reads_only(op) && address_at(operands).is_some()
 }
 
 /// The kinds of instruction that only read at their address.
@@ -218,8 +268,18 @@ mod tests {
         assert_eq!(written_globals(&read, &["bcm_places_outside"]), Vec::<String>::new(), "a table read");
         let passed = constant.replace("\tst.global.cg.u32 \t[%rd7], %r1;\n", "");
         assert_eq!(written_globals(&passed, &["bcm_places_outside"]), ["lut"], "its address passed to a function");
-        let escaped = COUNTER.replace("\tret;", "\tmov.u64 \t%rd6, table;\n\tst.local.u64 \t[%rd9], %rd6;\n\tret;");
+        let escaped = COUNTER.replace("\tret;", "\tmov.u64 \t%rd6, table;\n\tst.shared.u64 \t[%rd9], %rd6;\n\tret;");
         assert_eq!(written_globals(&escaped, &["bcm_places_outside"]), ["table"], "its address stored away");
+        // Stored in local memory (`printf("%p", table)`'s buffer), it is followed back out of it.
+        let printed = escaped.replace("st.shared.u64", "st.local.u64");
+        assert_eq!(written_globals(&printed, &["bcm_places_outside"]), Vec::<String>::new(), "a table printed");
+        let reloaded =
+            printed.replace("\tret;", "\tld.local.u64 \t%rd7, [%rd9];\n\tst.global.u32 \t[%rd7+4], %r1;\n\tret;");
+        assert_eq!(
+            written_globals(&reloaded, &["bcm_places_outside"]),
+            ["table"],
+            "written through what local memory kept"
+        );
         let pointer = ".const .align 8 .u64 p = generic(table)+4;\n".to_owned()
             + &COUNTER.replace("\tret;", "\tld.const.u64 \t%rd6, [p];\n\tatom.add.u32 \t%r5, [%rd6], 1;\n\tret;");
         assert_eq!(written_globals(&pointer, &["bcm_places_outside"]), ["table"], "through a pointer it holds");
@@ -228,6 +288,14 @@ mod tests {
             "wmma.store.d.sync.aligned.row.m8n8k32.global.s32 \t[%rd5], {%r2, %r2}, %r1;",
         );
         assert_eq!(written_globals(&matrix, &["bcm_places_outside"]), ["seen"], "a matrix's store");
+        // A loop's pointer, made from `seen` after the store at it in the text.
+        let looped = COUNTER.replace(
+            "\tret;",
+            "$L__BB0_1:\n\tst.global.u32 \t[%rd6+4], %r1;\n\tmov.u64 \t%rd7, seen;\n\tadd.s64 \t%rd6, %rd7, 8;\n\t\
+             @%p1 bra \t$L__BB0_1;\n\tret;",
+        );
+        assert_eq!(written_globals(&looped, &["bcm_places_outside"]), ["seen"], "a loop's pointer");
+        assert_eq!(first_write(&looped, &[]).map(|(_, line, _)| line), Some("\tatom.global.add.u32 \t%r2, [%rd4], 1;"));
         // A temporary a reference binds, and a string, both named by the compiler.
         let temporary = ".global .align 4 .u32 __unnamed_1;\n.global .align 1 .b8 __unnamed_2[3] = {102, 40, 41};\n";
         assert!(compilers_temporary(temporary, "__unnamed_1"));

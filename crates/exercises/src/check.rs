@@ -243,9 +243,16 @@ fn variable_named(ptx: &str, variable: &str) -> String {
             .collect();
         return format!("`{}`", written.join("::"));
     }
-    match variable.starts_with("_Z") {
-        true => format!("a variable the compiler names `{variable}`"),
-        false => format!("`{variable}`"),
+    // (`_Z13bcm_part_slotjj$0`: a constant address the compiler keeps for inline assembly in a
+    // function, `__stcg(&seen, 1u)` in `slot`.)
+    let made_in = variable.strip_prefix("_Z").filter(|_| variable.contains('$')).and_then(length_prefixed);
+    match (made_in, variable.starts_with("_Z")) {
+        (Some((function, _)), _) => format!(
+            "a copy the compiler made in `{}` of a variable whose address your code there takes",
+            function.trim_start_matches(crate::within::RENAMED)
+        ),
+        (None, true) => format!("a variable the compiler names `{variable}`"),
+        (None, false) => format!("`{variable}`"),
     }
 }
 
@@ -1097,6 +1104,10 @@ mod tests {
         assert_eq!(variable_named("", "_ZN5tableIiE4dataE"), "a variable the compiler names `_ZN5tableIiE4dataE`");
         assert_eq!(variable_named("", "_ZZ99xE"), "a function's `static` variable");
         assert_eq!(variable_named("", "seen"), "`seen`");
+        assert_eq!(
+            variable_named("", "_Z13bcm_part_slotjj$0"),
+            "a copy the compiler made in `slot` of a variable whose address your code there takes"
+        );
         assert_eq!(variable_named("", "$str$1"), "a string literal");
         // `__unnamed_1`: a string (assert's function name), or a temporary as NVRTC 13.0 declares it.
         let strings = ".global .align 1 .b8 __unnamed_1[4] = {109, 97, 105, 110};";

@@ -26,6 +26,20 @@ fn refused_at(ptx: &str) -> Option<String> {
 }
 
 #[test]
+fn a_pointer_a_loop_makes_after_its_first_use_is_a_number_there() {
+    // `unsigned* p; for (...) { use(p); p = &table[1]; }`: on the first turn `p` holds the 0 the
+    // grader's build gives it, plus the offset.
+    let looped = with(
+        "\tmov.u32 \t%r2, 0;\n\tmov.u64 \t%rd6, table;\n$L__BB0_1:\n\tld.global.u32 \t%r3, [%rd7+1221591040];\n\
+         \tadd.s64 \t%rd7, %rd6, 4;\n\tadd.s32 \t%r2, %r2, 1;\n\tsetp.lt.u32 \t%p1, %r2, 2;\n\t@%p1 bra \t$L__BB0_1;\n",
+    );
+    assert_eq!(refused_at(&looped).as_deref(), Some("ld.global.u32 %r3, [%rd7+1221591040];"));
+    // Made before the loop as well, it is the table's address on every turn.
+    let made_first = looped.replace("$L__BB0_1:", "\tadd.s64 \t%rd7, %rd6, 4;\n$L__BB0_1:");
+    assert_eq!(refused_at(&made_first), None);
+}
+
+#[test]
 fn an_access_whose_reach_the_checks_do_not_follow_is_refused_wherever_it_is() {
     // `__hmma_m16n16k16_st_c_f32` at a table's address: the matrix's rows lie `%r2` elements apart.
     let store = with(
