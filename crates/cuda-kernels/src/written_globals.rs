@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::{
     address_origins::{declared, variables_in},
     low_bits,
-    ptx_text::{bodies, declared_variable, instruction, one_64_bit_word, statements, words},
+    ptx_text::{Statement, bodies, declared_variable, one_64_bit_word, statements, words},
 };
 
 /// The names of the `.global` variables of `ptx` that its code writes or lets escape, but for
@@ -24,15 +24,15 @@ pub fn written_globals(ptx: &str, exempt: &[&str]) -> Vec<String> {
     writes(ptx, exempt).into_iter().map(|(name, ..)| name).collect()
 }
 
-/// The first variable [`written_globals`] finds, the line of `ptx` that first writes it or lets
-/// its address escape, and the body that line is in (its place among the module's, as
+/// The first variable [`written_globals`] finds, the instruction of `ptx` that first writes it or
+/// lets its address escape, and the body it is in (its place among the module's, as
 /// `ptx_text::bodies` counts them).
-pub fn first_write<'p>(ptx: &'p str, exempt: &[&str]) -> Option<(String, &'p str, usize)> {
+pub fn first_write(ptx: &str, exempt: &[&str]) -> Option<(String, String, usize)> {
     writes(ptx, exempt).into_iter().next()
 }
 
-/// Each variable [`written_globals`] finds, with the first line that writes it and its body.
-fn writes<'p>(ptx: &'p str, exempt: &[&str]) -> Vec<(String, &'p str, usize)> {
+/// Each variable [`written_globals`] finds, with the first instruction that writes it and its body.
+fn writes(ptx: &str, exempt: &[&str]) -> Vec<(String, String, usize)> {
     // (`.const` data, `__constant__` in C++, too: a store to an address made from its own,
     // `cvta.const` then `st.global`, lands in the device memory behind the constant bank, and its
     // address passed to a function, `p + (table - p)` there, could be written the same way.)
@@ -54,7 +54,7 @@ fn writes<'p>(ptx: &'p str, exempt: &[&str]) -> Vec<(String, &'p str, usize)> {
     let is_address = |name: &str| names.is_address(name);
     let low_bits: Vec<_> =
         bodies(ptx).iter().map(|body| low_bits::of_registers(&statements(body), &is_address)).collect();
-    let mut written: Vec<(String, &str, usize)> = Vec::new();
+    let mut written: Vec<(String, String, usize)> = Vec::new();
     for (body, text) in bodies(ptx).into_iter().enumerate() {
         // (A register's name means one register in one function's body.)
         let bits = &low_bits[body];
@@ -63,6 +63,7 @@ fn writes<'p>(ptx: &'p str, exempt: &[&str]) -> Vec<(String, &'p str, usize)> {
             one_64_bit_word(op)
                 && names.variables.get(from).is_none_or(|v| variables_in(&v.read_at(offset)).next().is_some())
         };
+        let statements = statements(text);
         // Each register that may hold an address derived from a variable's, and the variables,
         // followed until nothing new is found: a loop's pointer is made after the store at it.
         // An address stored in local memory (`printf`'s arguments' buffer) may come back from a
@@ -71,21 +72,25 @@ fn writes<'p>(ptx: &'p str, exempt: &[&str]) -> Vec<(String, &'p str, usize)> {
         let mut stored_locally: BTreeSet<&str> = BTreeSet::new();
         loop {
             let mut grew = false;
-            for (_, (op, operands)) in text.lines().filter_map(|line| Some((line, instruction(line)?))) {
+            for statement in &statements {
+                let (op, operands) = (statement.op.as_str(), &statement.operands);
                 let from = |operand: &str| from_global(operand, &globals, &pointers, &derived);
-                if op.starts_with("st.local") {
+                if statement.kind() == "st" && statement.space() == "local" {
                     let before = stored_locally.len();
                     stored_locally.extend(operands.iter().skip(1).flat_map(|value| from(value)));
                     grew |= stored_locally.len() > before;
                 }
-                let Some(destination) = operands.first().filter(|d| d.starts_with('%') && !writes_at(op, &operands))
+                // (Each register of a vector, `mov.b64 {%r1, %r2}, %rd5`.)
+                let Some(destination) = operands.first().filter(|d| d.starts_with(['%', '{']) && !writes_at(statement))
                 else {
                     continue;
                 };
                 // A computed value derives from a variable's address if an operand does; a load's
                 // value does not (it is data), but from a variable that holds another's address.
                 let origin: BTreeSet<&str> = match reads_only(op) {
-                    true if op.starts_with("ld.local") && one_64_bit_word(op) => stored_locally.clone(),
+                    true if statement.kind() == "ld" && statement.space() == "local" && one_64_bit_word(op) => {
+                        stored_locally.clone()
+                    }
                     true => operands
                         .get(1)
                         .map(|address| {
@@ -98,20 +103,24 @@ fn writes<'p>(ptx: &'p str, exempt: &[&str]) -> Vec<(String, &'p str, usize)> {
                         .unwrap_or_default(),
                     false => operands.iter().skip(1).flat_map(|operand| from(operand)).collect(),
                 };
-                let known = derived.entry(destination).or_default();
-                let before = known.len();
-                known.extend(origin);
-                grew |= known.len() > before;
+                for register in words(destination).filter(|word| word.starts_with('%')) {
+                    let known = derived.entry(register).or_default();
+                    let before = known.len();
+                    known.extend(origin.iter().copied());
+                    grew |= known.len() > before;
+                }
             }
             if !grew {
                 break;
             }
         }
-        for (line, (op, operands)) in text.lines().filter_map(|line| Some((line, instruction(line)?))) {
+        for statement in &statements {
+            let (op, operands) = (statement.op.as_str(), &statement.operands);
             let from = |operand: &str| from_global(operand, &globals, &pointers, &derived);
-            let found: BTreeSet<&str> = if let Some(at) = address_at(&operands).filter(|_| writes_at(op, &operands)) {
-                let (address, values) = (operands[at], operands.get(at + 1..).unwrap_or(&[]));
-                let lasting = !op.contains(".shared") && !op.contains(".local") && !op.contains(".param");
+            let found: BTreeSet<&str> = if let Some(at) = address_at(statement).filter(|_| writes_at(statement)) {
+                let (address, values) = (&operands[at], operands.get(at + 1..).unwrap_or(&[]));
+                // (The space of what it writes: a copy's first, `cp.async.bulk.global.shared::cta`.)
+                let lasting = !matches!(statement.space(), "shared" | "local" | "param");
                 let target = if lasting { from(address) } else { BTreeSet::new() };
                 // Its address stored anywhere but local memory escapes where it cannot be followed;
                 // but for a string the compiler made, passed to a call (`printf`'s format, which
@@ -123,16 +132,16 @@ fn writes<'p>(ptx: &'p str, exempt: &[&str]) -> Vec<(String, &'p str, usize)> {
                 let escaped =
                     values.iter().flat_map(|value| from(value)).filter(|name| !(passed && compilers_string(name)));
                 // (Stored in local memory, it is followed back out of it.)
-                let escaped = escaped.filter(|_| !op.starts_with("st.local"));
+                let escaped = escaped.filter(|_| statement.space() != "local");
                 target.into_iter().chain(escaped).collect()
-            } else if op.starts_with("call") {
+            } else if statement.kind() == "call" {
                 operands.iter().skip(1).flat_map(|operand| from(operand)).collect()
             } else {
                 BTreeSet::new()
             };
             for name in found {
                 if !written.iter().any(|(seen, ..)| seen == name) {
-                    written.push((name.to_owned(), line, body));
+                    written.push((name.to_owned(), format!("{op} {};", operands.join(", ")), body));
                 }
             }
         }
@@ -158,9 +167,9 @@ fn from_global<'p>(
     found
 }
 
-/// Where the first address among `operands` is.
-fn address_at(operands: &[&str]) -> Option<usize> {
-    operands.iter().position(|o| o.starts_with('['))
+/// Where `statement`'s first address is among its operands.
+fn address_at(statement: &Statement) -> Option<usize> {
+    statement.operands.iter().position(|o| o.starts_with('['))
 }
 
 /// Whether an instruction of `op` only reads at its address (a load, a prefetch).
@@ -168,10 +177,10 @@ fn reads_only(op: &str) -> bool {
     READERS.contains(&op.split('.').next().unwrap_or_default()) || op.starts_with("wmma.load")
 }
 
-/// Whether an instruction writes memory at its first address: whatever has an address and does
-/// more than read there (a store, an atomic, a copy's destination, `wmma.store`, `discard`).
-fn writes_at(op: &str, operands: &[&str]) -> bool {
-    !reads_only(op) && address_at(operands).is_some()
+/// Whether `statement` writes memory at its first address: whatever has an address and does more
+/// than read there (a store, an atomic, a copy's destination, `wmma.store`, `discard`).
+fn writes_at(statement: &Statement) -> bool {
+    !reads_only(&statement.op) && address_at(statement).is_some()
 }
 
 /// The kinds of instruction that only read at their address.
@@ -295,7 +304,20 @@ mod tests {
              @%p1 bra \t$L__BB0_1;\n\tret;",
         );
         assert_eq!(written_globals(&looped, &["bcm_places_outside"]), ["seen"], "a loop's pointer");
-        assert_eq!(first_write(&looped, &[]).map(|(_, line, _)| line), Some("\tatom.global.add.u32 \t%r2, [%rd4], 1;"));
+        // Its halves unpacked and packed again, and a bulk copy from shared memory into it.
+        let halves = COUNTER.replace(
+            "\tret;",
+            "\tmov.u64 \t%rd5, seen;\n\tmov.b64 \t{%r5, %r6}, %rd5;\n\tmov.b64 \t%rd6, {%r5, %r6};\n\t\
+             st.global.u32 \t[%rd6], %r1;\n\tret;",
+        );
+        assert_eq!(written_globals(&halves, &["bcm_places_outside"]), ["seen"], "through its halves");
+        let copied = COUNTER.replace(
+            "\tret;",
+            "\tmov.u64 \t%rd5, seen;\n\tcp.async.bulk.global.shared::cta.bulk_group \t[%rd5], [%r7], 16;\n\tret;",
+        );
+        assert_eq!(written_globals(&copied, &["bcm_places_outside"]), ["seen"], "a bulk copy into it");
+        let first = first_write(&looped, &[]).map(|(_, line, _)| line);
+        assert_eq!(first.as_deref(), Some("atom.global.add.u32 %r2, [%rd4], 1;"));
         // A temporary a reference binds, and a string, both named by the compiler.
         let temporary = ".global .align 4 .u32 __unnamed_1;\n.global .align 1 .b8 __unnamed_2[3] = {102, 40, 41};\n";
         assert!(compilers_temporary(temporary, "__unnamed_1"));

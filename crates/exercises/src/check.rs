@@ -389,7 +389,7 @@ pub(crate) fn graded_ptx(compute_capability: (i32, i32), ptx: &str) -> Result<St
     })?;
     // (Read as `given` reads it: which word of a table a load reads, from NVRTC's code.)
     match written_globals::first_write(ptx, &[crate::within::RECORD]) {
-        Some((variable, line, body)) => Err(refused_at(Some((body, line)), lasting(&variable_named(ptx, &variable)))),
+        Some((variable, line, body)) => Err(refused_at(Some((body, &line)), lasting(&variable_named(ptx, &variable)))),
         None => Ok(kept),
     }
 }
