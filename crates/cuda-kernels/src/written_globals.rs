@@ -39,12 +39,13 @@ fn writes(ptx: &str, exempt: &[&str]) -> Vec<(String, String, usize)> {
     let globals: BTreeSet<&str> = module_variables(ptx).into_iter().filter(|name| !exempt.contains(name)).collect();
     // Variables (`.global` or `.const`) that start out holding a variable's address
     // (`.u64 p = generic(table)+4`): what a load from them gives derives from that variable.
-    let pointers: BTreeMap<&str, &str> = ptx
+    let pointers: BTreeMap<&str, BTreeSet<&str>> = ptx
         .lines()
         .filter_map(|line| {
             let (declaration, initial) = line.trim().strip_suffix(';')?.split_once('=')?;
             let name = declared_name(declaration, &[".global", ".const"])?;
-            words(initial).find(|w| globals.contains(w)).map(|target| (name, target))
+            let targets: BTreeSet<&str> = words(initial).filter(|w| globals.contains(w)).collect();
+            (!targets.is_empty()).then_some((name, targets))
         })
         .collect();
     // A load reads an address only where [`crate::address_origins`] takes it to: a 64-bit word
@@ -97,7 +98,7 @@ fn writes(ptx: &str, exempt: &[&str]) -> Vec<(String, String, usize)> {
                             let read = from(address);
                             read.into_iter()
                                 .filter(|variable| reads_an_address(op, address, variable))
-                                .filter_map(|variable| pointers.get(variable).copied())
+                                .flat_map(|variable| pointers.get(variable).into_iter().flatten().copied())
                                 .collect()
                         })
                         .unwrap_or_default(),
@@ -154,7 +155,7 @@ fn writes(ptx: &str, exempt: &[&str]) -> Vec<(String, String, usize)> {
 fn from_global<'p>(
     operand: &str,
     globals: &BTreeSet<&'p str>,
-    pointers: &BTreeMap<&'p str, &'p str>,
+    pointers: &BTreeMap<&'p str, BTreeSet<&'p str>>,
     derived: &BTreeMap<&str, BTreeSet<&'p str>>,
 ) -> BTreeSet<&'p str> {
     let mut found = BTreeSet::new();
@@ -292,6 +293,9 @@ mod tests {
         let pointer = ".const .align 8 .u64 p = generic(table)+4;\n".to_owned()
             + &COUNTER.replace("\tret;", "\tld.const.u64 \t%rd6, [p];\n\tatom.add.u32 \t%r5, [%rd6], 1;\n\tret;");
         assert_eq!(written_globals(&pointer, &["bcm_places_outside"]), ["table"], "through a pointer it holds");
+        // A table of two variables' addresses: a load from it may give either.
+        let two = pointer.replace("p = generic(table)+4;", "p[2] = {generic(table), generic(seen)};");
+        assert_eq!(written_globals(&two, &["bcm_places_outside"]), ["seen", "table"], "through either pointer");
         let matrix = counter.replace(
             "atom.global.add.u32 \t%r3, [%rd5], 1;",
             "wmma.store.d.sync.aligned.row.m8n8k32.global.s32 \t[%rd5], {%r2, %r2}, %r1;",
