@@ -6,8 +6,9 @@
 //! every generic access whose address is made from one `.global` or `.const` variable inside that
 //! variable, a read at one of several variables inside one of them, and refuses what it cannot
 //! hold: a write at an address that may be made from several variables, an instruction that
-//! reaches past its address (`wmma.load`), or an address handed on (stored in memory other than the function's local memory, returned, passed
-//! to a function other than `printf`'s and `assert`'s), where no instruction shows where it is used.
+//! reaches past its address (`wmma.load`), or an address handed on (stored in memory other than
+//! the function's local memory, returned, passed to a function other than `printf`'s and
+//! `assert`'s), where no instruction shows where it is used.
 //! An address stored in local memory (a string `printf` prints with `%s`) may come back from it:
 //! a 64-bit word loaded from local memory may be any address the function stored there. One a
 //! variable holds from the start (`constexpr Ref refs[2] = {{table}, {other}};` is declared

@@ -301,7 +301,7 @@ pub(crate) fn handed_on(
     false
 }
 
-/// One access's `line` in the parts [`held_inside`] and [`held_between`] rewrite: the indent, the
+/// One access's `line` in the parts [`held_inside`] and [`held_in_one`] rewrite: the indent, the
 /// operation and what precedes the address, the address's base and numeric offset, and what
 /// follows it.
 struct Access<'l> {

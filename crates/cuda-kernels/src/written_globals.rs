@@ -53,18 +53,16 @@ fn writes(ptx: &str, exempt: &[&str]) -> Vec<(String, String, usize)> {
     // low bits allow); a number it reads is no address, and an access at it is refused there.
     let names = declared(ptx);
     let is_address = |name: &str| names.is_address(name);
-    let low_bits: Vec<_> =
-        bodies(ptx).iter().map(|body| low_bits::of_registers(&statements(body), &is_address)).collect();
     let mut written: Vec<(String, String, usize)> = Vec::new();
     for (body, text) in bodies(ptx).into_iter().enumerate() {
         // (A register's name means one register in one function's body.)
-        let bits = &low_bits[body];
+        let statements = statements(text);
+        let bits = low_bits::of_registers(&statements, &is_address);
         let reads_an_address = |op: &str, address: &str, from: &str| {
-            let offset = low_bits::of_operand(address, bits, &is_address);
+            let offset = low_bits::of_operand(address, &bits, &is_address);
             one_64_bit_word(op)
                 && names.variables.get(from).is_none_or(|v| variables_in(&v.read_at(offset)).next().is_some())
         };
-        let statements = statements(text);
         // Each register that may hold an address derived from a variable's, and the variables,
         // followed until nothing new is found: a loop's pointer is made after the store at it.
         // An address stored in local memory (`printf`'s arguments' buffer) may come back from a
