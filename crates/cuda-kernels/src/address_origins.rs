@@ -1,10 +1,11 @@
 //! Where each address a function's code makes may come from: a module variable's address, an
 //! address the launch gives (a kernel's pointer parameter, the function's own local or shared
-//! memory, a pointer the grader sets), or a number. [`given`] refuses a module whose global,
-//! constant or generic access may be at a number: a pointer a table holds from the start as null
-//! (`struct Ref { unsigned* at; }; __constant__ const Ref none[1] = {};`), made from `0`, or
-//! passed to a function that does not inline, plus any 64-bit offset, reaches any address of the
-//! process.
+//! memory, a pointer the grader sets), or a number. An address passed to a function that does not
+//! inline is followed into it, and one it returns back out ([`crate::calls`]). [`given`] refuses a
+//! module whose global, constant or generic access may be at a number: a pointer a table holds from
+//! the start as null (`struct Ref { unsigned* at; }; __constant__ const Ref none[1] = {};`), made
+//! from `0`, or passed to a function whose address the code takes, plus any 64-bit offset, reaches
+//! any address of the process.
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -12,10 +13,9 @@ use std::{
 };
 
 use crate::{
+    calls::{Body, Module, Passed},
     low_bits::{self, LowBits},
-    ptx_text::{
-        Statement, Variable, bodies, closes_a_body, declared_variable, of_a_float, one_64_bit_word, statements, words,
-    },
+    ptx_text::{Statement, Variable, closes_a_body, declared_variable, of_a_float, one_64_bit_word, words},
     read_before_written, special_registers,
 };
 
@@ -27,8 +27,8 @@ pub(crate) enum Origin<'p> {
     /// An address the launch gives: a kernel's pointer parameter, the function's local or shared
     /// memory, a pointer the grader sets.
     Given,
-    /// A number: a constant, data loaded from memory, a parameter of a function that does not
-    /// inline, what a call returns.
+    /// A number: a constant, data loaded from memory, a parameter of a function whose address the
+    /// code takes, what a call through a pointer returns, an argument or a result left unwritten.
     Number,
 }
 
@@ -171,19 +171,37 @@ fn held_addresses<'p>(
     (any, held)
 }
 
+/// Where each register of each function of `module` may come from ([`origins`]), an address
+/// passed to a function that does not inline followed into it, and one it returns out of it.
+pub(crate) fn module_origins<'p>(
+    module: &Module,
+    names: &Names<'p>,
+    host_set: &[&str],
+) -> Vec<BTreeMap<String, Origins<'p>>> {
+    let number = Origins::from([Origin::Number]);
+    module.followed(
+        number,
+        |body, passed| origins(body, names, host_set, passed),
+        |found, value| held(value, names, found),
+    )
+}
+
 /// Where each register of a function's `body` may come from, followed through every instruction
 /// until nothing new is found (a loop's later instructions feed its earlier ones). A register no
 /// instruction writes holds 0. What a load reads is a number, but for a kernel's 64-bit parameter,
-/// a 64-bit word of a variable (what the words its address's [`low_bits`] allow hold: the grader's
-/// `host_set` ones hold a given address), and one of local memory, which may be any address the function stored there, or a
-/// number (a word it did not store, which is 0; the words are not told apart).
-pub(crate) fn origins<'p>(
-    body: &str,
-    statements: &[Statement],
+/// what calls `passed` (a parameter of a function that does not inline, a call's result), a
+/// 64-bit word of a variable (what the words its address's [`low_bits`] allow hold: the grader's
+/// `host_set` ones hold a given address), and one of local memory, which may be any address the
+/// function stored there, or a number (a word it did not store, which is 0; the words are not
+/// told apart).
+fn origins<'p>(
+    body: &Body,
     names: &Names<'p>,
     host_set: &[&str],
+    passed: &Passed<Origin<'p>>,
 ) -> BTreeMap<String, Origins<'p>> {
-    let kernel_parameters = kernel_parameters(body);
+    let statements = &body.statements[..];
+    let kernel_parameters = kernel_parameters(body.text);
     let written: BTreeSet<&str> = statements
         .iter()
         .filter(|s| !s.writes_memory())
@@ -192,7 +210,7 @@ pub(crate) fn origins<'p>(
         .collect();
     let low_bits = low_bits::of_registers(statements, &|name| names.is_address(name));
     // A register some path reads before it is written holds 0 there, in the grader's build.
-    let mut origins: BTreeMap<String, Origins<'p>> = read_before_written::registers(body)
+    let mut origins: BTreeMap<String, Origins<'p>> = read_before_written::registers(body.text)
         .into_iter()
         .map(|register| (register, Origins::from([Origin::Number])))
         .collect();
@@ -214,12 +232,18 @@ pub(crate) fn origins<'p>(
             }
             grew |= stored_locally.len() > before;
         }
-        for statement in statements.iter().filter(|s| !s.writes_memory()) {
+        for (statement, passing) in statements.iter().zip(&body.passing).filter(|(s, _)| !s.writes_memory()) {
             let Some((destination, sources)) = statement.operands.split_first() else { continue };
             let values: Vec<Origins<'p>> =
                 sources.iter().filter(|s| !s.starts_with('[')).map(|source| of(source, &origins)).collect();
             let from = match statement.kind() {
-                "ld" => loaded(statement, &origins, &low_bits, names, host_set, &kernel_parameters, &stored_locally),
+                // (A function's parameter or a call's result: what calls pass.)
+                "ld" if statement.space() == "param"
+                    && !words(statement.address().unwrap_or_default()).any(|w| kernel_parameters.contains(w)) =>
+                {
+                    passed.read(body.name, passing.as_ref())
+                }
+                "ld" => loaded(statement, &origins, &low_bits, names, host_set, &stored_locally),
                 "add" => added(values.first(), values.get(1)),
                 "sub" => less(values.first(), values.get(1)),
                 // `a * b + c`: `c` plus a number, unless `a` or `b` is an address (then a number).
@@ -284,7 +308,6 @@ fn loaded<'p>(
     low_bits: &BTreeMap<String, LowBits>,
     names: &Names<'p>,
     host_set: &[&str],
-    kernel_parameters: &BTreeSet<&str>,
     stored_locally: &Origins<'p>,
 ) -> Origins<'p> {
     let number = Origins::from([Origin::Number]);
@@ -293,8 +316,8 @@ fn loaded<'p>(
         return number;
     }
     match load.space() {
-        "param" if words(address).any(|w| kernel_parameters.contains(w)) => Origins::from([Origin::Given]),
-        "param" => number,
+        // (A kernel's parameter: a function's, and a call's result, hold what calls pass.)
+        "param" => Origins::from([Origin::Given]),
         "local" => stored_locally.iter().copied().chain([Origin::Number]).collect(),
         _ => {
             let from = origins_of(address, names, origins);
@@ -313,6 +336,16 @@ fn loaded<'p>(
             read
         }
     }
+}
+
+/// Where the value `operand` holds may come from: [`origins_of`], and a number where it is one,
+/// or names a register no instruction writes (which holds 0).
+fn held<'p>(operand: &str, names: &Names<'p>, origins: &BTreeMap<String, Origins<'p>>) -> Origins<'p> {
+    let mut from = origins_of(operand, names, origins);
+    if words(operand).all(|w| w.starts_with('%') && !origins.contains_key(w)) {
+        from.insert(Origin::Number);
+    }
+    from
 }
 
 /// An address's origins, without the numbers that may be added to it.
@@ -387,12 +420,12 @@ impl fmt::Display for Ungiven {
             Why::MadeFromANumber => write!(
                 f,
                 "reads or writes at an address that may be made from a number, not from a pointer the kernel is \
-                 given or a table's address (`{line}`): a pointer that is null, kept in a local array, or passed to \
-                 or returned from a function that does not inline, or a word of a table that holds numbers beside \
-                 pointers where the index does not tell which it reads, reaches any address of the process; \
-                 declare a table of pointers `constexpr` (NVRTC compiles a `__constant__` one read at a fixed \
-                 index to null pointers), keep its numbers in a table of their own, and write such a function \
-                 `__forceinline__`"
+                 given or a table's address (`{line}`): a pointer that is null, kept in a local array, left \
+                 unwritten on some path, or passed to or returned from a function whose address the code takes, \
+                 or a word of a table that holds numbers beside pointers where the index does not tell which it \
+                 reads, reaches any address of the process; declare a table of pointers `constexpr` (NVRTC \
+                 compiles a `__constant__` one read at a fixed index to null pointers), keep its numbers in a \
+                 table of their own, and call functions by name"
             ),
             Why::Unfollowed => write!(
                 f,
@@ -428,9 +461,10 @@ const FOLLOWED: [&str; 13] = [
 /// and of a kind whose memory the checks follow.
 pub fn given(ptx: &str, host_set: &[&str]) -> Result<(), Ungiven> {
     let names = declared(ptx);
-    for (index, body) in bodies(ptx).into_iter().enumerate() {
-        let statements = statements(body);
-        let origins = origins(body, &statements, &names, host_set);
+    let module = Module::of(ptx);
+    let all = module_origins(&module, &names, host_set);
+    for (index, (body, origins)) in module.bodies.iter().zip(&all).enumerate() {
+        let statements = &body.statements;
         let refused = |why, access: &Statement| {
             Err(Ungiven { why, line: format!("{} {};", access.op, access.operands.join(", ")), body: index })
         };
@@ -446,7 +480,7 @@ pub fn given(ptx: &str, host_set: &[&str]) -> Result<(), Ungiven> {
             for operand in access.operands.iter().filter(|o| o.starts_with('[')) {
                 // (A tensor's coordinates follow its map's address: `[%rd5, {%r1, %r2}]`.)
                 let address = operand.split([',', '{']).next().unwrap_or_default();
-                let from = origins_of(address, &names, &origins);
+                let from = origins_of(address, &names, origins);
                 if from.is_empty() || from.contains(&Origin::Number) {
                     return refused(Why::MadeFromANumber, access);
                 }

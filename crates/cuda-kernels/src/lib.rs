@@ -26,6 +26,7 @@
 
 pub mod address_origins;
 pub mod blas;
+mod calls;
 pub mod compile;
 pub mod fft;
 mod gpu;

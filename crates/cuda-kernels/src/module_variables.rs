@@ -6,8 +6,9 @@
 //! every generic access whose address is made from one `.global` or `.const` variable inside that
 //! variable, a read at one of several variables inside one of them, and refuses what it cannot
 //! hold: a write at an address that may be made from several variables, an instruction that
-//! reaches past its address (`wmma.load`), or an address handed on (stored in memory other than
-//! the function's local memory, returned, passed to a function other than `printf`'s and
+//! reaches past its address (`wmma.load`), an address that may be a variable's or one the launch
+//! gives, or an address handed on (stored in memory other than the function's local memory,
+//! returned from or passed to a function [`crate::calls`] does not follow, but for `printf`'s and
 //! `assert`'s), where no instruction shows where it is used.
 //! An address stored in local memory (a string `printf` prints with `%s`) may come back from it:
 //! a 64-bit word loaded from local memory may be any address the function stored there. One a
@@ -22,7 +23,8 @@ use std::{
 };
 
 use crate::{
-    address_origins::{Names, declared, origins, origins_of, variables_in},
+    address_origins::{Names, Origin, Origins, declared, module_origins, origins_of, variables_in},
+    calls::{Body, Module},
     low_bits::{self, LowBits},
     ptx_text::{
         Every, Statement, access_bytes, address_parts, bodies, handed_on, held_in_one, held_inside, instructions,
@@ -37,8 +39,11 @@ pub enum Unkept {
     /// unknown size, or one that reaches past its address: its PTX line, and the body it is in
     /// (its place among the module's, as `ptx_text::bodies` counts them).
     Unbounded { line: String, body: usize },
-    /// A variable's address stored in memory other than local memory, returned, or passed to a
-    /// function other than `vprintf` and `__assertfail`.
+    /// An access whose address may be a variable's or one the launch gives (a pointer the kernel
+    /// is given, its shared memory): its PTX line, and the body it is in.
+    Mixed { line: String, body: usize },
+    /// A variable's address stored in memory other than local memory, or returned from or passed to
+    /// a function not followed into (but `vprintf` and `__assertfail`, which read strings).
     HandedOn,
 }
 
@@ -51,10 +56,16 @@ impl fmt::Display for Unkept {
                  that may lie in any of several tables, or an instruction that reaches past its address; index \
                  each table by itself"
             ),
+            Unkept::Mixed { line, .. } => write!(
+                f,
+                "reads or writes at an address that may lie in a table or in memory the kernel is given (`{line}`): \
+                 a pointer that may point at either cannot be kept inside the table; keep them apart"
+            ),
             Unkept::HandedOn => write!(
                 f,
-                "uses a table's address as a value (stores it in memory, returns it, or passes it to a function \
-                 that does not inline): index the table where it is declared"
+                "uses a table's address as a value (stores it in memory, or passes it to or returns it from a \
+                 function the grader does not follow, one whose address the code takes): index the table where \
+                 it is declared"
             ),
         }
     }
@@ -70,28 +81,31 @@ pub fn kept(ptx: &str, compiled: &str) -> Result<String, Unkept> {
     let low_bits: Vec<_> =
         bodies(compiled).iter().map(|body| low_bits::of_registers(&statements(body), &is_address)).collect();
     let mut out = String::with_capacity(ptx.len() + ptx.len() / 4);
-    let bodies = bodies(ptx);
-    let after_the_last = &ptx[bodies.iter().map(|body| body.len()).sum::<usize>()..];
-    for (index, body) in bodies.into_iter().enumerate() {
-        keep_in_body(body, index, &names, low_bits.get(index), &mut out)?;
+    let module = Module::of(ptx);
+    let origins = module_origins(&module, &names, &[]);
+    let after_the_last = &ptx[module.bodies.iter().map(|body| body.text.len()).sum::<usize>()..];
+    for (index, (body, origins)) in module.bodies.iter().zip(&origins).enumerate() {
+        keep_in_body(body, index, &names, origins, &module, low_bits.get(index), &mut out)?;
     }
     out.push_str(after_the_last);
     Ok(out)
 }
 
-/// [`kept`] for one function's `body` (where a register's name means one register), written to `out`.
+/// [`kept`] for one function's `body` of `module` (where a register's name means one register),
+/// with its registers' `origins`, written to `out`.
 fn keep_in_body<'p>(
-    body: &'p str,
+    body: &Body<'p>,
     index: usize,
     names: &Names<'p>,
+    origins: &BTreeMap<String, Origins<'p>>,
+    module: &Module,
     low_bits: Option<&BTreeMap<String, LowBits>>,
     out: &mut String,
 ) -> Result<(), Unkept> {
-    let statements = statements(body);
-    let origins = origins(body, &statements, names, &[]);
+    let statements = &body.statements;
     let is_address = |name: &str| names.is_address(name);
     // (Only a variable's address is held inside it: [`crate::address_origins::given`] refuses a number's.)
-    let of = |operand: &str| variables_in(&origins_of(operand, names, &origins)).collect::<BTreeSet<_>>();
+    let of = |operand: &str| variables_in(&origins_of(operand, names, origins)).collect::<BTreeSet<_>>();
     let variables = &names.variables;
     // A 64-bit word of a table of addresses is one of them only inside the table
     // ([`crate::address_origins`] follows it so), whatever space the load names.
@@ -102,12 +116,15 @@ fn keep_in_body<'p>(
             && matches!(s.space(), "global" | "const")
             && s.address().is_some_and(|a| of(a).iter().any(holds_addresses))
     };
-    // Stored in local memory, it is followed back out of it ([`origins`]).
+    // Stored in local memory, it is followed back out of it, as it is into a function that does not
+    // inline and back out of one ([`crate::address_origins`]).
     let in_local_memory = |statement: &Statement| statement.space() == "local";
-    if handed_on(&statements, &|value| !of(value).is_empty(), &in_local_memory, &READERS_OF_STRINGS) {
+    let followed = |callee: &str| READERS_OF_STRINGS.contains(&callee) || module.follows(callee);
+    let returns_followed = body.name.is_some_and(|name| module.follows(name));
+    if handed_on(statements, &|value| !of(value).is_empty(), &in_local_memory, &followed, returns_followed) {
         return Err(Unkept::HandedOn);
     }
-    for line in body.split_inclusive('\n') {
+    for line in body.text.split_inclusive('\n') {
         let text = line.trim_end_matches(['\n', '\r']);
         let found = instructions(text);
         let generic_access = |s: &&Statement| s.space().is_empty() && s.address().is_some_and(|a| !of(a).is_empty());
@@ -118,6 +135,10 @@ fn keep_in_body<'p>(
         };
         let from = of(access.address().unwrap_or_default());
         let unbounded = || Unkept::Unbounded { line: text.trim().to_owned(), body: index };
+        // (Held inside a table, an address the launch gives would be wrong.)
+        if origins_of(access.address().unwrap_or_default(), names, origins).contains(&Origin::Given) {
+            return Err(Unkept::Mixed { line: text.trim().to_owned(), body: index });
+        }
         let named: BTreeSet<&str> = from.iter().map(|(name, _)| *name).collect();
         let all_generic = from.iter().all(|(_, generic)| *generic);
         // A global variable's generic address is its global one: the base is of the kind the

@@ -277,24 +277,26 @@ pub(crate) fn of_a_float(op: &str) -> bool {
 }
 
 /// Whether a value `holds` marks (an address) leaves what the instructions show: stored in memory
-/// but where `kept_in` allows, returned, or passed to a call but one to `readers` (a call's
-/// arguments are stored just before it, in its parameters).
+/// but where `kept_in` allows, returned (unless `returns_followed`), or passed to a call but one
+/// to a function `followed` allows (a call's arguments are stored just before it, in its
+/// parameters).
 pub(crate) fn handed_on(
     statements: &[Statement],
     holds: &dyn Fn(&str) -> bool,
     kept_in: &dyn Fn(&Statement) -> bool,
-    readers: &[&str],
+    followed: &dyn Fn(&str) -> bool,
+    returns_followed: bool,
 ) -> bool {
     let mut passed = false;
     for statement in statements {
         let stored = statement.stored_values().any(holds);
-        let argument = stored
-            && statement.op.starts_with("st.param")
-            && !statement.address().is_some_and(|a| a.contains("func_retval"));
+        let returned =
+            statement.op.starts_with("st.param") && statement.address().is_some_and(|a| a.contains("func_retval"));
+        let argument = stored && statement.op.starts_with("st.param") && !returned;
         passed |= argument;
-        let passed_on =
-            statement.call_target().is_some_and(|target| std::mem::take(&mut passed) && !readers.contains(&target));
-        if stored && !argument && !kept_in(statement) || passed_on {
+        let passed_on = statement.call_target().is_some_and(|target| std::mem::take(&mut passed) && !followed(target));
+        let kept = argument || returned && returns_followed || kept_in(statement);
+        if stored && !kept || passed_on {
             return true;
         }
     }

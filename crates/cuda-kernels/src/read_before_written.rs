@@ -14,9 +14,41 @@ use crate::ptx_text::{Statement, Step, steps, words};
 /// instruction writes them (of those some instruction writes: one no instruction writes is
 /// known to hold 0 everywhere).
 pub(crate) fn registers(body: &str) -> BTreeSet<String> {
-    let steps = steps(body);
-    let blocks = blocks(&steps);
-    let written: BTreeSet<&str> = blocks.iter().flat_map(|block| block.statements.iter()).flat_map(writes).collect();
+    read_first(&steps(body), &|s| writes(s).collect(), &|s| reads(s).collect())
+}
+
+/// The offsets of a function's result (`0` of `st.param.b32 [func_retval0+0], %r2;`) that some
+/// path from its start to a `ret` does not write, of those some instruction writes.
+pub(crate) fn unwritten_results(steps: &[Step]) -> BTreeSet<u64> {
+    let results: Vec<&str> = steps
+        .iter()
+        .filter_map(|step| match step {
+            Step::Do(statement) => result_offset(statement),
+            Step::Label(_) => None,
+        })
+        .collect();
+    let returns = |statement: &Statement| if statement.kind() == "ret" { results.clone() } else { Vec::new() };
+    let unwritten = read_first(steps, &|s| result_offset(s).into_iter().collect(), &returns);
+    unwritten.iter().filter_map(|offset| offset.parse().ok()).collect()
+}
+
+/// The offset a store to the function's result writes at (`8` of `[func_retval0+8]`).
+fn result_offset(statement: &Statement) -> Option<&str> {
+    let address = statement.address().filter(|_| statement.space() == "param" && statement.writes_memory())?;
+    let inside = address.trim_start_matches('[').trim_end_matches(']').strip_prefix("func_retval")?;
+    Some(inside.split_once('+').map_or("0", |(_, offset)| offset.trim()))
+}
+
+/// What some path of `steps` from the start reads (`reads`) before an instruction, unguarded,
+/// writes it (`writes`), of what some instruction writes: found over the function's branches.
+fn read_first<'s>(
+    steps: &'s [Step],
+    writes: &dyn Fn(&'s Statement) -> Vec<&'s str>,
+    reads: &dyn Fn(&'s Statement) -> Vec<&'s str>,
+) -> BTreeSet<String> {
+    let blocks = blocks(steps);
+    let written: BTreeSet<&str> =
+        blocks.iter().flat_map(|block| block.statements.iter()).flat_map(|s| writes(s)).collect();
     // Written on every path to each block's end: the most first, then less until nothing changes.
     let entry_in = BTreeSet::new();
     let mut out: Vec<BTreeSet<&str>> = vec![written.clone(); blocks.len()];
@@ -24,8 +56,10 @@ pub(crate) fn registers(body: &str) -> BTreeSet<String> {
         let mut changed = false;
         for (index, block) in blocks.iter().enumerate() {
             let into = written_into(index, &blocks, &out, &entry_in);
-            let after: BTreeSet<&str> =
-                into.into_iter().chain(block.statements.iter().filter(|s| !s.guarded).flat_map(writes)).collect();
+            let after: BTreeSet<&str> = into
+                .into_iter()
+                .chain(block.statements.iter().filter(|s| !s.guarded).flat_map(|s| writes(s)))
+                .collect();
             if after != out[index] {
                 out[index] = after;
                 changed = true;
@@ -39,7 +73,7 @@ pub(crate) fn registers(body: &str) -> BTreeSet<String> {
     for (index, block) in blocks.iter().enumerate() {
         let mut known = written_into(index, &blocks, &out, &entry_in);
         for statement in &block.statements {
-            let unwritten = reads(statement).filter(|r| written.contains(r) && !known.contains(r));
+            let unwritten = reads(statement).into_iter().filter(|r| written.contains(r) && !known.contains(r));
             read_first.extend(unwritten.map(str::to_owned));
             if !statement.guarded {
                 known.extend(writes(statement));
@@ -124,13 +158,13 @@ fn blocks(steps: &[Step]) -> Vec<Block<'_>> {
 
 /// The registers `statement` writes: its first operand's, unless that is an address or a call's
 /// results (`{%r1, %r2}` of a vector load, `%p1|%p2` of `setp`).
-fn writes<'s>(statement: &&'s Statement) -> impl Iterator<Item = &'s str> {
+fn writes(statement: &Statement) -> impl Iterator<Item = &str> {
     let destination = statement.operands.first().filter(|d| !d.starts_with(['[', '(']));
     destination.into_iter().flat_map(|d| words(d)).filter(|w| w.starts_with('%'))
 }
 
 /// The registers `statement` reads: every operand's but those it writes.
-fn reads<'s>(statement: &&'s Statement) -> impl Iterator<Item = &'s str> {
+fn reads(statement: &Statement) -> impl Iterator<Item = &str> {
     let skip = usize::from(statement.operands.first().is_some_and(|d| !d.starts_with(['[', '('])));
     statement.operands.iter().skip(skip).flat_map(|o| words(o)).filter(|w| w.starts_with('%'))
 }

@@ -13,9 +13,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::{
-    address_origins::{declared, variables_in},
+    address_origins::{Names, declared, variables_in},
+    calls::{Body, Module, Passed, Passing},
     low_bits,
-    ptx_text::{Statement, bodies, declared_variable, one_64_bit_word, statements, words},
+    ptx_text::{Statement, declared_variable, one_64_bit_word, words},
 };
 
 /// The names of the `.global` variables of `ptx` that its code writes or lets escape, but for
@@ -32,7 +33,7 @@ pub fn first_write(ptx: &str, exempt: &[&str]) -> Option<(String, String, usize)
 }
 
 /// Each variable [`written_globals`] finds, with the first instruction that writes it and its body.
-fn writes(ptx: &str, exempt: &[&str]) -> Vec<(String, String, usize)> {
+fn writes<'p>(ptx: &'p str, exempt: &[&str]) -> Vec<(String, String, usize)> {
     // (`.const` data, `__constant__` in C++, too: a store to an address made from its own,
     // `cvta.const` then `st.global`, lands in the device memory behind the constant bank, and its
     // address passed to a function, `p + (table - p)` there, could be written the same way.)
@@ -52,70 +53,24 @@ fn writes(ptx: &str, exempt: &[&str]) -> Vec<(String, String, usize)> {
     // of the variable that may hold one (of a table of pointers and numbers, one its address's
     // low bits allow); a number it reads is no address, and an access at it is refused there.
     let names = declared(ptx);
-    let is_address = |name: &str| names.is_address(name);
+    let module = Module::of(ptx);
+    let derived_in = |body: &Body, passed: &Passed<&'p str>| derived(body, &names, &globals, &pointers, passed);
+    let all =
+        module.followed(BTreeSet::new(), derived_in, |derived, value| from_global(value, &globals, &pointers, derived));
     let mut written: Vec<(String, String, usize)> = Vec::new();
-    for (body, text) in bodies(ptx).into_iter().enumerate() {
-        // (A register's name means one register in one function's body.)
-        let statements = statements(text);
-        let bits = low_bits::of_registers(&statements, &is_address);
-        let reads_an_address = |op: &str, address: &str, from: &str| {
-            let offset = low_bits::of_operand(address, &bits, &is_address);
-            one_64_bit_word(op)
-                && names.variables.get(from).is_none_or(|v| variables_in(&v.read_at(offset)).next().is_some())
-        };
-        // Each register that may hold an address derived from a variable's, and the variables,
-        // followed until nothing new is found: a loop's pointer is made after the store at it.
-        // An address stored in local memory (`printf`'s arguments' buffer) may come back from a
-        // 64-bit load there, as [`crate::address_origins`] follows it.
-        let mut derived: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-        let mut stored_locally: BTreeSet<&str> = BTreeSet::new();
-        loop {
-            let mut grew = false;
-            for statement in &statements {
-                let (op, operands) = (statement.op.as_str(), &statement.operands);
-                let from = |operand: &str| from_global(operand, &globals, &pointers, &derived);
-                if statement.kind() == "st" && statement.space() == "local" {
-                    let before = stored_locally.len();
-                    stored_locally.extend(operands.iter().skip(1).flat_map(|value| from(value)));
-                    grew |= stored_locally.len() > before;
-                }
-                // (Each register of a vector, `mov.b64 {%r1, %r2}, %rd5`.)
-                let Some(destination) = operands.first().filter(|d| d.starts_with(['%', '{']) && !writes_at(statement))
-                else {
-                    continue;
-                };
-                // A computed value derives from a variable's address if an operand does; a load's
-                // value does not (it is data), but from a variable that holds another's address.
-                let origin: BTreeSet<&str> = match reads_only(op) {
-                    true if statement.kind() == "ld" && statement.space() == "local" && one_64_bit_word(op) => {
-                        stored_locally.clone()
-                    }
-                    true => operands
-                        .get(1)
-                        .map(|address| {
-                            let read = from(address);
-                            read.into_iter()
-                                .filter(|variable| reads_an_address(op, address, variable))
-                                .flat_map(|variable| pointers.get(variable).into_iter().flatten().copied())
-                                .collect()
-                        })
-                        .unwrap_or_default(),
-                    false => operands.iter().skip(1).flat_map(|operand| from(operand)).collect(),
-                };
-                for register in words(destination).filter(|word| word.starts_with('%')) {
-                    let known = derived.entry(register).or_default();
-                    let before = known.len();
-                    known.extend(origin.iter().copied());
-                    grew |= known.len() > before;
-                }
-            }
-            if !grew {
-                break;
-            }
-        }
-        for statement in &statements {
+    for (body, (function, derived)) in module.bodies.iter().zip(&all).enumerate() {
+        let statements = &function.statements;
+        // A function's result goes back to its callers where it is followed.
+        let returns_followed = function.name.is_some_and(|name| module.follows(name));
+        for (statement, passing) in statements.iter().zip(&function.passing) {
             let (op, operands) = (statement.op.as_str(), &statement.operands);
-            let from = |operand: &str| from_global(operand, &globals, &pointers, &derived);
+            let from = |operand: &str| from_global(operand, &globals, &pointers, derived);
+            // (Passed to a function that is followed, or returned to its callers, it is followed there.)
+            let followed = match passing {
+                Some(Passing::Argument { callee: Some(callee), .. }) => module.follows(callee),
+                Some(Passing::Returned(_)) => returns_followed,
+                _ => false,
+            };
             let found: BTreeSet<&str> = if let Some(at) = address_at(statement).filter(|_| writes_at(statement)) {
                 let (address, values) = (&operands[at], operands.get(at + 1..).unwrap_or(&[]));
                 // (The space of what it writes: a copy's first, `cp.async.bulk.global.shared::cta`.)
@@ -131,7 +86,7 @@ fn writes(ptx: &str, exempt: &[&str]) -> Vec<(String, String, usize)> {
                 let escaped =
                     values.iter().flat_map(|value| from(value)).filter(|name| !(passed && compilers_string(name)));
                 // (Stored in local memory, it is followed back out of it.)
-                let escaped = escaped.filter(|_| statement.space() != "local");
+                let escaped = escaped.filter(|_| statement.space() != "local" && !followed);
                 target.into_iter().chain(escaped).collect()
             } else if statement.kind() == "call" {
                 operands.iter().skip(1).flat_map(|operand| from(operand)).collect()
@@ -148,13 +103,88 @@ fn writes(ptx: &str, exempt: &[&str]) -> Vec<(String, String, usize)> {
     written
 }
 
+/// Each register of a function's `body` that may hold an address derived from a `globals`
+/// variable's (or from one a variable of `pointers` holds from the start), and the variables,
+/// followed until nothing new is found: a loop's pointer is made after the store at it. An address
+/// stored in local memory (`printf`'s arguments' buffer) may come back from a 64-bit load there,
+/// as [`crate::address_origins`] follows it, and one a call `passed` from a function's parameter
+/// or a call's result.
+fn derived<'p>(
+    body: &Body,
+    names: &Names<'p>,
+    globals: &BTreeSet<&'p str>,
+    pointers: &BTreeMap<&'p str, BTreeSet<&'p str>>,
+    passed: &Passed<&'p str>,
+) -> BTreeMap<String, BTreeSet<&'p str>> {
+    let is_address = |name: &str| names.is_address(name);
+    let bits = low_bits::of_registers(&body.statements, &is_address);
+    // A load reads an address only where [`crate::address_origins`] takes it to: a 64-bit word
+    // of the variable that may hold one (of a table of pointers and numbers, one its address's
+    // low bits allow); a number it reads is no address, and an access at it is refused there.
+    let reads_an_address = |op: &str, address: &str, from: &str| {
+        let offset = low_bits::of_operand(address, &bits, &is_address);
+        one_64_bit_word(op)
+            && names.variables.get(from).is_none_or(|v| variables_in(&v.read_at(offset)).next().is_some())
+    };
+    let mut derived: BTreeMap<String, BTreeSet<&'p str>> = BTreeMap::new();
+    let mut stored_locally: BTreeSet<&str> = BTreeSet::new();
+    loop {
+        let mut grew = false;
+        for (statement, passing) in body.statements.iter().zip(&body.passing) {
+            let (op, operands) = (statement.op.as_str(), &statement.operands);
+            let from = |operand: &str| from_global(operand, globals, pointers, &derived);
+            if statement.kind() == "st" && statement.space() == "local" {
+                let before = stored_locally.len();
+                stored_locally.extend(operands.iter().skip(1).flat_map(|value| from(value)));
+                grew |= stored_locally.len() > before;
+            }
+            // (Each register of a vector, `mov.b64 {%r1, %r2}, %rd5`.)
+            let Some(destination) = operands.first().filter(|d| d.starts_with(['%', '{']) && !writes_at(statement))
+            else {
+                continue;
+            };
+            // A computed value derives from a variable's address if an operand does; a load's
+            // value does not (it is data), but from a variable that holds another's address, and
+            // a parameter's or a call's result from what calls pass.
+            let origin: BTreeSet<&str> = match reads_only(op) {
+                true if statement.kind() == "ld" && statement.space() == "param" => {
+                    passed.read(body.name, passing.as_ref())
+                }
+                true if statement.kind() == "ld" && statement.space() == "local" && one_64_bit_word(op) => {
+                    stored_locally.clone()
+                }
+                true => operands
+                    .get(1)
+                    .map(|address| {
+                        let read = from(address);
+                        read.into_iter()
+                            .filter(|variable| reads_an_address(op, address, variable))
+                            .flat_map(|variable| pointers.get(variable).into_iter().flatten().copied())
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                false => operands.iter().skip(1).flat_map(|operand| from(operand)).collect(),
+            };
+            for register in words(destination).filter(|word| word.starts_with('%')) {
+                let known = derived.entry(register.to_owned()).or_default();
+                let before = known.len();
+                known.extend(origin.iter().copied());
+                grew |= known.len() > before;
+            }
+        }
+        if !grew {
+            return derived;
+        }
+    }
+}
+
 /// The variables `operand` names, or holds an address derived from: of `globals`, of the
 /// `pointers` (variables that hold another's address from the start), and `derived` registers'.
 fn from_global<'p>(
     operand: &str,
     globals: &BTreeSet<&'p str>,
     pointers: &BTreeMap<&'p str, BTreeSet<&'p str>>,
-    derived: &BTreeMap<&str, BTreeSet<&'p str>>,
+    derived: &BTreeMap<String, BTreeSet<&'p str>>,
 ) -> BTreeSet<&'p str> {
     let mut found = BTreeSet::new();
     for word in words(operand) {
@@ -363,9 +393,21 @@ mod tests {
         assert_eq!(written_globals(&format!("{helper}{kernel}"), &["bcm_places_outside"]), Vec::<String>::new());
         let in_the_helper = helper.replace("\tret;", "\tst.u32 \t[%rd5], %r1;\n\tret;");
         assert_eq!(written_globals(&format!("{in_the_helper}{kernel}"), &["bcm_places_outside"]), ["$str"]);
-        // A string's address returned, where the caller's register no longer shows whose it is.
-        let returned = helper.replace("\tret;", "\tst.param.b64 \t[func_retval0+0], %rd5;\n\tret;");
-        assert_eq!(written_globals(&format!("{returned}{kernel}"), &["bcm_places_outside"]), ["$str"]);
+        // A string's address returned to a call, followed back out of it: the caller writes it.
+        let returning = ".global .align 1 .b8 $str[2] = {120, 0};\n.func (.param .b64 func_retval0) f()\n{\n\t\
+                         .reg .b64 \t%rd<6>;\n\tmov.u64 \t%rd5, $str;\n\tst.param.b64 \t[func_retval0+0], %rd5;\n\tret;\n}\n";
+        let called = COUNTER.replace(
+            "\tret;",
+            "\t{\n\t.param .b64 retval0;\n\tcall.uni (retval0), \n\tf, \n\t(\n\t);\n\tld.param.b64 \t%rd7, \
+             [retval0+0];\n\t}\n\tld.u32 \t%r5, [%rd7];\n\tret;",
+        );
+        let module = format!("{returning}{called}");
+        assert_eq!(written_globals(&module, &["bcm_places_outside"]), Vec::<String>::new(), "only read");
+        let write = module.replace("ld.u32 \t%r5, [%rd7];", "st.u32 \t[%rd7], %r1;");
+        assert_eq!(written_globals(&write, &["bcm_places_outside"]), ["$str"], "written where it is returned");
+        // A function whose address the code takes may be called with anything, and return anywhere.
+        let taken = module.replace("\tld.u32 \t%r5, [%rd7];", "\tmov.u64 \t%rd8, f;");
+        assert_eq!(written_globals(&taken, &["bcm_places_outside"]), ["$str"], "returned where it is not followed");
     }
 
     #[test]

@@ -1,5 +1,6 @@
 use super::*;
 use crate::low_bits::OddRemainder;
+use crate::ptx_text::bodies;
 
 /// A module with a table, a table holding its address, one holding a null pointer, a pointer the
 /// host sets, a shared tile, and a kernel that writes its second parameter to its first at that index.
@@ -125,7 +126,7 @@ fn an_address_made_from_a_number_is_refused() {
     // A register nothing writes holds 0; data loaded from the kernel's input is a number.
     assert!(refused_at(&with("\tld.global.u32 \t%r2, [%rd11];\n")).is_some());
     assert!(refused_at(&with("\tld.global.u64 \t%rd5, [%rd4];\n\tld.global.u32 \t%r2, [%rd5];\n")).is_some());
-    // A parameter of a function that does not inline: what its callers pass is not followed.
+    // A parameter of a function that does not inline, which no call here passes anything to.
     let function = MODULE.replace(
         ".visible .entry",
         ".func f(\n\t.param .b64 f_param_0\n)\n{\n\t.reg .b64 \t%rd<2>;\n\n\tld.param.u64 \t%rd1, [f_param_0];\n\
@@ -193,4 +194,26 @@ fn a_tables_word_read_where_its_low_bits_allow_only_addresses_is_one() {
     assert_eq!(of_three("").matches("choices[6]").count(), 1);
     assert_eq!(refused_at(&of_three(&middle)), None);
     assert_eq!(refused_at(&of_three(&middle.replace("[%rd7+8]", "[%rd7+16]"))).as_deref(), Some("ld.u32 %r3, [%rd9];"));
+}
+
+#[test]
+fn an_address_passed_to_a_function_that_does_not_inline_is_followed_into_it() {
+    // `lookup(table, i)` reads through its parameter: a table's address, from each call.
+    let called = crate::calls::tests::MODULE.replace("ld.const.u32 \t%r2, [%rd4]", "ld.u32 \t%r2, [%rd4]");
+    let generic = called.replace("cvta.to.const.u64 \t%rd2, %rd1;", "mov.u64 \t%rd2, %rd1;");
+    assert_eq!(refused_at(&generic), None);
+    // A call that leaves the pointer unwritten passes the grader's 0.
+    let unwritten = generic.replacen("\tst.param.b64 \t[param0+0], %rd7;\n", "", 1);
+    assert_eq!(refused_at(&unwritten).as_deref(), Some("ld.u32 %r2, [%rd4];"));
+    // A function whose address the code takes may be called with any number.
+    let taken = generic.replace("\tret;\n\n}\n.visible", "\tmov.u64 \t%rd4, _Z6lookupPKjj;\n\tret;\n\n}\n.visible");
+    assert_eq!(refused_at(&taken).as_deref(), Some("ld.u32 %r2, [%rd4];"));
+    // A pointer the function returns is followed back out of it.
+    let returning = generic
+        .replace("(.param .b32 func_retval0) _Z6lookupPKjj", "(.param .b64 func_retval0) _Z6lookupPKjj")
+        .replace("st.param.b32 \t[func_retval0+0], %r2;", "st.param.b64 \t[func_retval0+0], %rd4;")
+        .replace("ld.param.b32 \t%r3, [retval0+0];", "ld.param.b64 \t%rd5, [retval0+0];\n\tld.u32 \t%r4, [%rd5];");
+    assert_eq!(refused_at(&returning), None);
+    let unreturned = returning.replace("\tld.u32 \t%r2", "\t@%p1 ret;\n\tld.u32 \t%r2");
+    assert_eq!(refused_at(&unreturned).as_deref(), Some("ld.u32 %r4, [%rd5];"), "0 on a path that returns early");
 }

@@ -267,11 +267,33 @@ fn a_read_at_either_of_two_tables_is_held_inside_one_of_them() {
     );
     // Tables of two spaces, each made generic by its own `cvta`; a write at either is refused.
     let spaces = either
-        .replace("mov.u64 \t%rd7, $str;", "mov.u64 \t%rd6, constants;\n\tcvta.const.u64 \t%rd7, %rd6;")
+        .replace("mov.u64 \t%rd7, $str;", "mov.u64 \t%rd0, constants;\n\tcvta.const.u64 \t%rd7, %rd0;")
         .replace("%rd7, %rd3, %p1;", "%rd7, %rd4, %p1;");
     let held = kept_text(&spaces);
     assert!(held.contains("mov.u64 %bcm_base, constants; cvta.const.u64 %bcm_base, %bcm_base;"), "{held}");
     assert!(held.contains("mov.u64 %bcm_base, table; cvta.global.u64 %bcm_base, %bcm_base;"), "{held}");
     let write = either.replace("ld.u8 \t%r5, [%rd8+1];", "st.u8 \t[%rd8+1], %r5;");
     assert_eq!(kept(&write, &write), Err(Unkept::Unbounded { line: "st.u8 \t[%rd8+1], %r5;".into(), body: KERNEL }));
+}
+
+#[test]
+fn a_read_through_a_functions_parameter_is_held_inside_the_tables_its_calls_pass() {
+    // `lookup(table, i)`, called with `kLow`'s address and `kHigh`'s, reads generic memory there.
+    let called = crate::calls::tests::MODULE
+        .replace("ld.const.u32 \t%r2, [%rd4]", "ld.u32 \t%r2, [%rd4]")
+        .replace("cvta.to.const.u64 \t%rd2, %rd1;", "mov.u64 \t%rd2, %rd1;");
+    let held = kept_text(&called);
+    assert!(held.contains("mov.u64 %bcm_base, kLow; cvta.const.u64 %bcm_base, %bcm_base;"), "{held}");
+    assert!(held.contains("mov.u64 %bcm_base, kHigh; cvta.const.u64 %bcm_base, %bcm_base;"), "{held}");
+    // A call that passes the kernel's own pointer instead: no table holds what it reads.
+    let given = called.replacen(
+        "\tst.param.b64 \t[param0+0], %rd7;",
+        "\tld.param.u64 \t%rd5, [k_param_0];\n\tst.param.b64 \t[param0+0], %rd5;",
+        1,
+    );
+    let body = crate::ptx_text::bodies(&given).iter().position(|b| b.contains("_Z6lookupPKjj_param_0")).unwrap();
+    assert_eq!(kept(&given, &given), Err(Unkept::Mixed { line: "ld.u32 \t%r2, [%rd4];".into(), body }));
+    // A table's address passed to a function whose address the code takes is handed on.
+    let taken = called.replace("\tret;\n\n}\n.visible", "\tmov.u64 \t%rd4, _Z6lookupPKjj;\n\tret;\n\n}\n.visible");
+    assert_eq!(kept(&taken, &taken), Err(Unkept::HandedOn));
 }
