@@ -35,8 +35,8 @@ pub(crate) enum Passing {
     /// `f_param_0+8:8`, with the bytes it reads).
     Parameter(String),
     /// An argument of the call at `call` (its place among the body's statements) to `callee`,
-    /// given at the callee parameter's `key`: `st.param.b64 [param0+0], %rd10`. `callee` is `None`
-    /// for a call through a register. `sure` where every path to the call stores it: not under a
+    /// given at the callee parameter's `key` (where the module defines the callee):
+    /// `st.param.b64 [param0+0], %rd10`. `callee` is `None` for a call through a register. `sure` where every path to the call stores it: not under a
     /// guard, nor with a label or a branch between.
     Argument { call: usize, callee: Option<String>, key: String, sure: bool },
     /// The function's result at a place: `st.param.b32 [func_retval0+0], %r2`.
@@ -93,17 +93,18 @@ impl<'p> Module<'p> {
 
     /// Each body's findings (`find`'s, given what calls pass by then), found again until what
     /// calls pass, read from them by `value` (what an operand holds), stops growing. `unknown` is
-    /// what an unwritten or unfollowed value holds.
+    /// what an unwritten or unfollowed value holds. What calls pass starts from nothing, so that
+    /// a value going round a cycle of calls holds only what enters it.
     pub(crate) fn followed<V: Ord + Clone, R>(
         &self,
         unknown: BTreeSet<V>,
         find: impl Fn(&Body<'p>, &Passed<V>) -> R,
         value: impl Fn(&R, &str) -> BTreeSet<V>,
     ) -> Vec<R> {
-        let mut passed = Passed { arguments: BTreeMap::new(), results: BTreeMap::new(), unknown };
+        let mut passed = self.passed(None, &value, unknown);
         loop {
             let found: Vec<R> = self.bodies.iter().map(|body| find(body, &passed)).collect();
-            let next = self.passed(&found, &value, passed.unknown.clone());
+            let next = self.passed(Some(&found), &value, passed.unknown.clone());
             if next == passed {
                 return found;
             }
@@ -111,17 +112,22 @@ impl<'p> Module<'p> {
         }
     }
 
-    /// What the calls of the bodies pass, read from their findings.
+    /// What the calls of the bodies pass, read from their findings (nothing yet where there are
+    /// none): at every place a call stores, and every place a function returns.
     fn passed<V: Ord + Clone, R>(
         &self,
-        found: &[R],
+        found: Option<&[R]>,
         value: &impl Fn(&R, &str) -> BTreeSet<V>,
         unknown: BTreeSet<V>,
     ) -> Passed<V> {
         let mut passed = Passed { arguments: BTreeMap::new(), results: BTreeMap::new(), unknown };
-        for (index, (body, found)) in self.bodies.iter().zip(found).enumerate() {
+        for (index, body) in self.bodies.iter().enumerate() {
+            let found = found.map(|found| &found[index]);
             for (statement, passing) in body.statements.iter().zip(&body.passing) {
-                let stored = || statement.stored_values().flat_map(|v| value(found, v)).collect::<BTreeSet<V>>();
+                let stored = || -> BTreeSet<V> {
+                    let Some(found) = found else { return BTreeSet::new() };
+                    statement.stored_values().flat_map(|v| value(found, v)).collect()
+                };
                 match passing {
                     Some(Passing::Argument { call, callee: Some(callee), key, sure }) if self.follows(callee) => {
                         let sites = passed.arguments.entry(callee.clone()).or_default();
@@ -159,6 +165,12 @@ impl<'p> Module<'p> {
     /// Whether the function `name` is followed: defined here, and reached only by direct calls.
     pub(crate) fn follows(&self, name: &str) -> bool {
         self.followed.contains(name)
+    }
+
+    /// Whether the module defines the function `name` (one it only declares is defined elsewhere:
+    /// CUDA's `vprintf`).
+    pub(crate) fn defines(&self, name: &str) -> bool {
+        self.bodies.iter().any(|body| body.name == Some(name))
     }
 }
 
@@ -204,11 +216,21 @@ impl<V: Ord + Clone> Passed<V> {
     }
 }
 
+/// The names of the functions `ptx` defines (kernels too).
+pub(crate) fn defined(ptx: &str) -> BTreeSet<&str> {
+    bodies(ptx).into_iter().filter_map(|body| Some(header(body)?.0)).collect()
+}
+
 /// A function's name and its parameters' names, in order, from its `body`'s header (`.func
 /// (.param .b32 func_retval0) _Z6lookupPKjj(.param .b64 _Z6lookupPKjj_param_0, ...)`).
 fn header(body: &str) -> Option<(&str, Vec<&str>)> {
     let head = body.split('{').next()?;
-    let definition = &head[head.rfind(".func").or_else(|| head.rfind(".entry"))?..];
+    // (The last: a declaration of another function may come before it. A declaration, which
+    // ends in `;`, before a variable's initializer, `= {...}`, is none.)
+    let definition = &head[head.rfind(".func").max(head.rfind(".entry"))?..];
+    if definition.contains(';') {
+        return None;
+    }
     let after_keyword = definition.split_once(char::is_whitespace)?.1.trim_start();
     // (A result comes first, in parentheses.)
     let after_result = match after_keyword.strip_prefix('(') {
@@ -283,12 +305,7 @@ fn passing(
             let sure = !statement.guarded
                 && !labels.iter().any(|label| (at + 1..=call).contains(label))
                 && !between.iter().any(|s| ["bra", "brx", "ret", "exit"].contains(&s.kind()));
-            Some(Passing::Argument {
-                call,
-                key: key(parameter.unwrap_or(symbol), place),
-                callee: callee.filter(|_| parameter.is_some()),
-                sure,
-            })
+            Some(Passing::Argument { call, key: key(parameter.unwrap_or(symbol), place), callee, sure })
         })
         .collect()
 }

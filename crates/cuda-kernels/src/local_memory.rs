@@ -11,9 +11,10 @@ use std::{
     fmt,
 };
 
+use crate::calls;
 use crate::ptx_text::{
-    Statement, Variable, access_bytes, address_parts, bodies, closes_a_body, handed_on, held_inside, instructions,
-    statements, widest_store, words, zero_stores,
+    Made, Statement, Variable, access_bytes, address_parts, bodies, closes_a_body, handed_on, held_inside,
+    instructions, statements, widest_store, words, zero_stores,
 };
 
 /// Why a module's local memory cannot be kept to one launch.
@@ -306,7 +307,7 @@ impl Depot {
         if !is_register && base != self.name || line.matches(';').count() != 1 {
             return None;
         }
-        held_inside(line, &self.name, "%bcm_depot", None, self.bytes.checked_sub(width)?, None)
+        held_inside(line, &self.name, "%bcm_depot", Made::Own, self.bytes.checked_sub(width)?, None)
     }
 }
 
@@ -326,13 +327,16 @@ fn accesses_local_memory(line: &str, statement: Option<&Statement>) -> bool {
 /// Checks that a generic address of local memory (what `cvta.local` makes, and whatever is
 /// computed from it) is used only as `printf`'s arguments' buffer, passed to `vprintf`: stored in
 /// memory it could be read back where no instruction shows it, and through it a load or store
-/// reaches any of the thread's local memory.
+/// reaches any of the thread's local memory. (CUDA's `vprintf`, declared: a function of the
+/// module's own may have that name, `extern "C"`.)
 fn reached_through_pointers(ptx: &str) -> Result<(), Unconfined> {
-    bodies(ptx).into_iter().try_for_each(body_reached_through_pointers)
+    let defined = calls::defined(ptx);
+    let cudas_vprintf = |callee: &str| callee == "vprintf" && !defined.contains(callee);
+    bodies(ptx).into_iter().try_for_each(|body| body_reached_through_pointers(body, &cudas_vprintf))
 }
 
 /// [`reached_through_pointers`] in one function's body, where a register's name means one register.
-fn body_reached_through_pointers(body: &str) -> Result<(), Unconfined> {
+fn body_reached_through_pointers(body: &str, cudas_vprintf: &dyn Fn(&str) -> bool) -> Result<(), Unconfined> {
     let statements = statements(body);
     let mut pointers: BTreeSet<&str> = BTreeSet::new();
     // Until nothing new is found: a loop's later instructions feed its earlier ones.
@@ -357,7 +361,7 @@ fn body_reached_through_pointers(body: &str) -> Result<(), Unconfined> {
         let mut addresses = statement.operands.iter().filter(|operand| operand.starts_with('['));
         statement.space() != "local" && addresses.any(|address| holds_a_pointer(address))
     });
-    if through || handed_on(&statements, &holds_a_pointer, &|_| false, &|callee| callee == "vprintf", false) {
+    if through || handed_on(&statements, &holds_a_pointer, &|_| false, cudas_vprintf, false) {
         return Err(Unconfined::Pointer);
     }
     Ok(())

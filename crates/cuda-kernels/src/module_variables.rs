@@ -1,15 +1,16 @@
-//! Generic loads and stores at a module variable's address kept inside that variable. An index far
-//! past a table (`table[0x123456789]`) makes an address that no instruction shows, and a generic
-//! one may land in the thread's local memory, where an earlier launch left its words (an access
-//! that names its space stays in it: `ld.const` in the constant bank, `ld.global` in global
-//! memory, where every buffer a launch is given is zeroed or compared after it). [`kept`] holds
-//! every generic access whose address is made from one `.global` or `.const` variable inside that
-//! variable, a read at one of several variables inside one of them, and refuses what it cannot
-//! hold: a write at an address that may be made from several variables, an instruction that
-//! reaches past its address (`wmma.load`), an address that may be a variable's or one the launch
-//! gives, or an address handed on (stored in memory other than the function's local memory,
-//! returned from or passed to a function [`crate::calls`] does not follow, but for `printf`'s and
-//! `assert`'s), where no instruction shows where it is used.
+//! Loads and stores at a module variable's address kept inside that variable. An index far past a
+//! table (`table[0x123456789]`) makes an address that no instruction shows: a generic one may land
+//! in the thread's local memory, where an earlier launch left its words, and one of a space any
+//! memory of it (`ld.global` the grader's own variables and buffers). [`kept`] holds every generic
+//! access, and every load that names global or constant memory, whose address is made from one
+//! `.global` or `.const` variable inside that variable, a read at one of several variables inside
+//! one of them, and refuses what it cannot hold: a write at an address that may be made from
+//! several variables, an instruction that reaches past its address (`wmma.load`) or holds two
+//! (`cp.async` from a table), an address that may be a variable's or one the launch gives, or an
+//! address handed on (stored in memory other than the function's local memory, returned from or
+//! passed to a function [`crate::calls`] does not follow, but for `printf`'s and `assert`'s), where
+//! no instruction shows where it is used. (A store at a variable's address is refused by
+//! [`crate::written_globals`].)
 //! An address stored in local memory (a string `printf` prints with `%s`) may come back from it:
 //! a 64-bit word loaded from local memory may be any address the function stored there. One a
 //! variable holds from the start (`constexpr Ref refs[2] = {{table}, {other}};` is declared
@@ -27,7 +28,7 @@ use crate::{
     calls::{Body, Module},
     low_bits::{self, LowBits},
     ptx_text::{
-        Every, Statement, access_bytes, address_parts, bodies, handed_on, held_in_one, held_inside, instructions,
+        Every, Made, Statement, access_bytes, address_parts, bodies, handed_on, held_in_one, held_inside, instructions,
         one_64_bit_word, statements,
     },
 };
@@ -119,7 +120,8 @@ fn keep_in_body<'p>(
     // Stored in local memory, it is followed back out of it, as it is into a function that does not
     // inline and back out of one ([`crate::address_origins`]).
     let in_local_memory = |statement: &Statement| statement.space() == "local";
-    let followed = |callee: &str| READERS_OF_STRINGS.contains(&callee) || module.follows(callee);
+    let followed =
+        |callee: &str| READERS_OF_STRINGS.contains(&callee) && !module.defines(callee) || module.follows(callee);
     let returns_followed = body.name.is_some_and(|name| module.follows(name));
     if handed_on(statements, &|value| !of(value).is_empty(), &in_local_memory, &followed, returns_followed) {
         return Err(Unkept::HandedOn);
@@ -127,8 +129,19 @@ fn keep_in_body<'p>(
     for line in body.text.split_inclusive('\n') {
         let text = line.trim_end_matches(['\n', '\r']);
         let found = instructions(text);
-        let generic_access = |s: &&Statement| s.space().is_empty() && s.address().is_some_and(|a| !of(a).is_empty());
-        let access = found.iter().find(|s| generic_access(s) || address_word(s));
+        // A generic access, and a read of global or constant memory: an index far past a table
+        // reaches any memory of the space, the grader's own variables and buffers too.
+        let held_access = |s: &&Statement| {
+            let read_in_a_space = matches!(s.space(), "global" | "const") && matches!(s.kind(), "ld" | "ldu");
+            (s.space().is_empty() || read_in_a_space) && s.address().is_some_and(|a| !of(a).is_empty())
+        };
+        // (A copy from a table, `cp.async`, reads as far as a load and holds two addresses.)
+        let copy =
+            |s: &Statement| s.kind() == "cp" && s.operands.iter().any(|o| o.starts_with('[') && !of(o).is_empty());
+        if found.iter().any(copy) {
+            return Err(Unkept::Unbounded { line: text.trim().to_owned(), body: index });
+        }
+        let access = found.iter().find(|s| held_access(s) || address_word(s));
         let Some(access) = access else {
             out.push_str(line);
             continue;
@@ -141,12 +154,16 @@ fn keep_in_body<'p>(
         }
         let named: BTreeSet<&str> = from.iter().map(|(name, _)| *name).collect();
         let all_generic = from.iter().all(|(_, generic)| *generic);
-        // A global variable's generic address is its global one: the base is of the kind the
-        // address was made from. A constant's is not: only its generic address is one.
-        let generic = |space: &str| match (access.space(), space) {
-            ("" | "global", "global") => Some(all_generic),
-            ("", _) if all_generic => Some(true),
-            ("const", "const") if from.iter().all(|(_, generic)| !generic) => Some(false),
+        // How the access's address is made from a variable's, by its space: a global variable's
+        // generic address is its global one, so the base is of the kind the address was made
+        // from. A constant's is not: its generic address, or that made global (`ld.global` of
+        // what `cvta.to.global` makes of it; held there, an address made otherwise stays inside).
+        let made = |space| match (access.space(), space) {
+            ("" | "global", "global") if all_generic => Some(Made::Generic(space)),
+            ("" | "global", "global") => Some(Made::Own),
+            ("", _) if all_generic => Some(Made::Generic(space)),
+            ("const", "const") if from.iter().all(|(_, generic)| !generic) => Some(Made::Own),
+            ("global", "const") if from.iter().all(|(_, generic)| !generic) => Some(Made::Global(space)),
             _ => None,
         };
         let width = access_bytes(&access.op).ok_or_else(unbounded)?;
@@ -156,12 +173,11 @@ fn keep_in_body<'p>(
         let [name] = named.iter().copied().collect::<Vec<_>>()[..] else {
             // A read at one of several tables (`refs[row & 1].at[i]` of `{{a}, {b}}`) is held
             // inside one of them, whose words it reads as numbers ([`crate::address_origins`]).
-            let held: Option<Vec<(&str, u64, Option<&str>)>> = named
+            let held: Option<Vec<(&str, u64, Made)>> = named
                 .iter()
                 .map(|name| {
                     let variable = &variables[name];
-                    let generic = generic(variable.space)?.then_some(variable.space);
-                    Some((*name, variable.bytes?.checked_sub(width)?, generic))
+                    Some((*name, variable.bytes?.checked_sub(width)?, made(variable.space)?))
                 })
                 .collect();
             let (Some(held), "ld") = (held, access.kind()) else { return Err(unbounded()) };
@@ -170,7 +186,7 @@ fn keep_in_body<'p>(
             continue;
         };
         let variable = &variables[name];
-        let (Some(generic), Some(bytes)) = (generic(variable.space), variable.bytes) else { return Err(unbounded()) };
+        let (Some(made), Some(bytes)) = (made(variable.space), variable.bytes) else { return Err(unbounded()) };
         // A 64-bit read of a table of addresses and numbers reads the words its address's low bits
         // allow, where they tell words apart ([`crate::address_origins`] takes it to read those).
         let word_read = access.kind() == "ld" && one_64_bit_word(&access.op);
@@ -190,7 +206,7 @@ fn keep_in_body<'p>(
             }
             _ => (bytes.checked_sub(width).ok_or_else(unbounded)?, None),
         };
-        out.push_str(&bounded(text, name, variable.space, generic, last, places).ok_or_else(unbounded)?);
+        out.push_str(&bounded(text, name, made, last, places).ok_or_else(unbounded)?);
         out.push('\n');
     }
     Ok(())
@@ -198,12 +214,12 @@ fn keep_in_body<'p>(
 
 /// The functions a variable's address may be passed to: `printf`'s, whose format string is one,
 /// and `assert`'s, given its message, file and function names. They read strings, and keep nothing.
+/// (CUDA's, declared: a function of the module's own may have such a name, `extern "C"`.)
 const READERS_OF_STRINGS: [&str; 2] = ["vprintf", "__assertfail"];
 
-/// `line`, one access at an address made from variable `name` of `space` (a `generic` address, or
-/// its space's), with the address held at most `last` bytes past the variable's, at one of
-/// `places` where given.
-fn bounded(line: &str, name: &str, space: &str, generic: bool, last: u64, places: Option<Every>) -> Option<String> {
+/// `line`, one access at an address `made` from variable `name`'s, with the address held at most
+/// `last` bytes past the variable's, at one of `places` where given.
+fn bounded(line: &str, name: &str, made: Made, last: u64, places: Option<Every>) -> Option<String> {
     let (_, base, offset, after) = address_parts(line)?;
     if after.contains('[') {
         return None;
@@ -212,7 +228,7 @@ fn bounded(line: &str, name: &str, space: &str, generic: bool, last: u64, places
     if base == name && offset.parse::<u64>().is_ok_and(|offset| offset <= last) {
         return Some(line.to_owned());
     }
-    held_inside(line, name, "%bcm_base", generic.then_some(space), last, places)
+    held_inside(line, name, "%bcm_base", made, last, places)
 }
 
 #[cfg(test)]

@@ -345,23 +345,45 @@ impl Every {
     }
 }
 
+/// How an access's address is made from a variable's: as `mov` takes it (in the variable's own
+/// space), made generic by `cvta` from that space, or then made global again (`cvta.to.global`:
+/// a constant's generic address read by `ld.global` is its copy in global memory).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Made<'s> {
+    Own,
+    Generic(&'s str),
+    Global(&'s str),
+}
+
+impl Made<'_> {
+    /// The instructions that make `register`, holding the variable's own address, this kind.
+    fn made(self, register: &str) -> String {
+        match self {
+            Made::Own => String::new(),
+            Made::Generic(space) => format!("cvta.{space}.u64 {register}, {register}; "),
+            Made::Global(space) => {
+                format!("cvta.{space}.u64 {register}, {register}; cvta.to.global.u64 {register}, {register}; ")
+            }
+        }
+    }
+}
+
 /// `line`, one access at `[base+offset]`, with its address held between `start` (a variable's
-/// address, which `mov` takes into `register`, made generic by `cvta` if `generic_space` names its
-/// space) and `last` bytes past it: its offset from `start`, as an unsigned number, at most `last`
-/// (an address before `start` lands there too), and where `places` are given, the one of them at
-/// or below it (`last` is one of them). `None` if the offset is not a number or the line holds a
-/// second address.
+/// address, which `mov` takes into `register` and `made` makes of the access's kind) and `last`
+/// bytes past it: its offset from `start`, as an unsigned number, at most `last` (an address
+/// before `start` lands there too), and where `places` are given, the one of them at or below it
+/// (`last` is one of them). `None` if the offset is not a number or the line holds a second
+/// address.
 pub(crate) fn held_inside(
     line: &str,
     start: &str,
     register: &str,
-    generic_space: Option<&str>,
+    made: Made,
     last: u64,
     places: Option<Every>,
 ) -> Option<String> {
     let Access { indent, access, base, offset, after } = Access::of(line)?;
-    let to_generic =
-        generic_space.map(|space| format!("cvta.{space}.u64 {register}, {register}; ")).unwrap_or_default();
+    let to_generic = made.made(register);
     // The variable's own name is an address `mov` takes, not an operand of `add`.
     let base = if base == start { register } else { base };
     let to_a_place = match places {
@@ -384,19 +406,18 @@ pub(crate) fn held_inside(
 }
 
 /// `line`, one access at `[base+offset]`, with its address held inside one of `tables` (each a
-/// variable's name, the last offset an access may have past it, and its space where the address
-/// is generic, made so by `cvta`): left where it lies inside one, else held inside the first, as
-/// [`held_inside`] holds one. (Not anywhere between them: a module's data with an initializer and
-/// without, or of two spaces, may lie apart.)
-pub(crate) fn held_in_one(line: &str, tables: &[(&str, u64, Option<&str>)]) -> Option<String> {
+/// variable's name, the last offset an access may have past it, and how the access's address is
+/// made from its): left where it lies inside one, else held inside the first, as [`held_inside`]
+/// holds one. (Not anywhere between them: a module's data with an initializer and without, or of
+/// two spaces, may lie apart.)
+pub(crate) fn held_in_one(line: &str, tables: &[(&str, u64, Made)]) -> Option<String> {
     let Access { indent, access, base, offset, after } = Access::of(line)?;
     let ([first, rest @ ..], false) = (tables, tables.iter().any(|(start, ..)| *start == base)) else {
         return None;
     };
-    let past = |(start, _, generic_space): &(&str, u64, Option<&str>)| {
-        let to_generic =
-            generic_space.map(|space| format!("cvta.{space}.u64 %bcm_base, %bcm_base; ")).unwrap_or_default();
-        format!("mov.u64 %bcm_base, {start}; {to_generic}sub.u64 %bcm_past, %bcm_at, %bcm_base; ")
+    let past = |(start, _, made): &(&str, u64, Made)| {
+        let to_its_kind = made.made("%bcm_base");
+        format!("mov.u64 %bcm_base, {start}; {to_its_kind}sub.u64 %bcm_past, %bcm_at, %bcm_base; ")
     };
     let mut held =
         format!("{}min.u64 %bcm_past, %bcm_past, {}; add.u64 %bcm_held, %bcm_base, %bcm_past; ", past(first), first.1);

@@ -77,12 +77,12 @@ fn writes<'p>(ptx: &'p str, exempt: &[&str]) -> Vec<(String, String, usize)> {
                 let lasting = !matches!(statement.space(), "shared" | "local" | "param");
                 let target = if lasting { from(address) } else { BTreeSet::new() };
                 // Its address stored anywhere but local memory escapes where it cannot be followed;
-                // but for a string the compiler made, passed to a call (`printf`'s format, which
-                // `vprintf` only reads; `assert`'s message, file and function names). (The course's
-                // check of the source lets a string literal be nothing but such an argument; a
-                // function's result is no argument.)
-                let returned = address.contains("func_retval");
-                let passed = op.starts_with("st.param") && !returned;
+                // but for a string the compiler made, passed to a function declared elsewhere
+                // (`printf`'s format, which `vprintf` only reads; `assert`'s message, file and
+                // function names) or followed. (The course's check of the source lets a string
+                // literal be nothing but such an argument; a function's result is no argument.)
+                let passed = matches!(passing, Some(Passing::Argument { callee: Some(callee), .. })
+                    if !module.defines(callee) || module.follows(callee));
                 let escaped =
                     values.iter().flat_map(|value| from(value)).filter(|name| !(passed && compilers_string(name)));
                 // (Stored in local memory, it is followed back out of it.)
@@ -289,8 +289,15 @@ mod tests {
         );
         assert_eq!(written_globals(&generic, &["bcm_places_outside"]), ["table"]);
         let format = ".global .align 1 .b8 $str[3] = {37, 100, 0};\n".to_owned()
-            + &COUNTER.replace("\tret;", "\tmov.u64 \t%rd6, $str;\n\tst.param.b64 \t[param0+0], %rd6;\n\tret;");
+            + &COUNTER.replace(
+                "\tret;",
+                "\tmov.u64 \t%rd6, $str;\n\tst.param.b64 \t[param0+0], %rd6;\n\tcall.uni (retval0), vprintf, (param0);\n\tret;",
+            );
         assert_eq!(written_globals(&format, &["bcm_places_outside"]), Vec::<String>::new(), "printf's format");
+        // A function of the module's own named `vprintf` (`extern "C"`) is no reader of strings.
+        let own = ".func (.param .b32 func_retval0) vprintf(\n\t.param .b64 vprintf_param_0\n)\n{\n\tret;\n}\n";
+        let taken = format.replace("\tcall.uni", "\tmov.u64 \t%rd9, vprintf;\n\tcall.uni");
+        assert_eq!(written_globals(&format!("{own}{taken}"), &["bcm_places_outside"]), ["$str"], "its own vprintf");
         let argument = ".global .align 1 .b8 $str$1[5] = {110, 97, 109, 101};\n".to_owned()
             + &COUNTER.replace("\tret;", "\tmov.u64 \t%rd6, $str$1;\n\tst.local.u64 \t[%rd9], %rd6;\n\tret;");
         assert_eq!(written_globals(&argument, &["bcm_places_outside"]), Vec::<String>::new(), "printf's argument");

@@ -58,6 +58,10 @@ fn a_function_is_read_from_its_header() {
     assert_eq!(header(bodies[0]), Some(("_Z6lookupPKjj", vec!["_Z6lookupPKjj_param_0", "_Z6lookupPKjj_param_1"])));
     assert_eq!(header(bodies[1]), Some(("k", vec!["k_param_0"])));
     assert_eq!(header(".func _Z3onev()\n{\n\tret;\n}\n"), Some(("_Z3onev", vec![])));
+    // A declaration is no definition, before a variable's initializer or another function.
+    let declared = ".extern .func  (.param .b32 func_retval0) vprintf\n(\n\t.param .b64 vprintf_param_0\n)\n;\n";
+    assert_eq!(header(&format!("{declared}.global .align 1 .b8 $str[2] = {{37, 0}};\n")), None);
+    assert_eq!(header(&format!("{declared}.visible .entry k(\n)\n{{\n\tret;\n}}\n")), Some(("k", vec![])));
 }
 
 #[test]
@@ -102,7 +106,8 @@ fn what_calls_pass_is_followed_into_the_function_and_back() {
     let labelled = MODULE.replacen("\t.param .b32 param1;\n", "$L__BB1_1:\n\t.param .b32 param1;\n", 1);
     assert_eq!(held(&labelled)[0]["%rd2"], names(&["kLow", "kHigh", "unknown"]));
     // A value is read back only as wide as it was stored, and not as a vector's element.
-    let halves = MODULE.replace("\tld.param.u64 \t%rd1, [_Z6lookupPKjj_param_0];", "\tld.param.u32 \t%rd1, [_Z6lookupPKjj_param_0];");
+    let halves = MODULE
+        .replace("\tld.param.u64 \t%rd1, [_Z6lookupPKjj_param_0];", "\tld.param.u32 \t%rd1, [_Z6lookupPKjj_param_0];");
     assert_eq!(held(&halves)[0]["%rd2"], names(&["unknown"]));
     let vector = MODULE.replace(
         "\tld.param.u64 \t%rd1, [_Z6lookupPKjj_param_0];",
@@ -117,4 +122,25 @@ fn what_calls_pass_is_followed_into_the_function_and_back() {
     let through = MODULE.replacen("\t_Z6lookupPKjj, \n", "\t%rd5, \n", 1);
     assert_eq!(held(&through)[1]["%r2"], names(&["unknown"]));
     assert_eq!(held(&through)[0]["%rd2"], names(&["kHigh"]), "only the direct call passes to it");
+}
+
+#[test]
+fn a_value_going_round_a_cycle_of_calls_holds_only_what_enters_it() {
+    // `f(p)` calls `g(p)`, which calls `f(p)`; the kernel calls `f(table)`.
+    let passing_on = |name: &str, to: &str| {
+        format!(
+            ".func {name}(\n\t.param .b64 {name}_param_0\n)\n{{\n\t.reg .b64 \t%rd<2>;\n\tld.param.u64 \t%rd1, \
+             [{name}_param_0];\n\t{{\n\t.param .b64 param0;\n\tst.param.b64 \t[param0+0], %rd1;\n\tcall.uni \
+             {to}, (param0);\n\t}}\n\tret;\n}}\n"
+        )
+    };
+    let kernel = ".visible .entry k(\n)\n{\n\t.reg .b64 \t%rd<2>;\n\tmov.u64 \t%rd1, table;\n\t{\n\t.param .b64 param0;\n\t\
+                  st.param.b64 \t[param0+0], %rd1;\n\tcall.uni f, (param0);\n\t}\n\tret;\n}\n";
+    let module = format!(".global .align 4 .b8 table[16];\n{}{}{kernel}", passing_on("f", "g"), passing_on("g", "f"));
+    let held = held(&module);
+    let functions: Vec<&BTreeMap<String, BTreeSet<String>>> = held.iter().filter(|h| h.contains_key("%rd1")).collect();
+    assert_eq!(functions.len(), 3);
+    for registers in functions {
+        assert_eq!(registers["%rd1"], names(&["table"]));
+    }
 }

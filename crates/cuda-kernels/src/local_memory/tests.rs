@@ -238,6 +238,14 @@ fn a_local_arrays_address_may_be_printfs_buffer_and_nothing_else() {
     assert_eq!(confined(&atomic), Err(Unconfined::Pointer));
     let returned = KERNEL.replace("\tret;", "\tst.param.b64 \t[func_retval0], %rd4;\n\tret;");
     assert_eq!(confined(&returned), Err(Unconfined::Pointer));
+    // Only CUDA's `vprintf`, declared, reads the buffer: not a function of the module's own by that
+    // name (`extern "C"`), which could index it anywhere.
+    let own = KERNEL.replace(
+        ".extern .func  (.param .b32 func_retval0) vprintf\n(\n\t.param .b64 vprintf_param_0,\n\t.param .b64 vprintf_param_1\n)\n;",
+        ".func  (.param .b32 func_retval0) vprintf(\n\t.param .b64 vprintf_param_0,\n\t.param .b64 vprintf_param_1\n)\n{\n\tret;\n}",
+    );
+    assert_ne!(own, KERNEL);
+    assert_eq!(confined(&own), Err(Unconfined::Pointer));
     // A register's name means one register in one function: the helper's `%r2` holds a pointer's
     // bits, the kernel's (which it stores) does not.
     let helper = ".func _Z6helperv()\n{\n\t.reg .b32 \t%r<3>;\n\t.reg .b64 \t%rd<10>;\n\t\
