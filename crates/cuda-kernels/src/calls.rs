@@ -12,7 +12,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::{
-    ptx_text::{Statement, Step, access_bytes, bodies, steps, words},
+    ptx_text::{Statement, Step, bodies, scalar_bytes, steps, words},
     read_before_written,
 };
 
@@ -24,8 +24,8 @@ pub(crate) struct Body<'p> {
     pub(crate) passing: Vec<Option<Passing>>,
     /// The function's name (a kernel's too).
     pub(crate) name: Option<&'p str>,
-    /// The offsets of its result that some path returns without writing.
-    unwritten_results: BTreeSet<u64>,
+    /// The places of its result that some path returns without writing.
+    unwritten_results: BTreeSet<Place>,
 }
 
 /// The part an instruction plays in passing a value to or from a call.
@@ -152,8 +152,8 @@ impl<'p> Module<'p> {
                 }
             }
             if let Some(results) = body.name.and_then(|name| passed.results.get_mut(name)) {
-                for ((offset, _), returned) in results.iter_mut() {
-                    if body.unwritten_results.contains(offset) {
+                for (place, returned) in results.iter_mut() {
+                    if body.unwritten_results.contains(place) {
                         returned.extend(passed.unknown.iter().cloned());
                     }
                 }
@@ -278,8 +278,7 @@ fn passing(
         .enumerate()
         .map(|(at, statement)| {
             let (Some(address), "param") = (statement.address(), statement.space()) else { return None };
-            let vector = statement.op.split('.').any(|part| part.starts_with('v') && part[1..].parse::<u8>().is_ok());
-            let bytes = access_bytes(&statement.op).filter(|_| !vector)?;
+            let bytes = scalar_bytes(&statement.op)?;
             let (symbol, offset) = symbol_and_offset(address);
             let place = (offset, bytes);
             let reads = statement.kind() == "ld";

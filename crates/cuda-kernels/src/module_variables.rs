@@ -28,8 +28,8 @@ use crate::{
     calls::{Body, Module},
     low_bits::{self, LowBits},
     ptx_text::{
-        Every, Made, Statement, access_bytes, address_parts, bodies, handed_on, held_in_one, held_inside, instructions,
-        one_64_bit_word, statements,
+        Every, Made, Statement, Table, access_bytes, address_parts, bodies, handed_on, held_in_one, held_inside,
+        instructions, one_64_bit_word, statements, values_held_in_one, words,
     },
 };
 
@@ -129,16 +129,49 @@ fn keep_in_body<'p>(
     for line in body.text.split_inclusive('\n') {
         let text = line.trim_end_matches(['\n', '\r']);
         let found = instructions(text);
+        let unbounded = || Unkept::Unbounded { line: text.trim().to_owned(), body: index };
+        // A table's address stored in local memory (`printf`'s arguments' buffer) is held inside
+        // the table: `printf("%s")` reads from where it points.
+        let stores_a_table = |s: &&Statement| {
+            s.kind() == "st" && s.space() == "local" && s.stored_values().any(|value| !of(value).is_empty())
+        };
+        if let Some(store) = found.iter().find(stores_a_table) {
+            // (The store may be one [`crate::local_memory`] keeps inside its array, in a block.)
+            if found.iter().filter(|s| s.writes_memory()).count() != 1 {
+                return Err(unbounded());
+            }
+            let mut values = Vec::new();
+            for register in store.stored_values().flat_map(words) {
+                if origins_of(register, names, origins).contains(&Origin::Given) && !of(register).is_empty() {
+                    return Err(Unkept::Mixed { line: text.trim().to_owned(), body: index });
+                }
+                let tables: Option<Vec<Table>> = of(register)
+                    .into_iter()
+                    .map(|(name, generic)| {
+                        let variable = &variables[name];
+                        let made = if generic { Made::Generic(variable.space) } else { Made::Own };
+                        Some((name, variable.bytes?.checked_sub(1)?, made))
+                    })
+                    .collect();
+                values.push((register, tables.ok_or_else(unbounded)?));
+            }
+            out.push_str(&values_held_in_one(text, &values).ok_or_else(unbounded)?);
+            out.push('\n');
+            continue;
+        }
         // A generic access, and a read of global or constant memory: an index far past a table
         // reaches any memory of the space, the grader's own variables and buffers too.
         let held_access = |s: &&Statement| {
             let read_in_a_space = matches!(s.space(), "global" | "const") && matches!(s.kind(), "ld" | "ldu");
             (s.space().is_empty() || read_in_a_space) && s.address().is_some_and(|a| !of(a).is_empty())
         };
-        // (A copy from a table, `cp.async`, reads as far as a load and holds two addresses.)
-        let copy =
-            |s: &Statement| s.kind() == "cp" && s.operands.iter().any(|o| o.starts_with('[') && !of(o).is_empty());
-        if found.iter().any(copy) {
+        // Any other instruction at a table's address is refused: a copy (`cp.async`, which holds
+        // two addresses), a cache hint far past it.
+        let other = |s: &Statement| {
+            !matches!(s.kind(), "ld" | "ldu" | "st" | "atom" | "red")
+                && s.operands.iter().any(|o| o.starts_with('[') && !of(o).is_empty())
+        };
+        if found.iter().any(other) {
             return Err(Unkept::Unbounded { line: text.trim().to_owned(), body: index });
         }
         let access = found.iter().find(|s| held_access(s) || address_word(s));
@@ -147,7 +180,6 @@ fn keep_in_body<'p>(
             continue;
         };
         let from = of(access.address().unwrap_or_default());
-        let unbounded = || Unkept::Unbounded { line: text.trim().to_owned(), body: index };
         // (Held inside a table, an address the launch gives would be wrong.)
         if origins_of(access.address().unwrap_or_default(), names, origins).contains(&Origin::Given) {
             return Err(Unkept::Mixed { line: text.trim().to_owned(), body: index });
@@ -173,7 +205,7 @@ fn keep_in_body<'p>(
         let [name] = named.iter().copied().collect::<Vec<_>>()[..] else {
             // A read at one of several tables (`refs[row & 1].at[i]` of `{{a}, {b}}`) is held
             // inside one of them, whose words it reads as numbers ([`crate::address_origins`]).
-            let held: Option<Vec<(&str, u64, Made)>> = named
+            let held: Option<Vec<Table>> = named
                 .iter()
                 .map(|name| {
                     let variable = &variables[name];

@@ -1,6 +1,8 @@
 //! Reading PTX text: an instruction's operation and operands, line by line or whole (a `call`
 //! spans lines), the names in an operand.
 
+use std::collections::BTreeMap;
+
 /// An instruction's operation and its operands (a predicate guard dropped); `None` for a
 /// directive, a label or anything else.
 pub(crate) fn instruction(line: &str) -> Option<(&str, Vec<&str>)> {
@@ -263,6 +265,12 @@ pub(crate) fn access_bytes(op: &str) -> Option<u64> {
     Some(lanes * bits / 8)
 }
 
+/// The bytes a load or store of `op` moves where it moves one element, not a vector of them.
+pub(crate) fn scalar_bytes(op: &str) -> Option<u64> {
+    let vector = op.split('.').any(|part| part.strip_prefix('v').is_some_and(|lanes| lanes.parse::<u8>().is_ok()));
+    access_bytes(op).filter(|_| !vector)
+}
+
 /// The kinds of instruction that read or write one element, or a vector of them, at their address.
 const ELEMENT_ACCESSES: [&str; 5] = ["ld", "ldu", "st", "atom", "red"];
 
@@ -405,33 +413,79 @@ pub(crate) fn held_inside(
     ))
 }
 
+/// A table an address is held inside: its name, the last offset an address may have past it, and
+/// how the address is made from the table's.
+pub(crate) type Table<'s> = (&'s str, u64, Made<'s>);
+
 /// `line`, one access at `[base+offset]`, with its address held inside one of `tables` (each a
 /// variable's name, the last offset an access may have past it, and how the access's address is
 /// made from its): left where it lies inside one, else held inside the first, as [`held_inside`]
 /// holds one. (Not anywhere between them: a module's data with an initializer and without, or of
 /// two spaces, may lie apart.)
-pub(crate) fn held_in_one(line: &str, tables: &[(&str, u64, Made)]) -> Option<String> {
+pub(crate) fn held_in_one(line: &str, tables: &[Table]) -> Option<String> {
     let Access { indent, access, base, offset, after } = Access::of(line)?;
-    let ([first, rest @ ..], false) = (tables, tables.iter().any(|(start, ..)| *start == base)) else {
+    if tables.is_empty() || tables.iter().any(|(start, ..)| *start == base) {
         return None;
-    };
-    let past = |(start, _, made): &(&str, u64, Made)| {
-        let to_its_kind = made.made("%bcm_base");
-        format!("mov.u64 %bcm_base, {start}; {to_its_kind}sub.u64 %bcm_past, %bcm_at, %bcm_base; ")
-    };
-    let mut held =
-        format!("{}min.u64 %bcm_past, %bcm_past, {}; add.u64 %bcm_held, %bcm_base, %bcm_past; ", past(first), first.1);
-    for table in rest {
-        held += &format!(
-            "{}setp.le.u64 %bcm_inside, %bcm_past, {}; selp.b64 %bcm_held, %bcm_at, %bcm_held, %bcm_inside; ",
-            past(table),
-            table.1
-        );
     }
+    let held = address_held_in_one("%bcm_at", "%bcm_held", tables);
     Some(format!(
         "{indent}{{ .reg .b64 %bcm_at; .reg .b64 %bcm_base; .reg .b64 %bcm_past; .reg .b64 %bcm_held; \
          .reg .pred %bcm_inside; add.s64 %bcm_at, {base}, {offset}; {held}{access}[%bcm_held]{after} }}"
     ))
+}
+
+/// `line`, one store of local memory (`printf`'s arguments' buffer), with each of the `values` it
+/// stores that may be a table's address (a register, and its tables as [`held_in_one`] takes
+/// them) held inside one of them: `printf("%s")` reads from where it points. `None` if the line
+/// holds no such store, or a second address.
+pub(crate) fn values_held_in_one(line: &str, values: &[(&str, Vec<Table>)]) -> Option<String> {
+    let Access { indent, access, base, offset, after } = Access::of(line)?;
+    let mut held = String::new();
+    let mut declared = String::from(".reg .b64 %bcm_base; .reg .b64 %bcm_past; .reg .pred %bcm_inside; ");
+    let mut renamed: BTreeMap<&str, String> = BTreeMap::new();
+    for (index, (value, tables)) in values.iter().enumerate().filter(|(_, (_, tables))| !tables.is_empty()) {
+        let into = format!("%bcm_value{index}");
+        declared += &format!(".reg .b64 {into}; ");
+        held += &address_held_in_one(value, &into, tables);
+        renamed.insert(value, into);
+    }
+    let stored: String = split_words(after).map(|piece| renamed.get(piece).map_or(piece, String::as_str)).collect();
+    (!renamed.is_empty()).then(|| format!("{indent}{{ {declared}{held}{access}[{base}+{offset}]{stored} }}"))
+}
+
+/// The instructions that set `into` to the address `at` holds where it lies inside one of
+/// `tables`, else the first's address past which it lies, at most its last offset.
+fn address_held_in_one(at: &str, into: &str, tables: &[Table]) -> String {
+    let past = |(start, _, made): &Table| {
+        let to_its_kind = made.made("%bcm_base");
+        format!("mov.u64 %bcm_base, {start}; {to_its_kind}sub.u64 %bcm_past, {at}, %bcm_base; ")
+    };
+    let Some(((first_start, first_last, first_made), rest)) = tables.split_first() else { return String::new() };
+    let mut held = format!(
+        "{}min.u64 %bcm_past, %bcm_past, {first_last}; add.u64 {into}, %bcm_base, %bcm_past; ",
+        past(&(first_start, *first_last, *first_made))
+    );
+    for table in rest {
+        held += &format!(
+            "{}setp.le.u64 %bcm_inside, %bcm_past, {}; selp.b64 {into}, {at}, {into}, %bcm_inside; ",
+            past(table),
+            table.1
+        );
+    }
+    held
+}
+
+/// `text` in pieces: each name (a register's, `%rd81`) apart from what lies between.
+fn split_words(text: &str) -> impl Iterator<Item = &str> {
+    let word = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '%');
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        let first = rest.chars().next()?;
+        let end = rest.find(|c: char| word(c) != word(first)).unwrap_or(rest.len());
+        let (piece, after) = rest.split_at(end);
+        rest = after;
+        Some(piece)
+    })
 }
 
 /// The space (one of `spaces`: `.global`), the name and the rest after the space (`.align 4 .b8

@@ -8,55 +8,61 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::ptx_text::{Statement, Step, steps, words};
+use crate::{
+    calls::Place,
+    ptx_text::{Statement, Step, scalar_bytes, steps, words},
+};
 
 /// The registers of a function's `body` that some path from its start reads before an
 /// instruction writes them (of those some instruction writes: one no instruction writes is
 /// known to hold 0 everywhere).
 pub(crate) fn registers(body: &str) -> BTreeSet<String> {
-    read_first(&steps(body), &|s| writes(s).collect(), &|s| reads(s).collect())
+    let steps = steps(body);
+    let read = read_first(&steps, &|s| writes(s).collect(), &|s| reads(s).collect());
+    read.into_iter().map(str::to_owned).collect()
 }
 
-/// The offsets of a function's result (`0` of `st.param.b32 [func_retval0+0], %r2;`) that some
-/// path from its start to a `ret` does not write, of those some instruction writes.
-pub(crate) fn unwritten_results(steps: &[Step]) -> BTreeSet<u64> {
-    let results: Vec<&str> = steps
+/// The places of a function's result (offset and bytes: `(0, 4)` of `st.param.b32
+/// [func_retval0+0], %r2;`) that some path from its start to a `ret` does not write, of those
+/// some instruction writes. (A vector's store writes none of them: what it passes is unknown.)
+pub(crate) fn unwritten_results(steps: &[Step]) -> BTreeSet<Place> {
+    let results: Vec<Place> = steps
         .iter()
         .filter_map(|step| match step {
-            Step::Do(statement) => result_offset(statement),
+            Step::Do(statement) => result_place(statement),
             Step::Label(_) => None,
         })
         .collect();
     let returns = |statement: &Statement| if statement.kind() == "ret" { results.clone() } else { Vec::new() };
-    let unwritten = read_first(steps, &|s| result_offset(s).into_iter().collect(), &returns);
-    unwritten.iter().filter_map(|offset| offset.parse().ok()).collect()
+    read_first(steps, &|s| result_place(s).into_iter().collect(), &returns)
 }
 
-/// The offset a store to the function's result writes at (`8` of `[func_retval0+8]`).
-fn result_offset(statement: &Statement) -> Option<&str> {
+/// The place a store to the function's result writes (`(8, 8)` of `st.param.b64 [func_retval0+8]`).
+fn result_place(statement: &Statement) -> Option<Place> {
     let address = statement.address().filter(|_| statement.space() == "param" && statement.writes_memory())?;
     let inside = address.trim_start_matches('[').trim_end_matches(']').strip_prefix("func_retval")?;
-    Some(inside.split_once('+').map_or("0", |(_, offset)| offset.trim()))
+    let offset = inside.split_once('+').map_or(Some(0), |(_, offset)| offset.trim().parse().ok())?;
+    Some((offset, scalar_bytes(&statement.op)?))
 }
 
 /// What some path of `steps` from the start reads (`reads`) before an instruction, unguarded,
 /// writes it (`writes`), of what some instruction writes: found over the function's branches.
-fn read_first<'s>(
+fn read_first<'s, K: Ord + Copy>(
     steps: &'s [Step],
-    writes: &dyn Fn(&'s Statement) -> Vec<&'s str>,
-    reads: &dyn Fn(&'s Statement) -> Vec<&'s str>,
-) -> BTreeSet<String> {
+    writes: &dyn Fn(&'s Statement) -> Vec<K>,
+    reads: &dyn Fn(&'s Statement) -> Vec<K>,
+) -> BTreeSet<K> {
     let blocks = blocks(steps);
-    let written: BTreeSet<&str> =
+    let written: BTreeSet<K> =
         blocks.iter().flat_map(|block| block.statements.iter()).flat_map(|s| writes(s)).collect();
     // Written on every path to each block's end: the most first, then less until nothing changes.
     let entry_in = BTreeSet::new();
-    let mut out: Vec<BTreeSet<&str>> = vec![written.clone(); blocks.len()];
+    let mut out: Vec<BTreeSet<K>> = vec![written.clone(); blocks.len()];
     loop {
         let mut changed = false;
         for (index, block) in blocks.iter().enumerate() {
             let into = written_into(index, &blocks, &out, &entry_in);
-            let after: BTreeSet<&str> = into
+            let after: BTreeSet<K> = into
                 .into_iter()
                 .chain(block.statements.iter().filter(|s| !s.guarded).flat_map(|s| writes(s)))
                 .collect();
@@ -74,7 +80,7 @@ fn read_first<'s>(
         let mut known = written_into(index, &blocks, &out, &entry_in);
         for statement in &block.statements {
             let unwritten = reads(statement).into_iter().filter(|r| written.contains(r) && !known.contains(r));
-            read_first.extend(unwritten.map(str::to_owned));
+            read_first.extend(unwritten);
             if !statement.guarded {
                 known.extend(writes(statement));
             }
@@ -91,12 +97,12 @@ struct Block<'s> {
 
 /// What is written on every path into block `index`: nothing into the first, else what every
 /// block that goes to it wrote by its end (`out`).
-fn written_into<'p>(
+fn written_into<K: Ord + Copy>(
     index: usize,
     blocks: &[Block],
-    out: &[BTreeSet<&'p str>],
-    entry: &BTreeSet<&'p str>,
-) -> BTreeSet<&'p str> {
+    out: &[BTreeSet<K>],
+    entry: &BTreeSet<K>,
+) -> BTreeSet<K> {
     if index == 0 {
         return entry.clone();
     }

@@ -114,6 +114,12 @@ fn what_calls_pass_is_followed_into_the_function_and_back() {
         "\tld.param.v2.u64 \t{%rd1, %rd3}, [_Z6lookupPKjj_param_0];",
     );
     assert_eq!(Module::of(&vector).bodies[0].passing[0], None);
+    // A result read as wide as it was written only: as a pair of halves, it is unknown.
+    let halves = MODULE.replace(
+        "\tst.param.b32 \t[func_retval0+0], %r2;",
+        "\tst.param.v2.b16 \t[func_retval0+0], {%rs1, %rs2};\n\tst.param.b32 \t[func_retval0+4], %r2;",
+    );
+    assert_eq!(held(&halves)[1]["%r2"], names(&["unknown"]));
     // A function whose address the code takes may be called with anything.
     let taken = MODULE.replace("\tret;\n\n}\n.visible", "\tmov.u64 \t%rd4, _Z6lookupPKjj;\n\tret;\n\n}\n.visible");
     assert!(!Module::of(&taken).follows("_Z6lookupPKjj"));

@@ -71,12 +71,11 @@ fn a_generic_access_made_from_one_variable_is_held_inside_it() {
         ),
         "{held}"
     );
-    // A copy from a table (`cp.async`) is refused: it holds two addresses.
-    let copy = with("\tcp.async.ca.shared.global [%rd1], [%rd5], 4;\n");
-    assert_eq!(
-        kept(&copy, &copy),
-        Err(Unkept::Unbounded { line: "cp.async.ca.shared.global [%rd1], [%rd5], 4;".into(), body: KERNEL })
-    );
+    // A copy from a table (`cp.async`, which holds two addresses) or a cache hint there is refused.
+    for other in ["cp.async.ca.shared.global [%rd1], [%rd5], 4;", "prefetch.global.L2 [%rd5];"] {
+        let at_a_table = with(&format!("\t{other}\n"));
+        assert_eq!(kept(&at_a_table, &at_a_table), Err(Unkept::Unbounded { line: other.into(), body: KERNEL }));
+    }
     // A loop's back edge carries the table's address to an earlier instruction.
     let looped = with("$L__BB0_1:\n\tld.u32 \t%r6, [%rd8];\n\tadd.s64 \t%rd8, %rd4, %rd2;\n\tbra.uni \t$L__BB0_1;\n");
     assert!(kept_text(&looped).contains("ld.u32 \t%r6, [%bcm_at]"));
@@ -137,6 +136,19 @@ fn an_address_stored_in_local_memory_is_followed_back_out_of_it() {
     assert!(kept_text(&either).contains("mov.u64 %bcm_base, $str; sub.u64 %bcm_past, %bcm_at, %bcm_base;"));
     let wider = either.replace("ld.u8", "ld.u32");
     assert_eq!(kept(&wider, &wider), Err(Unkept::Unbounded { line: "ld.u32 \t%r5, [%rd8];".into(), body: KERNEL }));
+    // Stored there, it is held inside its table: `printf("%s", table + i)` reads where it points.
+    let printed = kept_text(&reloaded);
+    assert!(
+        printed.contains(
+            "\t{ .reg .b64 %bcm_base; .reg .b64 %bcm_past; .reg .pred %bcm_inside; .reg .b64 %bcm_value0; \
+             mov.u64 %bcm_base, table; cvta.global.u64 %bcm_base, %bcm_base; sub.u64 %bcm_past, %rd5, %bcm_base; \
+             min.u64 %bcm_past, %bcm_past, 31; add.u64 %bcm_value0, %bcm_base, %bcm_past; \
+             st.local.u64 \t[%rd7+0], %bcm_value0; }"
+        ),
+        "{printed}"
+    );
+    let vector = with("\tst.local.v2.u64 \t[%rd7], {%rd1, %rd5};\n");
+    assert!(kept_text(&vector).contains("st.local.v2.u64 \t[%rd7+0], {%rd1, %bcm_value1}; }"));
     // A 32-bit word of local memory is a number.
     let number = with(
         "\tst.local.u64 \t[%rd7], %rd5;\n\tld.local.u32 \t%r6, [%rd7];\n\tcvt.u64.u32 \t%rd8, %r6;\n\tld.u32 \t%r5, [%rd8];\n",
