@@ -10,7 +10,8 @@
 //! address handed on (stored in memory other than the function's local memory, returned from or
 //! passed to a function [`crate::calls`] does not follow, but for `printf`'s and `assert`'s), where
 //! no instruction shows where it is used. (A store at a variable's address is refused by
-//! [`crate::written_globals`].)
+//! [`crate::written_globals`].) A variable's address stored in local memory, `printf`'s
+//! arguments' buffer, is held inside the variable too: `%s` reads from where it points.
 //! An address stored in local memory (a string `printf` prints with `%s`) may come back from it:
 //! a 64-bit word loaded from local memory may be any address the function stored there. One a
 //! variable holds from the start (`constexpr Ref refs[2] = {{table}, {other}};` is declared
