@@ -51,6 +51,9 @@ pub(crate) struct Declared<'p> {
     pub(crate) bytes: Option<u64>,
     pub(crate) holds: Origins<'p>,
     words: Vec<Origins<'p>>,
+    /// The offset of its last byte known to hold 0: where a string `printf` prints with `%s` from
+    /// inside it ends at the latest.
+    pub(crate) last_zero: Option<u64>,
 }
 
 impl<'p> Declared<'p> {
@@ -117,8 +120,9 @@ fn declared_variables(ptx: &str) -> BTreeMap<&str, Declared<'_>> {
         {
             let variable = Variable::parse(rest).filter(|v| v.name == name);
             let bytes = variable.as_ref().map(|v| v.bytes);
+            let last_zero = variable.as_ref().and_then(|v| last_zero_byte(v, initializer));
             let space = space.trim_start_matches('.');
-            found.insert(name, Declared { space, bytes, holds: Origins::new(), words: Vec::new() });
+            found.insert(name, Declared { space, bytes, holds: Origins::new(), words: Vec::new(), last_zero });
             let words = variable.filter(|v| v.bits == 64).map(|v| v.bytes / 8);
             initializers.push((name, initializer, words));
         }
@@ -132,6 +136,23 @@ fn declared_variables(ptx: &str) -> BTreeMap<&str, Declared<'_>> {
         });
     }
     found
+}
+
+/// The offset of the last byte of `variable` that its `initializer` (`{97, 98, 0}`, or none) leaves
+/// 0: each element's bytes, lowest first, and 0 past the elements it gives. An element that is no
+/// number (an address, `generic(table)`; a float) is taken to hold no 0 byte.
+fn last_zero_byte(variable: &Variable, initializer: &str) -> Option<u64> {
+    let element = (variable.bits / 8).max(1);
+    let given: Vec<&str> =
+        initializer.trim().trim_start_matches('{').trim_end_matches('}').split(',').map(str::trim).collect();
+    let given: Vec<&str> = given.into_iter().filter(|e| !e.is_empty()).collect();
+    if (given.len() as u64) * element < variable.bytes {
+        return variable.bytes.checked_sub(1);
+    }
+    (0..variable.bytes).rev().find(|at| {
+        let number = given.get((at / element) as usize).and_then(|e| e.parse::<u64>().ok());
+        number.is_some_and(|number| (number >> (8 * (at % element))) & 0xff == 0)
+    })
 }
 
 /// What a 64-bit word of a variable with `initializer` (of `words_in_it` 64-bit words, if it is made

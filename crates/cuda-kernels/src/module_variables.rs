@@ -44,6 +44,9 @@ pub enum Unkept {
     /// An access whose address may be a variable's or one the launch gives (a pointer the kernel
     /// is given, its shared memory): its PTX line, and the body it is in.
     Mixed { line: String, body: usize },
+    /// A variable's address stored for `printf` where the variable holds no byte known to be 0:
+    /// `%s` would read past its end. Its PTX line, and the body it is in.
+    Unterminated { line: String, body: usize },
     /// A variable's address stored in memory other than local memory, or returned from or passed to
     /// a function not followed into (but `vprintf` and `__assertfail`, which read strings).
     HandedOn,
@@ -62,6 +65,12 @@ impl fmt::Display for Unkept {
                 f,
                 "reads or writes at an address that may lie in a table or in memory the kernel is given (`{line}`): \
                  a pointer that may point at either cannot be kept inside the table; keep them apart"
+            ),
+            Unkept::Unterminated { line, .. } => write!(
+                f,
+                "stores a table's address for `printf` where the table holds no byte known to be 0 (`{line}`): `%s` \
+                 reads a string up to its 0, which would lie past the table; end a table printed with `%s` with \
+                 a 0, or print its words by number"
             ),
             Unkept::HandedOn => write!(
                 f,
@@ -132,7 +141,8 @@ fn keep_in_body<'p>(
         let found = instructions(text);
         let unbounded = || Unkept::Unbounded { line: text.trim().to_owned(), body: index };
         // A table's address stored in local memory (`printf`'s arguments' buffer) is held inside
-        // the table: `printf("%s")` reads from where it points.
+        // the table, at or before its last 0 byte: `printf("%s")` reads from where it points up
+        // to a 0.
         let stores_a_table = |s: &&Statement| {
             s.kind() == "st" && s.space() == "local" && s.stored_values().any(|value| !of(value).is_empty())
         };
@@ -151,10 +161,11 @@ fn keep_in_body<'p>(
                     .map(|(name, generic)| {
                         let variable = &variables[name];
                         let made = if generic { Made::Generic(variable.space) } else { Made::Own };
-                        Some((name, variable.bytes?.checked_sub(1)?, made))
+                        Some((name, variable.last_zero?, made))
                     })
                     .collect();
-                values.push((register, tables.ok_or_else(unbounded)?));
+                let unterminated = || Unkept::Unterminated { line: text.trim().to_owned(), body: index };
+                values.push((register, tables.ok_or_else(unterminated)?));
             }
             out.push_str(&values_held_in_one(text, &values).ok_or_else(unbounded)?);
             out.push('\n');

@@ -376,9 +376,9 @@ pub(crate) fn graded_ptx(compute_capability: (i32, i32), ptx: &str) -> Result<St
     })?;
     let kept = module_variables::kept(&confined, ptx).map_err(|unkept| {
         let instruction = match &unkept {
-            module_variables::Unkept::Unbounded { line, body } | module_variables::Unkept::Mixed { line, body } => {
-                Some((*body, line.as_str()))
-            }
+            module_variables::Unkept::Unbounded { line, body }
+            | module_variables::Unkept::Mixed { line, body }
+            | module_variables::Unkept::Unterminated { line, body } => Some((*body, line.as_str())),
             module_variables::Unkept::HandedOn => None,
         };
         refused_at(

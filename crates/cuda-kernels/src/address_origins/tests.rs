@@ -217,3 +217,16 @@ fn an_address_passed_to_a_function_that_does_not_inline_is_followed_into_it() {
     let unreturned = returning.replace("\tld.u32 \t%r2", "\t@%p1 ret;\n\tld.u32 \t%r2");
     assert_eq!(refused_at(&unreturned).as_deref(), Some("ld.u32 %r4, [%rd5];"), "0 on a path that returns early");
 }
+
+#[test]
+fn a_variables_last_zero_byte_is_read_from_its_initializer() {
+    let last_zero =
+        |declared: &str, initializer: &str| last_zero_byte(&Variable::parse(declared).unwrap(), initializer);
+    assert_eq!(last_zero(".b8 s[4]", "{97, 98, 0, 99}"), Some(2));
+    assert_eq!(last_zero(".b8 s[3]", "{97, 98, 99}"), None, "a string without its 0");
+    assert_eq!(last_zero(".b8 s[4]", "{97, 98}"), Some(3), "0 past the elements given");
+    assert_eq!(last_zero(".b8 s[4]", ""), Some(3), "no initializer: all 0");
+    assert_eq!(last_zero(".u32 t[2]", "{1, 258}"), Some(7), "the high bytes of 258");
+    assert_eq!(last_zero(".u32 t[1]", "{4294967295}"), None);
+    assert_eq!(last_zero(".u64 p[1]", "{generic(table)}"), None, "an address's bytes are unknown");
+}

@@ -147,6 +147,15 @@ fn an_address_stored_in_local_memory_is_followed_back_out_of_it() {
         ),
         "{printed}"
     );
+    // A table with no 0 byte: `%s` would read on past its end.
+    let unterminated = format!(
+        ".global .align 1 .b8 name[3] = {{97, 98, 99}};\n{}",
+        with("\tmov.u64 \t%rd9, name;\n\tst.local.u64 \t[%rd7], %rd9;\n")
+    );
+    assert_eq!(
+        kept(&unterminated, &unterminated),
+        Err(Unkept::Unterminated { line: "st.local.u64 \t[%rd7], %rd9;".into(), body: KERNEL + 1 })
+    );
     let vector = with("\tst.local.v2.u64 \t[%rd7], {%rd1, %rd5};\n");
     assert!(kept_text(&vector).contains("st.local.v2.u64 \t[%rd7+0], {%rd1, %bcm_value1}; }"));
     // A 32-bit word of local memory is a number.

@@ -91,6 +91,7 @@ fn checks(tokens: &[Token], outside: &Outside, first_line: usize) -> Found {
     shape::no_operator_of_its_own(&expanded, outside)?;
     words::no_word_of_its_place(tokens)?;
     words::no_spelled_out_space(&runs)?;
+    words::no_packed_layout(&runs)?;
     writes::no_write_to_what_lasts(&runs, outside)?;
     lasting::no_writable_constant(&plain)?;
     lasting::no_mutable_member(&expanded)?;

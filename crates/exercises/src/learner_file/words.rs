@@ -169,6 +169,30 @@ pub(super) fn no_spelled_out_space(expanded: &[Token]) -> Found {
     Ok(())
 }
 
+/// A struct laid out packed (`__attribute__((packed))`, `[[gnu::packed]]`), as `#pragma pack` lays one.
+pub(super) fn no_packed_layout(expanded: &[Token]) -> Found {
+    // Its pointer members lie unaligned, so the compiler moves them a byte at a time and puts
+    // them back together with shifts, where the checks of the compiled code see numbers: a
+    // table's address plus any offset would reach `printf("%s")` as no address at all.
+    let in_an_attribute = |at: usize| {
+        enclosing(expanded, at).any(|open| open > 0 && expanded[open - 1].text.starts_with("__attribute"))
+            || in_attribute(expanded, at)
+    };
+    let packed = (0..expanded.len())
+        .find(|at| matches!(expanded[*at].text.as_str(), "packed" | "__packed__") && in_an_attribute(*at));
+    match packed {
+        Some(at) => problem(
+            expanded[at].line,
+            format!(
+                "`{}` lays a struct's members out unaligned, so the compiler moves a pointer in pieces the checks \
+                 of the compiled code cannot follow: remove it",
+                expanded[at].text
+            ),
+        ),
+        None => Ok(()),
+    }
+}
+
 /// `__global__` spelled out, where the starter's part defines no kernel.
 pub(super) fn no_spelled_out_kernel(expanded: &[Token], outside: &Outside) -> Found {
     // `__attribute__((global))` is `__global__` spelled out (which the loop above refused as it is,
