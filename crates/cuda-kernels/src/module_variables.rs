@@ -208,6 +208,8 @@ fn keep_in_body<'p>(
             ("", _) if all_generic => Some(Made::Generic(space)),
             ("const", "const") if from.iter().all(|(_, generic)| !generic) => Some(Made::Own),
             ("global", "const") if from.iter().all(|(_, generic)| !generic) => Some(Made::Global(space)),
+            // (`__ldg` of a constant: `ld.global.nc` at its generic address, which is its global one.)
+            ("global", "const") if all_generic => Some(Made::Generic(space)),
             _ => None,
         };
         let width = access_bytes(&access.op).ok_or_else(unbounded)?;

@@ -11,6 +11,7 @@
 
 mod directives;
 mod lasting;
+mod prints;
 mod region;
 mod shape;
 mod sizes;

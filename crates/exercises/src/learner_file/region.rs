@@ -8,8 +8,8 @@
 use std::collections::BTreeSet;
 
 use super::{
-    Invalid, Parts, course_headers, directives, header_tokens, lasting, shape, sizes, syntax::depth, tile, words,
-    writes,
+    Invalid, Parts, course_headers, directives, header_tokens, lasting, prints, shape, sizes, syntax::depth, tile,
+    words, writes,
 };
 use crate::tokens::{self, Kind, Token};
 
@@ -93,6 +93,7 @@ fn checks(tokens: &[Token], outside: &Outside, first_line: usize) -> Found {
     words::no_spelled_out_space(&runs)?;
     words::no_packed_layout(&runs)?;
     writes::no_write_to_what_lasts(&runs, outside)?;
+    prints::prints_only_its_values(&runs)?;
     lasting::no_writable_constant(&plain)?;
     lasting::no_mutable_member(&expanded)?;
     words::no_spelled_out_kernel(&runs, outside)?;

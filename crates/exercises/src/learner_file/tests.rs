@@ -1,5 +1,5 @@
+use super::lasting::lasting_variable;
 use super::*;
-use super::{lasting::lasting_variable, writes::writes_a_count};
 use crate::manifest::{Harness, Input};
 
 const STARTER: &str = "// top\n#define N 32\n// ---- EDIT BELOW ----\nint f() { return 0; }\n// ---- EDIT ABOVE ----\nextern \"C\" __global__ void k(unsigned* out, unsigned n) {\n    out[0] = f();\n}\n";
@@ -187,16 +187,6 @@ fn shared_memory_lasts_one_block_static_or_not() {
     }
     assert_eq!(lasting("static unsigned seen[4];").as_deref(), Some("static"));
     assert_eq!(lasting("__shared__ unsigned t[4]; static unsigned seen;").as_deref(), Some("static"));
-}
-
-#[test]
-fn a_count_printf_writes_is_told_from_a_percent_sign() {
-    for format in ["\"%n\"", "\"ab%hhn\"", "\"%5ln\"", "\"%d %n\""] {
-        assert!(writes_a_count(format), "{format}");
-    }
-    for format in ["\"100%%n\"", "\"%d\\n\"", "\"%-10s %u%%\"", "\"50%\""] {
-        assert!(!writes_a_count(format), "{format}");
-    }
 }
 
 #[test]

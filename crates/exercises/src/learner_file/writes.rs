@@ -554,10 +554,6 @@ fn write_through<'c>(
                     || chosen
                     || before.is_some_and(|t| t.kind == Kind::Literal)
                     || code.get(at + 1).is_some_and(|t| t.kind == Kind::Literal);
-                // (`%n` makes printf write through its argument.)
-                if writes_a_count(literal) {
-                    return Some((token, "printf's `%n`", "print without `%n`"));
-                }
                 let said = whole
                     && calls
                         .last()
@@ -709,21 +705,6 @@ fn closes_parameters(code: &[Token], close: usize, types: &BTreeSet<&str>) -> bo
                         | "requires"
                 )
         })
-}
-
-/// Whether a string holds a `%n` conversion (`%n`, `%hhn`, `%5ln`): a count printf writes.
-pub(super) fn writes_a_count(literal: &str) -> bool {
-    let mut rest = literal;
-    while let Some(percent) = rest.find('%') {
-        let conversion = &rest[percent + 1..];
-        let length = conversion.find(|c: char| c.is_ascii_alphabetic() && !"hljztL".contains(c) || c == '%');
-        match length.map(|end| &conversion[end..end + 1]) {
-            Some("n") => return true,
-            Some("%") if length == Some(0) => rest = &conversion[1..],
-            _ => rest = conversion,
-        }
-    }
-    false
 }
 
 /// Whether the binary `-` at `at` subtracts a pointer (a name of `pointers` not indexed, an
