@@ -370,6 +370,7 @@ fn the_region_cannot_reach_beyond_itself() {
         ("int f() { return __prof_trigger(1), 0; }", "`__prof_trigger` reads or signals"),
         ("#pragma pack(1)\nint f() { return 0; }", "`#pragma pack` would go on changing how the code after"),
         ("struct __attribute__((packed)) P { char c; const int* p; };", "`packed` lays a struct's members out"),
+        ("constexpr char kName[] = \"xor\";", "write a `char` table's characters in braces"),
         ("struct __attribute__((__packed__)) P { char c; const int* p; };", "`__packed__` lays a struct's"),
         ("struct [[gnu::packed]] P { char c; const int* p; };", "`packed` lays a struct's members out"),
         ("#define PACKED _Pragma(\"pack(1)\")\nint f() { return 0; }", "`#pragma pack` would go on"),

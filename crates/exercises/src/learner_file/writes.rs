@@ -558,6 +558,18 @@ fn write_through<'c>(
                     && calls
                         .last()
                         .is_some_and(|call| matches!(*call, "printf" | "assert" | "static_assert" | "_Pragma"));
+                // (A `char` table given a string, `char kName[] = "xor";`: its characters in braces
+                // are a table like any other.)
+                let fills_a_table = at >= 2 && text(at - 1) == "=" && text(at - 2) == "]";
+                if fills_a_table {
+                    return Some((
+                        token,
+                        "a string literal",
+                        "write a `char` table's characters in braces, `{'x', 'o', 'r', 0}`, as a table of numbers is \
+                         written; a string literal may be only a whole argument of `printf`, `assert` or \
+                         `static_assert`",
+                    ));
+                }
                 if !linkage && !said && !in_attribute(code, at) && !names_a_constant_string(code, at) {
                     return Some((
                         token,
