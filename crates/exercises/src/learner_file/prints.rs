@@ -108,15 +108,18 @@ fn points_into_a_string(code: &[Token], value: &[&Token]) -> bool {
                 && (text(at - 2) == "char" || text(at - 2) == "const" && text(at - 3) == "char")
         })
     };
-    match value {
-        [name] => names_a_string(code, &name.text),
-        [name, plus, ..] if plus.text == "+" => a_char_table(&name.text),
+    // (Where the part declares the name twice, a parameter, a local or an overload of the same
+    // name may be a number where it is printed.)
+    let (name, points) = match value {
+        [name] => (name, names_a_string(code, &name.text)),
+        [name, plus, ..] if plus.text == "+" => (name, a_char_table(&name.text)),
         [and, name, open, .., close] if and.text == "&" && open.text == "[" && close.text == "]" => {
-            a_char_table(&name.text)
+            (name, a_char_table(&name.text))
         }
-        [name, open, .., close] if open.text == "(" && close.text == ")" => returns_chars(&name.text),
-        _ => false,
-    }
+        [name, open, .., close] if open.text == "(" && close.text == ")" => (name, returns_chars(&name.text)),
+        _ => return false,
+    };
+    points && declared_once(code, &name.text)
 }
 
 /// Whether `name` is a `char` table of `code` (`constexpr char kName[] = {...}`), or a `const
@@ -127,9 +130,30 @@ fn names_a_string(code: &[Token], name: &str) -> bool {
     table || constant_string_value(code, name).is_some()
 }
 
-/// The value of `name` where `code` declares it a `const char*` whose value is a string literal or
-/// a choice between them (`const char* parity = k % 2 ? "odd" : "even";`), and never changes it.
+/// Whether `code` declares `name` once at most: no parameter, local or overload of the same name
+/// beside it. A declaration is a name after a type's word or a `*` or `&` (`unsigned long long
+/// kName`, `const char* fmt`); a use follows an operator, a bracket or a keyword such as `return`.
+fn declared_once(code: &[Token], name: &str) -> bool {
+    let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
+    let declarations = (1..code.len()).filter(|&at| {
+        let before = &code[at - 1];
+        code[at].text == name
+            && (before.kind == Kind::Identifier
+                && !matches!(text(at - 1), "return" | "case" | "else" | "do" | "sizeof" | "throw")
+                || matches!(text(at - 1), "*" | "&" | "&&")
+                    && at >= 2
+                    && (code[at - 2].kind == Kind::Identifier || matches!(text(at - 2), ">" | "*")))
+    });
+    declarations.count() <= 1
+}
+
+/// The value of `name` where `code` declares it once ([`declared_once`]), a `const char*` whose
+/// value is a string literal or a choice between them (`const char* parity = k % 2 ? "odd" :
+/// "even";`), and never changes it.
 fn constant_string_value<'c>(code: &'c [Token], name: &str) -> Option<Vec<&'c Token>> {
+    if !declared_once(code, name) {
+        return None;
+    }
     let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
     let named: Vec<usize> =
         (0..code.len()).filter(|&i| code[i].kind == Kind::Identifier && code[i].text == name).collect();
@@ -332,6 +356,30 @@ mod tests {
         assert!(!points("at + 8"));
         assert!(!points("far(3u)"));
         assert!(!points("kName[1] * 4096ull"));
+    }
+
+    #[test]
+    fn a_name_declared_twice_may_be_a_number_where_it_is_printed() {
+        let points = |code: &str, value: &str| {
+            let code = crate::tokens::tokenize(code, 1).unwrap();
+            let value = crate::tokens::tokenize(value, 1).unwrap();
+            points_into_a_string(&code, &value.iter().collect::<Vec<_>>())
+        };
+        let table = "constexpr char kName[4] = {'a', 0};";
+        assert!(points(table, "kName + k"));
+        assert!(points(&format!("{table} void f() {{ g(&kName[1]); }}"), "&kName[2]"), "an element's address");
+        assert!(!points(&format!("{table} void show(unsigned long long kName) {{}}"), "kName"), "a parameter");
+        assert!(!points(&format!("{table} unsigned long long kName = 4096;"), "kName + k"), "a local");
+        let overloads = format!(
+            "{table} const char* name_of(int m) {{ return kName + m; }} unsigned long long name_of(unsigned m) {{ \
+             return m; }}"
+        );
+        assert!(!points(&overloads, "name_of(k)"), "an overload");
+        let twice = "const char* s = \"abc\"; unsigned long long s{4096ull};";
+        let formats =
+            |code: &str, name: &str| constant_string_value(&crate::tokens::tokenize(code, 1).unwrap(), name).is_some();
+        assert!(!formats(twice, "s"));
+        assert!(formats("const char* s = \"abc\";", "s"));
     }
 
     #[test]
