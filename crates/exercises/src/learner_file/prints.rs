@@ -98,8 +98,6 @@ fn formats(code: &[Token], tokens: &[&Token]) -> Option<Vec<String>> {
 /// given to `%s` would be read as an address.)
 fn points_into_a_string(code: &[Token], value: &[&Token]) -> bool {
     let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
-    let a_char_table =
-        |name: &str| (1..code.len()).any(|at| code[at].text == name && text(at - 1) == "char" && text(at + 1) == "[");
     let returns_chars = |name: &str| {
         (3..code.len()).any(|at| {
             code[at].text == name
@@ -112,9 +110,9 @@ fn points_into_a_string(code: &[Token], value: &[&Token]) -> bool {
     // name may be a number where it is printed.)
     let (name, points) = match value {
         [name] => (name, names_a_string(code, &name.text)),
-        [name, plus, ..] if plus.text == "+" => (name, a_char_table(&name.text)),
+        [name, plus, ..] if plus.text == "+" => (name, a_char_table(code, &name.text)),
         [and, name, open, .., close] if and.text == "&" && open.text == "[" && close.text == "]" => {
-            (name, a_char_table(&name.text))
+            (name, a_char_table(code, &name.text))
         }
         [name, open, .., close] if open.text == "(" && close.text == ")" => (name, returns_chars(&name.text)),
         _ => return false,
@@ -125,9 +123,13 @@ fn points_into_a_string(code: &[Token], value: &[&Token]) -> bool {
 /// Whether `name` is a `char` table of `code` (`constexpr char kName[] = {...}`), or a `const
 /// char*` it gives a string ([`constant_string_value`]).
 fn names_a_string(code: &[Token], name: &str) -> bool {
+    a_char_table(code, name) || constant_string_value(code, name).is_some()
+}
+
+/// Whether `code` declares `name` a `char` table (`constexpr char kName[] = {...}`).
+fn a_char_table(code: &[Token], name: &str) -> bool {
     let text = |i: usize| code.get(i).map_or("", |t| t.text.as_str());
-    let table = (1..code.len()).any(|at| code[at].text == name && text(at - 1) == "char" && text(at + 1) == "[");
-    table || constant_string_value(code, name).is_some()
+    (1..code.len()).any(|at| code[at].text == name && text(at - 1) == "char" && text(at + 1) == "[")
 }
 
 /// Whether `code` declares `name` once at most: no parameter, local or overload of the same name
